@@ -1,0 +1,214 @@
+"""Benchmark harness: ``python -m kernels.bench gemm [--quick] [--out DIR]``.
+
+Every kernel and its vendor peer are timed **in the same run** with ``triton.testing.do_bench``
+medians (warm-up first; fresh random inputs, never zeros), after a correctness check against a
+float64 reference with a poisoned output buffer. Results go to ``kernels/results/<gpu>.json``
+(and ``$OUT`` if set): GPU name, clocks read from nvidia-smi, torch/triton/CUDA versions, date,
+the raw numbers. The last thing printed is a short table.
+
+Generic parts for later subcommands (``attention``): ``environment()``, ``measure()``,
+``rel_error()``, ``write_results()``; a subcommand returns a list of row dicts.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+# ------------------------------------------------------------------------------------ generic
+def _smi(query: str) -> str | None:
+    try:
+        out = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout else None
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return None
+
+
+def environment() -> dict:
+    """What ran: GPU, clocks (as found; never changed), library versions, date."""
+    import torch
+    import triton
+
+    props = torch.cuda.get_device_properties(0)
+    return {
+        "gpu": torch.cuda.get_device_name(0),
+        "sm_count": props.multi_processor_count,
+        "capability": list(torch.cuda.get_device_capability(0)),
+        "clocks_now": _smi("clocks.sm,clocks.mem"),
+        "clocks_max": _smi("clocks.max.sm,clocks.max.mem"),
+        "power_limit": _smi("power.limit"),
+        "driver": _smi("driver_version"),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "python": sys.version.split()[0],
+    }
+
+
+def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100) -> dict:
+    """Median time of ``fn()`` by ``triton.testing.do_bench`` (CUDA events, L2 flushed between
+    calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread."""
+    import triton
+
+    ms, lo, hi = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=[0.5, 0.2, 0.8])
+    return {"ms": ms, "ms_p20": lo, "ms_p80": hi, "tflops": flops / (ms * 1e-3) / 1e12}
+
+
+def rel_error(out, ref) -> float:
+    """||out - ref|| / ||ref|| in float64; NaN (e.g. an unwritten poisoned element) gives inf."""
+    import torch
+
+    d = out.double() - ref
+    err = (torch.linalg.vector_norm(d) / torch.linalg.vector_norm(ref)).item()
+    return err if err == err else float("inf")
+
+
+def gpu_slug(name: str) -> str:
+    for key in ("H200", "H100", "H800", "H20", "GH200"):
+        if key in name:
+            return key.lower()
+    return "".join(ch.lower() if ch.isalnum() else "-" for ch in name).strip("-")
+
+
+def write_results(subcommand: str, env: dict, rows: list[dict], extra: dict | None = None,
+                  out_dirs: list[Path] | None = None) -> list[Path]:
+    """Merge ``{subcommand: {...}}`` into ``<dir>/<gpu>.json`` for each out dir."""
+    out_dirs = out_dirs or [RESULTS_DIR]
+    written = []
+    for d in out_dirs:
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{gpu_slug(env['gpu'])}.json"
+        data = json.loads(path.read_text()) if path.exists() else {}
+        data[subcommand] = {"environment": env, "rows": rows, **(extra or {})}
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        written.append(path)
+    return written
+
+
+# ------------------------------------------------------------------------------------ gemm
+GEMM_TOL = {"float16": 3e-3, "bfloat16": 1.5e-2}
+
+
+def gemm_configs(quick: bool) -> list[tuple[str, int | None, bool | None]]:
+    """(variant, stages, persistent) to time at the headline size; None = variant default."""
+    if quick:
+        return [("sequential", None, None), ("pipelined", None, None), ("ws", None, None),
+                ("ws_pingpong", None, None)]
+    return [("sequential", 1, None),
+            ("pipelined", 2, None), ("pipelined", 3, None), ("pipelined", 4, None),
+            ("ws", 2, True), ("ws", 3, True), ("ws", 3, False),
+            ("ws_pingpong", 2, True), ("ws_pingpong", 3, True), ("ws_pingpong", 4, True),
+            ("ws_pingpong", 4, False)]
+
+
+def bench_gemm(args) -> tuple[list[dict], dict]:
+    import torch
+
+    from kernels.gemm import config as gemm_config
+    from kernels.gemm import gemm
+
+    headline = (8192, 8192, 8192)
+    sweep = [(1024,) * 3, (2048,) * 3, (4096,) * 3, (6144,) * 3,
+             (8192, 8192, 2048), (2048, 2048, 8192), (8000, 8008, 4104), (3000, 5000, 1336),
+             (8192, 4096, 16384)]
+    if args.quick:
+        sweep = [(1024,) * 3, (8000, 8008, 4104)]
+    rows = []
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(args.seed)
+
+    def one_size(M, N, K, dtype, configs):
+        a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
+        b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen)
+        ref = a.double() @ b.double()
+        flops = 2.0 * M * N * K
+        dname = str(dtype).removeprefix("torch.")
+        out = torch.empty(M, N, device="cuda", dtype=dtype)
+        entries = [("cublas", None, None)] + configs
+        for variant, stages, persistent in entries:
+            row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": variant}
+            if variant == "cublas":
+                fn = lambda: torch.matmul(a, b, out=out)  # noqa: E731
+            else:
+                cfg = gemm_config(variant, stages, persistent)
+                row.update(stages=cfg.stages, persistent=cfg.persistent, tile=[cfg.BM, cfg.BN, cfg.BK])
+                fn = lambda v=variant, s=stages, p=persistent: gemm(a, b, v, s, p, out=out)  # noqa: E731
+            out.fill_(float("nan"))  # poison: an unwritten element fails the check
+            fn()
+            torch.cuda.synchronize()
+            row["rel_err"] = rel_error(out, ref)
+            row["ok"] = row["rel_err"] < GEMM_TOL[dname]
+            if row["ok"]:
+                row.update(measure(fn, flops))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        del a, b, ref, out
+        torch.cuda.empty_cache()
+
+    for dtype in (torch.float16, torch.bfloat16):
+        one_size(*headline, dtype, gemm_configs(args.quick))
+    defaults = [(v, None, None) for v in ("sequential", "pipelined", "ws", "ws_pingpong")]
+    for M, N, K in sweep:
+        one_size(M, N, K, torch.float16, defaults)
+    return rows, {"headline": list(headline), "tolerance": GEMM_TOL}
+
+
+def print_gemm_table(rows: list[dict]) -> None:
+    sizes = []
+    for r in rows:
+        key = (r["M"], r["N"], r["K"], r["dtype"])
+        if key not in sizes:
+            sizes.append(key)
+    print("\nGEMM TFLOP/s (do_bench median; x = fraction of cuBLAS in the same run; ! = failed check)")
+    for key in sizes:
+        rs = [r for r in rows if (r["M"], r["N"], r["K"], r["dtype"]) == key]
+        cub = next((r.get("tflops") for r in rs if r["variant"] == "cublas"), None)
+        print(f"{key[0]}x{key[1]}x{key[2]} {key[3]}")
+        for r in rs:
+            name = r["variant"]
+            if "stages" in r:
+                name += f" s{r['stages']}" + ("" if r["variant"] in ("sequential", "pipelined")
+                                              else (" persistent" if r["persistent"] else " grid=tiles"))
+            if not r["ok"]:
+                print(f"  {name:<28} !  rel_err {r['rel_err']:.2e}")
+                continue
+            frac = f"{r['tflops'] / cub:5.2f}x" if cub else ""
+            print(f"  {name:<28} {r['tflops']:7.1f}  {frac}  (rel_err {r['rel_err']:.1e})")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m kernels.bench")
+    p.add_argument("what", choices=["gemm"], help="which kernels to benchmark")
+    p.add_argument("--quick", action="store_true", help="a few sizes and default configs only")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, action="append", default=None,
+                   help="directory for <gpu>.json (repeatable; default kernels/results and $OUT)")
+    args = p.parse_args(argv)
+
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: nothing to measure", file=sys.stderr)
+        return 2
+    env = environment()
+    print(json.dumps(env), flush=True)
+    rows, extra = bench_gemm(args)
+    env["clocks_after"] = _smi("clocks.sm,clocks.mem")
+    outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
+    for path in write_results("gemm", env, rows, extra, outs):
+        print(f"wrote {path}")
+    print_gemm_table(rows)
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""Pieces every GEMM variant shares: input checks, TMA descriptors, the tile scheduler, the
+wgmma register layout, the epilogue, the launcher and a CPU-only compile helper.
+
+Vocabulary (the same as in ``sim/``):
+
+* a *tile* is one ``BM x BN`` block of C; a *k-step* is one ``BM x BK`` slice of A times one
+  ``BK x BN`` slice of B;
+* the *ring* is ``STAGES`` shared-memory slots for (A, B) k-step pairs, each with a ``full``
+  mbarrier (the TMA unit arrives on it with the bytes it copied) and, where another role refills
+  the slot, an ``empty`` mbarrier (the consumer arrives on it when its wgmma has read the slot);
+* slot ``s = it % STAGES`` of ring position ``it`` is in its ``it // STAGES``-th use, so its
+  barrier's phase parity is ``(it // STAGES) & 1``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, tma
+
+try:  # torch is needed to launch, not to read this file
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong")
+SMEM_PER_BLOCK = 227 * 1024  # bytes of shared memory one block may use on Hopper (sm_90)
+SM90_TARGET = ("cuda", 90, 32)  # GPUTarget(backend, arch, warp size)
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration: one per variant, chosen in the variant's module
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Config:
+    """Static shape of one launch."""
+
+    BM: int  # rows of C per output tile
+    BN: int  # columns of C per output tile
+    BK: int  # k-step depth
+    stages: int  # ring slots
+    num_warps: int  # warps of the kernel's default partition (the consumers)
+    persistent: bool  # one CTA per SM looping over tiles, or one CTA per tile
+    maxnreg: int | None = None  # register cap at entry (setmaxnreg needs one)
+    group_m: int = 8  # tile-order grouping for L2 reuse (see tile_coords)
+    c_tiles: int = 1  # epilogue staging buffers of BM x BN (pingpong: one per consumer)
+    smem_c_separate: bool = True  # False: the epilogue reuses the ring's memory
+
+    def smem_bytes(self, elem_bytes: int = 2) -> int:
+        ring = self.stages * (self.BM * self.BK + self.BK * self.BN) * elem_bytes
+        c = self.c_tiles * self.BM * self.BN * elem_bytes if self.smem_c_separate else 0
+        barriers = 8 * (2 * self.stages + 2)
+        return ring + c + barriers
+
+    def check(self, variant: str, stages_allowed: range) -> None:
+        if self.stages not in stages_allowed:
+            raise ValueError(
+                f"{variant}: stages must be in {stages_allowed.start}..{stages_allowed.stop - 1}, "
+                f"got {self.stages}")
+        need = self.smem_bytes()
+        if need > SMEM_PER_BLOCK:
+            raise ValueError(
+                f"{variant}: ring of {self.stages} stages x "
+                f"{(self.BM * self.BK + self.BK * self.BN) * 2 // 1024} KiB"
+                + (f" + {self.c_tiles} epilogue tile(s) of {self.BM * self.BN * 2 // 1024} KiB"
+                   if self.smem_c_separate else "")
+                + f" = {need / 1024:.0f} KiB > 227 KiB shared memory per block")
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks (work on CPU tensors too, so CPU tests can check the messages)
+# --------------------------------------------------------------------------------------------
+def check_inputs(a, b, variant: str, require_gpu: bool = True) -> None:
+    """Raise TypeError/ValueError naming the expected form unless ``a @ b`` can run here."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+    if torch is None or not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        raise TypeError("a and b must be torch.Tensors (2-D, fp16 or bf16, on a CUDA sm_90 GPU)")
+    ok = (torch.float16, torch.bfloat16)
+    if a.dtype not in ok or b.dtype not in ok:
+        raise TypeError(f"a and b must be torch.float16 or torch.bfloat16; got {a.dtype} and {b.dtype}")
+    if a.dtype != b.dtype:
+        raise TypeError(f"a and b must have the same dtype; got {a.dtype} and {b.dtype}")
+    if a.dim() != 2 or b.dim() != 2:
+        raise ValueError(f"a and b must be 2-D (M x K and K x N); got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    (M, K), (K2, N) = a.shape, b.shape
+    if K != K2:
+        raise ValueError(f"inner dimensions must match: a is {M} x {K}, b is {K2} x {N} (expected b to be {K} x N)")
+    for name, n in (("M", M), ("N", N), ("K", K)):
+        if n <= 0 or n % 8:
+            raise ValueError(f"M, N and K must be positive multiples of 8 (16-byte TMA rows); got {name} = {n}")
+    for name, t in (("a", a), ("b", b)):
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous (row-major, stride (cols, 1)); got stride {t.stride()}")
+        if t.data_ptr() % 16:
+            raise ValueError(f"{name} must start at a 16-byte aligned address (TMA); got {t.data_ptr():#x}")
+    if require_gpu:
+        if a.device.type != "cuda" or b.device.type != "cuda":
+            raise ValueError(f"a and b must be on a CUDA device (a Hopper sm_90 GPU); got {a.device} and {b.device}")
+        if a.device != b.device:
+            raise ValueError(f"a and b must be on the same device; got {a.device} and {b.device}")
+        cap = torch.cuda.get_device_capability(a.device)
+        if cap != (9, 0):
+            raise ValueError(f"these kernels need a Hopper GPU (sm_90: wgmma, TMA, setmaxnreg); "
+                             f"{torch.cuda.get_device_name(a.device)} is sm_{cap[0]}{cap[1]}")
+
+
+# --------------------------------------------------------------------------------------------
+# Host side: descriptors and launch
+# --------------------------------------------------------------------------------------------
+def _gl_dtype(torch_dtype):
+    return {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}[torch_dtype]
+
+
+def make_descriptors(a, b, c, cfg: Config):
+    """TMA descriptors for A (BM x BK boxes), B (BK x BN) and C (BM x BN). Out-of-bounds parts
+    of a box read as zeros and are not written: that is how ragged M, N, K are handled."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    dt = _gl_dtype(a.dtype)
+    blocks = ([cfg.BM, cfg.BK], [cfg.BK, cfg.BN], [cfg.BM, cfg.BN])
+    return tuple(
+        TensorDescriptor.from_tensor(t, blk, gl.NVMMASharedLayout.get_default_for(blk, dt))
+        for t, blk in zip((a, b, c), blocks))
+
+
+def num_tiles(M: int, N: int, cfg: Config) -> int:
+    return triton.cdiv(M, cfg.BM) * triton.cdiv(N, cfg.BN)
+
+
+_SM_COUNT: dict = {}
+
+
+def grid(M: int, N: int, cfg: Config, device) -> tuple[int]:
+    tiles = num_tiles(M, N, cfg)
+    if not cfg.persistent:
+        return (tiles,)
+    key = str(device)
+    if key not in _SM_COUNT:
+        _SM_COUNT[key] = torch.cuda.get_device_properties(device).multi_processor_count
+    return (min(tiles, _SM_COUNT[key]),)
+
+
+def launch(kernel, a, b, c, cfg: Config) -> None:
+    M, N = c.shape
+    a_desc, b_desc, c_desc = make_descriptors(a, b, c, cfg)
+    kwargs = dict(num_warps=cfg.num_warps)
+    if cfg.maxnreg is not None:
+        kwargs["maxnreg"] = cfg.maxnreg
+    kernel[grid(M, N, cfg, a.device)](a_desc, b_desc, c_desc, cfg.stages, cfg.group_m, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# CPU-only compile (no GPU needed): what the CPU tests read the PTX of
+# --------------------------------------------------------------------------------------------
+def compile_sm90(kernel, cfg: Config, torch_dtype=None):
+    """Compile ``kernel`` for sm_90a with the exact constexprs and descriptor layouts ``launch``
+    would use, and return triton's CompiledKernel (``.asm['ptx']``, ``.metadata``)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+    from triton.runtime.jit import mangle_type
+
+    torch_dtype = torch_dtype or torch.float16
+    K = max(cfg.BK, 64)
+    a = torch.empty(cfg.BM, K, dtype=torch_dtype)
+    b = torch.empty(K, cfg.BN, dtype=torch_dtype)
+    c = torch.empty(cfg.BM, cfg.BN, dtype=torch_dtype)
+    descs = make_descriptors(a, b, c, cfg)
+    names = kernel.arg_names
+    signature = {n: mangle_type(d) for n, d in zip(names[:3], descs)}
+    constexprs = {names[3]: cfg.stages, names[4]: cfg.group_m, "num_warps": cfg.num_warps}
+    for n in names[3:]:
+        signature[n] = "constexpr"
+    src = GluonASTSource(kernel, signature, constexprs)
+    options = dict(num_warps=cfg.num_warps)
+    if cfg.maxnreg is not None:
+        options["maxnreg"] = cfg.maxnreg
+    return triton.compile(src, target=GPUTarget(*SM90_TARGET), options=options)
+
+
+# --------------------------------------------------------------------------------------------
+# Device side
+# --------------------------------------------------------------------------------------------
+@gluon.constexpr_function
+def wgmma_layout(BN, num_warps):
+    """Accumulator layout of one wgmma: warps stack along M (a warpgroup covers 64 rows, four
+    warps of 16), one instruction covers all BN columns (m64nBNk16)."""
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1],
+                                     instr_shape=[16, BN, 16])
+
+
+@gluon.jit
+def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr):
+    """Tile scheduler: the tile_id-th output tile in grouped order. GROUP_M consecutive row
+    blocks walk the columns together, so the B columns they share stay in L2."""
+    in_group = GROUP_M * num_pid_n
+    first_m = (tile_id // in_group) * GROUP_M
+    group_rows = gl.minimum(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (tile_id % in_group) % group_rows
+    pid_n = (tile_id % in_group) // group_rows
+    return pid_m, pid_n
+
+
+@gluon.jit
+def store_tile(c_desc, c_smem, acc, off_m, off_n):
+    """Epilogue: fp32 accumulator -> input dtype -> shared memory -> TMA store (clipped at the
+    edges of C). The previous store from ``c_smem`` must have finished reading it first."""
+    tma.store_wait(0)
+    gl.thread_barrier()  # the thread that issued the last store has seen it drain
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()  # generic-proxy writes -> visible to the TMA (async proxy)
+    gl.thread_barrier()  # every warp's part is written before one thread issues the copy
+    tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+
+
+def kernel_launcher(kernel, config_fn: Callable[..., Config]):
+    """Glue used by each variant module: ``run(a, b, c, stages=None, persistent=None)``."""
+
+    def run(a, b, c, stages=None, persistent=None):
+        cfg = config_fn(stages, persistent)
+        launch(kernel, a, b, c, cfg)
+        return c
+
+    return run

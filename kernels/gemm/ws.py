@@ -1,0 +1,120 @@
+"""``ws``: warp specialization. One producer warp fills the ring; two consumer warpgroups
+cooperate on one 128 x 256 output tile (CUTLASS's "cooperative" schedule).
+
+Roles, as in ``sim/``'s ``ws`` schedule::
+
+    producer (1 warp, few registers)           consumer (2 warpgroups, many registers)
+    for each k-step `it` of my tiles:          for each k-step `it` of my tiles:
+        wait empty[s]                              wait full[s]
+        expect full[s] <- bytes of A + B           wgmma slot s (async)
+        TMA A, B -> slot s  (completes full[s])    wgmma_wait(1): k-step it-1 is done
+                                                   arrive empty[(it-1) % STAGES]
+                                               epilogue: store the tile (TMA)
+
+``gl.warp_specialize(..., worker_num_regs=[PRODUCER_REGS])`` makes the compiler emit
+``setmaxnreg``: the producer warpgroup gives registers back (``setmaxnreg.dec``) and the consumers
+take them (``setmaxnreg.inc``), so a 64 x 256 fp32 accumulator per warpgroup (128 registers per
+thread) fits with room for the epilogue.
+
+Persistent: the grid is one CTA per SM (``persistent=True``, the default) and both roles walk the
+same tiles through ``tile_coords``, so the producer runs ahead into the next tile while the
+consumers store the last one. ``persistent=False`` launches one CTA per tile with the same code.
+"""
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (mbarrier, tma, warpgroup_mma,
+                                                              warpgroup_mma_wait)
+
+from .common import Config, kernel_launcher, store_tile, tile_coords, wgmma_layout
+
+STAGES_ALLOWED = range(2, 5)
+PRODUCER_WARPS = gl.constexpr(1)
+PRODUCER_REGS = gl.constexpr(40)  # setmaxnreg.dec target for the producer's warpgroup
+MAXNREG = 168  # register cap at entry: 65536 / (3 warpgroups x 128 threads), rounded down to 8
+
+
+def config(stages=None, persistent=None) -> Config:
+    cfg = Config(BM=128, BN=256, BK=64, stages=3 if stages is None else stages, num_warps=8,
+                 persistent=True if persistent is None else persistent, maxnreg=MAXNREG)
+    cfg.check("ws", STAGES_ALLOWED)
+    return cfg
+
+
+@gluon.jit
+def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
+             STAGES: gl.constexpr):
+    BM: gl.constexpr = a_desc.block_type.shape[0]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    BN: gl.constexpr = b_desc.block_type.shape[1]
+    M = a_desc.shape[0]
+    K = a_desc.shape[1]
+    N = b_desc.shape[1]
+    num_pid_m = gl.cdiv(M, BM)
+    num_pid_n = gl.cdiv(N, BN)
+    it = 0  # ring position, counted over all my tiles
+    for tile_id in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
+        pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        for k in range(0, K, BK):
+            s = it % STAGES
+            # A fresh mbarrier counts as having completed the phase before phase 0, so the
+            # first pass over the ring (parity 1) does not wait: the ring starts empty.
+            mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
+            mbarrier.expect(full.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+            tma.async_copy_global_to_shared(a_desc, [pid_m * BM, k], full.index(s), a_ring.index(s))
+            tma.async_copy_global_to_shared(b_desc, [k, pid_n * BN], full.index(s), b_ring.index(s))
+            it += 1
+
+
+@gluon.jit
+def consumer(c_desc, a_ring, b_ring, full, empty, c_smem, K, GROUP_M: gl.constexpr,
+             STAGES: gl.constexpr, num_warps: gl.constexpr):
+    BM: gl.constexpr = c_desc.block_type.shape[0]
+    BN: gl.constexpr = c_desc.block_type.shape[1]
+    BK: gl.constexpr = a_ring.type.shape[2]
+    num_pid_m = gl.cdiv(c_desc.shape[0], BM)
+    num_pid_n = gl.cdiv(c_desc.shape[1], BN)
+    k_steps = gl.cdiv(K, BK)
+    it = 0
+    for tile_id in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
+        pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        acc = gl.zeros([BM, BN], gl.float32, wgmma_layout(BN, num_warps))
+        for ki in range(k_steps):
+            s = it % STAGES
+            mbarrier.wait(full.index(s), (it // STAGES) & 1)
+            acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
+            acc = warpgroup_mma_wait(1, deps=(acc,))
+            # k-step it-1 has been read by both warpgroups' wgmmas: hand its slot back.
+            mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), pred=ki > 0)
+            it += 1
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES))
+        store_tile(c_desc, c_smem, acc, pid_m * BM, pid_n * BN)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def ws_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
+              num_warps: gl.constexpr):
+    BM: gl.constexpr = c_desc.block_type.shape[0]
+    BN: gl.constexpr = c_desc.block_type.shape[1]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    # The ring and its two barrier arrays, and the epilogue's staging tile.
+    a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES, BM, BK], a_desc.layout)
+    b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BK, BN], b_desc.layout)
+    full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for slot in gl.static_range(STAGES):
+        mbarrier.init(full.index(slot), count=1)  # the producer's expect-tx arrive
+        mbarrier.init(empty.index(slot), count=1)  # one arrive from the consumer partition
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, [BM, BN], c_desc.layout)
+
+    gl.warp_specialize([
+        (consumer, (c_desc, a_ring, b_ring, full, empty, c_smem, a_desc.shape[1], GROUP_M, STAGES,
+                    num_warps)),
+        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES)),
+    ], [PRODUCER_WARPS], [PRODUCER_REGS])
+
+
+run = kernel_launcher(ws_kernel, config)

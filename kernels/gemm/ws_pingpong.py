@@ -1,0 +1,107 @@
+"""``ws_pingpong``: as ``ws``, but each consumer warpgroup owns its own 128 x 128 output tile and
+the two take turns on the tensor cores (CUTLASS's "pingpong" schedule), so one's epilogue runs
+under the other's wgmmas.
+
+Roles (compare ``sim/``'s ``ws_pingpong``)::
+
+    producer (1 warp): the ``ws`` producer, unchanged. It walks this CTA's tiles in order;
+        tile 0, 2, 4, ... belong to consumer 0 and tile 1, 3, 5, ... to consumer 1, so the ring
+        is consumed in exactly the order it is filled.
+
+    consumer WG (one warpgroup each, WG = 0 or 1), for my j-th tile:
+        wait turn[WG]                       # my turn on the tensor cores
+        for each k-step: wait full[s]; wgmma (async); wgmma_wait(1); arrive empty[prev]
+        arrive turn[1 - WG]                 # all my wgmmas are issued: the other may start
+        wgmma_wait(0); arrive empty[last]
+        epilogue (convert, smem, TMA store)  # runs while the other's wgmmas keep the TCs busy
+
+Gluon has no named-barrier API, so the turns are two mbarriers (count 1). ``turn[0]`` is waited
+with parity ``(j & 1) ^ 1``: a fresh mbarrier counts as having completed the phase before phase 0,
+so consumer 0's first wait falls through and consumer 1's first wait needs consumer 0's first
+hand-over; after that each hand-over completes exactly the phase the other is waiting for.
+
+The default partition is consumer 0 (the kernel's 4 warps); consumer 1 is a 4-warp worker with
+``CONSUMER_REGS`` registers and the producer a 1-warp worker with ``PRODUCER_REGS`` (setmaxnreg).
+"""
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (mbarrier, tma, warpgroup_mma,
+                                                              warpgroup_mma_wait)
+
+from .common import Config, kernel_launcher, store_tile, tile_coords, wgmma_layout
+from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
+
+STAGES_ALLOWED = range(2, 5)
+CONSUMER_WARPS = gl.constexpr(4)
+CONSUMER_REGS = gl.constexpr(232)  # the worker consumer; the default one gets the same
+
+
+def config(stages=None, persistent=None) -> Config:
+    cfg = Config(BM=128, BN=128, BK=64, stages=4 if stages is None else stages, num_warps=4,
+                 persistent=True if persistent is None else persistent, maxnreg=MAXNREG,
+                 c_tiles=2)
+    cfg.check("ws_pingpong", STAGES_ALLOWED)
+    return cfg
+
+
+@gluon.jit
+def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.constexpr,
+             STAGES: gl.constexpr, WG: gl.constexpr):
+    BM: gl.constexpr = c_desc.block_type.shape[0]
+    BN: gl.constexpr = c_desc.block_type.shape[1]
+    BK: gl.constexpr = a_ring.type.shape[2]
+    num_pid_m = gl.cdiv(c_desc.shape[0], BM)
+    num_pid_n = gl.cdiv(c_desc.shape[1], BN)
+    k_steps = gl.cdiv(K, BK)
+    nprog = gl.num_programs(0)
+    j = 0  # my tiles so far; this CTA's tile 2j + WG
+    for tile_id in range(gl.program_id(0) + WG * nprog, num_pid_m * num_pid_n, 2 * nprog):
+        pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        it = (2 * j + WG) * k_steps  # ring position of my first k-step of this tile
+        mbarrier.wait(turn.index(WG), (j & 1) ^ (1 - WG))
+        acc = gl.zeros([BM, BN], gl.float32, wgmma_layout(BN, CONSUMER_WARPS))
+        for ki in range(k_steps):
+            s = it % STAGES
+            mbarrier.wait(full.index(s), (it // STAGES) & 1)
+            acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
+            acc = warpgroup_mma_wait(1, deps=(acc,))
+            mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), pred=ki > 0)
+            it += 1
+        mbarrier.arrive(turn.index(1 - WG))  # all my wgmmas are issued: your turn
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES))
+        store_tile(c_desc, c_smem.index(WG), acc, pid_m * BM, pid_n * BN)
+        j += 1
+    tma.store_wait(0)
+
+
+@gluon.jit
+def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
+                       num_warps: gl.constexpr):
+    BM: gl.constexpr = c_desc.block_type.shape[0]
+    BN: gl.constexpr = c_desc.block_type.shape[1]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    gl.static_assert(num_warps == CONSUMER_WARPS)  # the default partition is consumer 0
+    a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES, BM, BK], a_desc.layout)
+    b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BK, BN], b_desc.layout)
+    full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for slot in gl.static_range(STAGES):
+        mbarrier.init(full.index(slot), count=1)
+        mbarrier.init(empty.index(slot), count=1)
+    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for wg in gl.static_range(2):
+        mbarrier.init(turn.index(wg), count=1)
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, [2, BM, BN], c_desc.layout)
+
+    K = a_desc.shape[1]
+    gl.warp_specialize([
+        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES, 0)),
+        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES, 1)),
+        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES)),
+    ], [CONSUMER_WARPS, PRODUCER_WARPS], [CONSUMER_REGS, PRODUCER_REGS])
+
+
+run = kernel_launcher(ws_pingpong_kernel, config)

@@ -1,0 +1,132 @@
+"""CPU-only checks of the Gluon GEMMs: each variant compiles for sm_90a without a GPU, and its
+PTX has what its name claims. A variant that silently loses its feature fails here."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton.experimental.gluon")
+
+from kernels.gemm import KERNELS, VARIANTS, check_inputs, common, config  # noqa: E402
+
+# (variant, stages) pairs compiled once per session; each compile takes about a second.
+CASES = [("sequential", 1), ("pipelined", 2), ("pipelined", 4), ("ws", 2), ("ws", 3),
+         ("ws_pingpong", 2), ("ws_pingpong", 4)]
+
+
+@pytest.fixture(scope="session")
+def compiled():
+    cache = {}
+
+    def get(variant, stages, dtype=torch.float16):
+        key = (variant, stages, dtype)
+        if key not in cache:
+            cache[key] = common.compile_sm90(KERNELS[variant], config(variant, stages), dtype)
+        return cache[key]
+
+    return get
+
+
+def count(ptx: str, pattern: str) -> int:
+    return len(re.findall(pattern, ptx))
+
+
+@pytest.mark.parametrize("variant,stages", CASES)
+def test_ptx_has_the_hopper_pieces(compiled, variant, stages):
+    k = compiled(variant, stages)
+    ptx = k.asm["ptx"]
+    assert ".target sm_90a" in ptx
+    assert count(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global") >= 1, "no TMA load"
+    assert count(ptx, r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta") >= 1, "no TMA store"
+    assert count(ptx, r"mbarrier\.try_wait\.parity") >= 1, "no mbarrier wait"
+    assert count(ptx, r"mbarrier\.arrive\.expect_tx") >= 1, "TMA not tracked by expect-tx bytes"
+    assert count(ptx, r"wgmma\.mma_async") >= 1, "no wgmma"
+    if variant in ("ws", "ws_pingpong"):
+        assert count(ptx, r"setmaxnreg\.inc") >= 1 and count(ptx, r"setmaxnreg\.dec") >= 1
+        assert re.search(r"\.maxnreg\s+\d+", ptx), "setmaxnreg needs a register cap at entry"
+    else:
+        assert "setmaxnreg" not in ptx, f"{variant} should not reallocate registers"
+
+
+@pytest.mark.parametrize("variant,stages", CASES)
+def test_ring_depth(compiled, variant, stages):
+    """The number of mbarriers initialised and the shared memory follow the ring depth."""
+    k = compiled(variant, stages)
+    inits = count(k.asm["ptx"], r"mbarrier\.init\.shared")
+    expected = {"sequential": 1, "pipelined": stages, "ws": 2 * stages, "ws_pingpong": 2 * stages + 2}
+    assert inits == expected[variant], f"{inits} mbarrier inits, expected {expected[variant]}"
+    cfg = config(variant, stages)
+    ring = stages * (cfg.BM * cfg.BK + cfg.BK * cfg.BN) * 2
+    assert ring <= k.metadata.shared <= common.SMEM_PER_BLOCK
+    assert k.metadata.shared >= cfg.smem_bytes() - 1024
+
+
+def test_more_stages_more_smem(compiled):
+    assert compiled("pipelined", 4).metadata.shared > compiled("pipelined", 2).metadata.shared
+    assert compiled("ws_pingpong", 4).metadata.shared > compiled("ws_pingpong", 2).metadata.shared
+
+
+def test_ws_variants_have_roles(compiled):
+    """ws: 8 consumer warps + 1 producer warp -> 3 warpgroups; pingpong: 4 + 4 + 1."""
+    for variant in ("ws", "ws_pingpong"):
+        k = compiled(variant, config(variant).stages)
+        assert k.metadata.num_warps == 12  # rounded up to whole warpgroups
+    pp = compiled("ws_pingpong", 4).asm["ptx"]
+    # the turn barriers: each consumer hands the tensor cores over (a plain arrive, no tx)
+    assert count(pp, r"mbarrier\.arrive\.shared::cta\.b64") >= 2
+
+
+def test_bf16_compiles(compiled):
+    ptx = compiled("ws_pingpong", 4, torch.bfloat16).asm["ptx"]
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.bf16\.bf16", ptx)
+    ptx16 = compiled("ws_pingpong", 4).asm["ptx"]
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.f16\.f16", ptx16)
+
+
+# ------------------------------------------------------------------------------- bad inputs
+def t(*shape, dtype=torch.float16):
+    return torch.empty(*shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("a,b,exc,match", [
+    (t(64, 64, dtype=torch.float32), t(64, 64, dtype=torch.float32), TypeError, "float16 or torch.bfloat16"),
+    (t(64, 64), t(64, 64, dtype=torch.bfloat16), TypeError, "same dtype"),
+    (t(64), t(64, 64), ValueError, "2-D"),
+    (t(64, 32), t(64, 64), ValueError, "inner dimensions must match"),
+    (t(64, 60), t(60, 64), ValueError, "multiples of 8"),
+    (t(64, 64).t(), t(64, 64), ValueError, "contiguous"),
+    (t(64, 64), t(64, 64), ValueError, "CUDA device"),  # valid form, but on the CPU
+])
+def test_bad_inputs_raise(a, b, exc, match):
+    from kernels import gemm
+
+    with pytest.raises(exc, match=match):
+        gemm(a, b)
+
+
+def test_misaligned_pointer():
+    base = torch.empty(64 * 64 + 4, dtype=torch.float16)
+    a = base[4:].view(64, 64)  # 8 bytes past an aligned start
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        check_inputs(a, t(64, 64), "ws", require_gpu=False)
+
+
+def test_not_tensors():
+    from kernels import gemm
+
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        gemm([[1.0]], [[1.0]])
+
+
+def test_bad_variant_and_stages():
+    from kernels import gemm
+
+    with pytest.raises(ValueError, match="variant must be one of"):
+        gemm(t(64, 64), t(64, 64), variant="fast")
+    with pytest.raises(ValueError, match="stages must be in 2..4"):
+        config("pipelined", 7)
+    with pytest.raises(ValueError, match="227 KiB shared memory per block"):
+        config("ws", 4)  # 4 x 48 KiB + a 64 KiB epilogue tile does not fit
+    assert set(VARIANTS) == set(KERNELS)
