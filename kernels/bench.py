@@ -107,6 +107,7 @@ def gemm_configs(quick: bool) -> list[tuple[str, int | None, bool | None]]:
             ("pipelined", 2, None), ("pipelined", 3, None), ("pipelined", 4, None),
             ("ws", 2, True), ("ws", 3, True), ("ws", 3, False),
             ("ws_pingpong", 2, True), ("ws_pingpong", 3, True), ("ws_pingpong", 4, True),
+            ("ws_pingpong", 5, True),
             ("ws_pingpong", 4, False)]
 
 

@@ -33,7 +33,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (mbarrier, tma, war
 from .common import Config, kernel_launcher, store_tile, tile_coords, wgmma_layout
 from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
 
-STAGES_ALLOWED = range(2, 5)
+STAGES_ALLOWED = range(2, 6)  # 5 x 32 KiB + 2 x 32 KiB epilogue tiles = 224 KiB still fits
 CONSUMER_WARPS = gl.constexpr(4)
 CONSUMER_REGS = gl.constexpr(232)  # the worker consumer; the default one gets the same
 
