@@ -98,8 +98,8 @@ def write_results(subcommand: str, env: dict, rows: list[dict], extra: dict | No
 GEMM_TOL = {"float16": 3e-3, "bfloat16": 1.5e-2}
 
 
-def gemm_configs(quick: bool) -> list[tuple[str, int | None, bool | None]]:
-    """(variant, stages, persistent) to time at the headline size; None = variant default."""
+def gemm_configs(quick: bool) -> list[tuple]:
+    """(variant, stages, persistent[, tile]) to time at the headline size; None = default."""
     if quick:
         return [("sequential", None, None), ("pipelined", None, None), ("ws", None, None),
                 ("ws_pingpong", None, None)]
@@ -108,7 +108,8 @@ def gemm_configs(quick: bool) -> list[tuple[str, int | None, bool | None]]:
             ("ws", 2, True), ("ws", 3, True), ("ws", 3, False),
             ("ws_pingpong", 2, True), ("ws_pingpong", 3, True), ("ws_pingpong", 4, True),
             ("ws_pingpong", 5, True),
-            ("ws_pingpong", 4, False)]
+            ("ws_pingpong", 4, False),
+            ("ws", 3, True, (256, 128, 64)), ("ws_pingpong", 4, True, (128, 128, 32))]
 
 
 def bench_gemm(args) -> tuple[list[dict], dict]:
@@ -135,14 +136,17 @@ def bench_gemm(args) -> tuple[list[dict], dict]:
         dname = str(dtype).removeprefix("torch.")
         out = torch.empty(M, N, device="cuda", dtype=dtype)
         entries = [("cublas", None, None)] + configs
-        for variant, stages, persistent in entries:
+        for entry in entries:
+            variant, stages, persistent = entry[:3]
+            tile = entry[3] if len(entry) > 3 else None
             row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": variant}
             if variant == "cublas":
                 fn = lambda: torch.matmul(a, b, out=out)  # noqa: E731
             else:
-                cfg = gemm_config(variant, stages, persistent)
-                row.update(stages=cfg.stages, persistent=cfg.persistent, tile=[cfg.BM, cfg.BN, cfg.BK])
-                fn = lambda v=variant, s=stages, p=persistent: gemm(a, b, v, s, p, out=out)  # noqa: E731
+                cfg = gemm_config(variant, stages, persistent, tile)
+                row.update(stages=cfg.stages, persistent=cfg.persistent, tile=[cfg.BM, cfg.BN, cfg.BK],
+                           tile_override=tile is not None)
+                fn = lambda v=variant, s=stages, p=persistent, t=tile: gemm(a, b, v, s, p, out=out, tile=t)  # noqa: E731
             out.fill_(float("nan"))  # poison: an unwritten element fails the check
             fn()
             torch.cuda.synchronize()
@@ -178,7 +182,9 @@ def print_gemm_table(rows: list[dict]) -> None:
             name = r["variant"]
             if "stages" in r:
                 name += f" s{r['stages']}" + ("" if r["variant"] in ("sequential", "pipelined")
-                                              else (" persistent" if r["persistent"] else " grid=tiles"))
+                                              else (" pers" if r["persistent"] else " grid=tiles"))
+                if r.get("tile_override"):
+                    name += " " + "x".join(map(str, r["tile"]))
             if not r["ok"]:
                 print(f"  {name:<28} !  rel_err {r['rel_err']:.2e}")
                 continue

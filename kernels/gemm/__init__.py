@@ -24,24 +24,32 @@ KERNELS = {
 }
 
 
-def config(variant: str, stages: int | None = None, persistent: bool | None = None) -> common.Config:
-    """The launch configuration of ``variant`` (raises ValueError for stages it cannot take)."""
+def config(variant: str, stages: int | None = None, persistent: bool | None = None,
+           tile: tuple[int, int, int] | None = None) -> common.Config:
+    """The launch configuration of ``variant`` (raises ValueError for stages it cannot take).
+    ``tile=(BM, BN, BK)`` overrides the variant's tile (for experiments; checked again)."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
-    return MODULES[variant].config(stages, persistent)
+    mod = MODULES[variant]
+    cfg = mod.config(stages, persistent)
+    if tile is not None:
+        cfg = common.retile(cfg, tile)
+        cfg.check(variant, mod.STAGES_ALLOWED)
+    return cfg
 
 
 def gemm(a, b, variant: str = "ws_pingpong", stages: int | None = None,
-         persistent: bool | None = None, out=None):
+         persistent: bool | None = None, out=None, tile: tuple[int, int, int] | None = None):
     """C = A @ B on a Hopper GPU with the named schedule.
 
     a: (M, K), b: (K, N), both torch.float16 or both torch.bfloat16, contiguous, 16-byte
     aligned, on one CUDA sm_90 device; M, N, K positive multiples of 8. Returns C (M, N) in
     the input dtype (fp32 accumulation). ``stages``: ring depth (variant default if None).
-    ``persistent``: ws variants only (default True). Raises TypeError/ValueError otherwise.
+    ``persistent``: ws variants only (default True). ``tile``: (BM, BN, BK) override, for
+    experiments. Raises TypeError/ValueError otherwise.
     """
     check_inputs(a, b, variant)
-    cfg = config(variant, stages, persistent)  # validates stages before any allocation
+    cfg = config(variant, stages, persistent, tile)  # validates stages before any allocation
     M, N = a.shape[0], b.shape[1]
     if out is None:
         import torch

@@ -70,6 +70,20 @@ class Config:
                 + f" = {need / 1024:.0f} KiB > 227 KiB shared memory per block")
 
 
+def retile(cfg: Config, tile) -> Config:
+    """``cfg`` with another (BM, BN, BK): powers of two (TMA boxes here must be), BN <= 256
+    (one wgmma), BM at least 64 per warpgroup, BK at least 16."""
+    from dataclasses import replace
+
+    BM, BN, BK = (int(x) for x in tile)
+    wgs = cfg.num_warps // 4
+    pow2 = all(x > 0 and x & (x - 1) == 0 for x in (BM, BN, BK))
+    if not pow2 or not 8 <= BN <= 256 or BK < 16 or BM < 64 * wgs:
+        raise ValueError(f"tile must be powers of two (BM, BN, BK) with BM >= {64 * wgs}, "
+                         f"8 <= BN <= 256 and BK >= 16; got {tuple(tile)}")
+    return replace(cfg, BM=BM, BN=BN, BK=BK)
+
+
 # --------------------------------------------------------------------------------------------
 # Input checks (work on CPU tensors too, so CPU tests can check the messages)
 # --------------------------------------------------------------------------------------------
