@@ -1,0 +1,51 @@
+"""`overlap` — intra-warpgroup GEMM/softmax overlap (FA3 alg. 2), no role split.
+
+Each warpgroup issues Q·Kⱼᵀ and P_{j-1}·V_{j-1} back to back, waits only for the scores
+(warpgroup_mma_wait<1>), and runs softmax j while P·V still runs on the tensor core. The price is
+registers: the scores of block j and P of block j-1 are live at once. There is no producer: the
+consumers meet at a CTA barrier and warpgroup 0 issues the TMA loads in-line, as in `pipelined`.
+"""
+from .cta import AttentionCTA
+from .pipelined import prologue, refill
+
+WARP_SPECIALIZED = False
+LIVE_S, LIVE_P = 1, 1           # S_j and P_{j-1} live together
+
+
+def consumer(cta: AttentionCTA, w: int, turns: bool = False):
+    """With `turns` (fa3) the GEMM issue waits for this warpgroup's turn and a producer loads;
+    without, warpgroup 0 loads in-line."""
+    me, n = cta.wg(w), cta.n_blocks
+    inline_tma = not turns
+    if inline_tma and w == 0:
+        prologue(cta, me)
+    yield from cta.wait(me, cta.q_full, 0)
+    for j in range(n + 1):
+        if j < n:
+            yield from cta.acquire(me, cta.k, j)
+        if j > 0:
+            yield from cta.acquire(me, cta.v, j - 1)
+        if turns:
+            yield from cta.wait_turn(w, j)
+        scores = cta.qk(w, j) if j < n else None                # S_j = Q K_jᵀ (async)
+        out = cta.pv(w, j - 1) if j > 0 else None               # O += P_{j-1} V_{j-1} (async)
+        if turns:
+            cta.turns.pass_on(w)                                # both queued: the next WG's turn
+        if scores is not None:
+            yield scores                                        # wgmma_wait<1>: scores only
+            cta.release(cta.k, j)
+            if inline_tma:
+                yield from refill(cta, w, cta.k, j)
+            yield from cta.softmax(w, j)                        # under P_{j-1} V_{j-1}
+        if out is not None:
+            yield out                                           # wgmma_wait<0>
+            cta.release(cta.v, j - 1)
+            if inline_tma:
+                yield from refill(cta, w, cta.v, j - 1)
+        if scores is not None:
+            yield from cta.rescale_o(w, j)                      # needs P_{j-1} V_{j-1} done
+    yield from cta.epilogue(w)
+
+
+def roles(cta: AttentionCTA):
+    return [consumer(cta, w) for w in range(cta.cfg.consumers)]

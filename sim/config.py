@@ -1,0 +1,188 @@
+"""Workload configurations and the limits they must respect.
+
+Every check raises ``ValueError`` naming the limit, e.g. "ring of 3 stages × 88 KiB + Q 32 KiB =
+296 KiB > 227 KiB shared memory per block" — the same limits the real kernels hit at compile time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hardware import KIB, Hardware
+
+DTYPES = {"fp16": 2, "bf16": 2, "fp8": 1}        # bytes per element of Q/K/V or A/B
+
+# FA3 at release (hardware.md, "Tiles at release"): head dim -> (block_m, block_n, consumer WGs).
+FA3_TILES = {64: (192, 128, 3), 128: (128, 176, 2), 256: (128, 80, 2)}
+FA3_TILES_CAUSAL = {64: (192, 128, 3), 128: (128, 128, 2), 256: (128, 80, 2)}
+# FA2's forward tiles on sm80+ (4 warps per CTA): head dim -> (block_m, block_n).
+FA2_TILES = {64: (128, 128), 128: (128, 64), 256: (64, 64)}
+
+BOOKKEEPING_REGS = 32   # per consumer thread beyond the tiles: row max/sum, pointers, loop state.
+                        # FA3 d128 (128×176, 2-stage overlap: O 64 + S 88 + P 44) fits 240 with 44
+                        # to spare (FA3 §3.2); 32 is our estimate of what those hold.
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _kib(nbytes: int) -> str:
+    return f"{nbytes / KIB:g} KiB"
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """One attention forward: O = softmax(Q Kᵀ · scale) V, layout (batch, heads, seq, d)."""
+    batch: int = 4
+    heads: int = 16
+    seqlen: int = 8448
+    headdim: int = 128
+    causal: bool = False
+    dtype: str = "fp16"
+    variant: str = "fa3"
+    block_m: int | None = None      # rows of Q per CTA (split over the consumer warpgroups)
+    block_n: int | None = None      # rows of K/V per ring stage
+    stages: int = 2                 # K/V ring depth (FA3 uses 2)
+    consumers: int | None = None    # consumer warpgroups per CTA
+
+    @property
+    def flops(self) -> float:
+        """As the paper counts them: 4·B·H·S²·d, halved for causal (FA3 §4.1)."""
+        f = 4.0 * self.batch * self.heads * self.seqlen ** 2 * self.headdim
+        return f / 2 if self.causal else f
+
+    def resolved(self) -> "AttentionConfig":
+        """Fill in the paper's tile defaults for this head dim and variant."""
+        from dataclasses import replace
+        if self.variant == "fa2":
+            bm, bn = FA2_TILES[_nearest(self.headdim, FA2_TILES)]
+            return replace(self, block_m=self.block_m or bm, block_n=self.block_n or bn,
+                           consumers=self.consumers or 1)
+        table = FA3_TILES_CAUSAL if self.causal else FA3_TILES
+        bm, bn, c = table[_nearest(self.headdim, table)]
+        return replace(self, block_m=self.block_m or bm, block_n=self.block_n or bn,
+                       consumers=self.consumers or c)
+
+
+def _nearest(d: int, table: dict) -> int:
+    return min(table, key=lambda k: (abs(k - d), k))
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """C = A·B with A (m×k), B (k×n); fp32 accumulate. Tile fields left None take the variant's
+    defaults (sim/gemm/<variant>.py)."""
+    m: int = 8192
+    n: int = 8192
+    k: int = 8192
+    dtype: str = "fp16"
+    variant: str = "ws_pingpong"
+    block_m: int | None = None      # tile rows (ws: split over the consumers; pingpong: each owns one)
+    block_n: int | None = None
+    block_k: int | None = None
+    stages: int | None = None
+    consumers: int | None = None
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.m * self.n * self.k
+
+
+# --- the limits ---------------------------------------------------------------------------------
+def check_common(dtype: str, stages: int) -> None:
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}: expected one of {sorted(DTYPES)}")
+    if stages < 1:
+        raise ValueError(f"stages must be >= 1 (a ring needs at least one slot), got {stages}")
+
+
+def check_smem(what: str, stage_bytes: int, stages: int, fixed_bytes: int, fixed_name: str,
+               hw: Hardware) -> int:
+    total = stages * stage_bytes + fixed_bytes
+    if total > hw.smem_per_block:
+        raise ValueError(
+            f"ring of {stages} stages × {_kib(stage_bytes)} + {fixed_name} {_kib(fixed_bytes)} = "
+            f"{_kib(total)} > {_kib(hw.smem_per_block)} shared memory per block ({what})")
+    return total
+
+
+def consumer_reg_budget(hw: Hardware, consumers: int, warp_specialized: bool) -> int:
+    """Registers per consumer thread. With a producer warpgroup, setmaxnreg moves registers to the
+    consumers: FA3 gives the producer 24 (2 consumers) or 32 (3 consumers) and the rest, in steps of
+    8, to the consumers (240 and 160: FA3 §3.1, hardware.md)."""
+    per_wg = hw.regs_per_sm // 128            # registers per thread if one warpgroup had them all
+    if not warp_specialized:
+        return min(hw.max_regs_per_thread, per_wg // consumers)
+    producer = 24 if consumers <= 2 else 32
+    return min(hw.setmaxnreg_max, (per_wg - producer) // consumers // 8 * 8)
+
+
+def check_attention(cfg: AttentionConfig, hw: Hardware, live_s: int, live_p: int,
+                    warp_specialized: bool) -> None:
+    check_common(cfg.dtype, cfg.stages)
+    for name in ("batch", "heads", "seqlen"):
+        if getattr(cfg, name) < 1:
+            raise ValueError(f"{name} must be >= 1, got {getattr(cfg, name)}")
+    d, bm, bn, c = cfg.headdim, cfg.block_m, cfg.block_n, cfg.consumers
+    if d % 16 or not 16 <= d <= 256:
+        raise ValueError(f"head dim {d} must be a multiple of the wgmma k-step 16 and <= 256 "
+                         "(the N of the P·V wgmma)")
+    if c < 1:
+        raise ValueError(f"consumer warpgroups must be >= 1, got {c}")
+    if bm % (64 * c):
+        raise ValueError(f"block_m {bm} must split into {c} consumer warpgroups of a multiple of "
+                         "64 rows (a wgmma's M is 64 per warpgroup)")
+    if bn % 16 or not 16 <= bn <= 256:
+        raise ValueError(f"block_n {bn} must be a multiple of 16 (the k-step of P·V) and <= 256 "
+                         "(the N of the Q·Kᵀ wgmma)")
+    el = DTYPES[cfg.dtype]
+    check_smem("Q + K/V ring", 2 * bn * d * el, cfg.stages, bm * d * el, "Q", hw)
+    if cfg.variant == "fa2":
+        return
+    rows = bm // c
+    regs = rows * d // 128 + (live_s * rows * bn + live_p * rows * bn // 2) // 128 + BOOKKEEPING_REGS
+    budget = consumer_reg_budget(hw, c, warp_specialized)
+    if regs > budget:
+        raise ValueError(
+            f"consumer needs {regs} registers/thread (O {rows * d // 128} + {live_s} S of "
+            f"{rows * bn // 128} + {live_p} P of {rows * bn // 256} + {BOOKKEEPING_REGS}) > "
+            f"{budget} ({'setmaxnreg budget' if warp_specialized else 'per-thread limit'} with "
+            f"{c} consumer warpgroups)")
+
+
+def largest_block_n(cfg: AttentionConfig, hw: Hardware, live_s: int, live_p: int,
+                    warp_specialized: bool) -> int:
+    """The widest K/V block (multiple of 16) whose registers and ring still fit — what register
+    pressure forces the 3-stage pipeline down to (FA3 app. B.3)."""
+    from dataclasses import replace
+    for bn in range(cfg.block_n, 15, -16):
+        try:
+            check_attention(replace(cfg, block_n=bn), hw, live_s, live_p, warp_specialized)
+            return bn
+        except ValueError:
+            continue
+    raise ValueError(f"no block_n fits head dim {cfg.headdim} with {cfg.consumers} consumers")
+
+
+def check_gemm(cfg: GemmConfig, hw: Hardware, rows_per_wg: int, warp_specialized: bool,
+               cooperative: bool) -> None:
+    check_common(cfg.dtype, cfg.stages)
+    for name in ("m", "n", "k"):
+        v = getattr(cfg, name)
+        if v < 8 or v % 8:
+            raise ValueError(f"{name} = {v} must be a positive multiple of 8 (16-byte TMA rows)")
+    if cfg.block_k % 16:
+        raise ValueError(f"block_k {cfg.block_k} must be a multiple of the wgmma k-step 16")
+    if cfg.block_n % 8 or not 8 <= cfg.block_n <= 256:
+        raise ValueError(f"block_n {cfg.block_n} must be a multiple of 8 and <= 256 (wgmma N)")
+    if rows_per_wg < 64 or rows_per_wg % 64:
+        raise ValueError(f"each consumer's rows ({rows_per_wg}) must be a multiple of 64 (wgmma M)")
+    el = DTYPES[cfg.dtype]
+    c_tiles = 1 if cooperative else cfg.consumers      # pingpong: each consumer stages its own C
+    check_smem("A/B ring", (cfg.block_m + cfg.block_n) * cfg.block_k * el, cfg.stages,
+               c_tiles * cfg.block_m * cfg.block_n * el, "C staging", hw)
+    regs = rows_per_wg * cfg.block_n // 128 + BOOKKEEPING_REGS
+    budget = consumer_reg_budget(hw, cfg.consumers, warp_specialized)
+    if regs > budget:
+        raise ValueError(f"consumer needs {regs} registers/thread (accumulator {rows_per_wg}×"
+                         f"{cfg.block_n} fp32 + {BOOKKEEPING_REGS}) > {budget}")

@@ -1,0 +1,175 @@
+"""The SM's moving parts as SimPy objects: functional units and mbarriers.
+
+A *unit* (tensor core, SFU, FMA pipe, TMA copy engine) serves one piece of work at a time, in the
+order the work arrived, and records every busy interval in the `Trace`. Work that two warpgroups
+issue at the same moment interleaves piece by piece, as instructions from two warps do in a warp
+scheduler; work issued earlier is served first, as a queue of wgmmas is.
+
+An `MBarrier` behaves like Hopper's: an arrival count and a transaction-byte count per phase; the
+phase completes when both reach zero; `wait(parity)` passes once the phase of that parity has
+completed — the same `try_wait.parity` the kernels spin on, with the same trap (a waiter two phases
+behind passes too). A `Ring` is `stages` slots, each with a `full` and an `empty` barrier.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import simpy
+
+from .trace import Trace
+
+
+class Unit:
+    """One functional unit of the SM, busy with one piece of work at a time (FIFO)."""
+
+    def __init__(self, env: simpy.Environment, name: str, trace: Trace):
+        self.env, self.name, self.trace = env, name, trace
+        self._res = simpy.Resource(env, capacity=1)
+
+    def run(self, actor: str, op: str, clk: float, pieces: int = 1, tile=None, work: float | None = None):
+        """Occupy the unit for `clk` cycles in `pieces` equal pieces (re-queued between pieces, so
+        concurrent users share the unit round-robin). `work` is the useful part of `clk` (the rest
+        is overhead, e.g. operand fetch); it defaults to all of it."""
+        work = clk if work is None else work
+        for _ in range(pieces):
+            with self._res.request() as req:
+                yield req
+                start = self.env.now
+                yield self.env.timeout(clk / pieces)
+                self.trace.busy(actor, self.name, op, start, self.env.now, tile, work / pieces)
+
+
+class TensorCore:
+    """The SM's tensor cores: each warpgroup queues its wgmmas; the pipe serves the warpgroups that
+    have work queued in turn, one instruction each.
+
+    `issue` is wgmma.mma_async: it queues a whole group and returns at once with the event that
+    fires `latency` after the group's last instruction (what `warpgroup_mma_wait` waits for). A
+    group alone runs back to back. Two groups in flight at once share the pipe instruction by
+    instruction, so *both* finish late — the collision that pingpong's turns avoid (FA3 §3.1).
+    """
+
+    def __init__(self, env: simpy.Environment, trace: Trace, latency: float, name: str = "tensor"):
+        self.env, self.trace, self.latency, self.name = env, trace, latency, name
+        self._queues: dict[str, deque] = {}
+        self._order: deque[str] = deque()           # actors with queued work, in serving order
+        self._wake = env.event()
+        env.process(self._serve())
+
+    def issue(self, actor: str, op: str, count: int, clk: float, work: float, tile=None):
+        """Queue `count` instructions of `clk` cycles each (`work` of them math)."""
+        done = self.env.event()
+        group = {"left": count, "done": done}
+        q = self._queues.setdefault(actor, deque())
+        if not q and actor not in self._order:
+            self._order.append(actor)
+        q.extend([(op, clk, work, tile, group)] * count)
+        if not self._wake.triggered:
+            self._wake.succeed()
+        return done
+
+    def _serve(self):
+        while True:
+            if not self._order:
+                self._wake = self.env.event()
+                yield self._wake
+                continue
+            actor = self._order.popleft()
+            q = self._queues[actor]
+            op, clk, work, tile, group = q.popleft()
+            if q:
+                self._order.append(actor)           # back of the line: round-robin
+            start = self.env.now
+            yield self.env.timeout(clk)
+            self.trace.busy(actor, self.name, op, start, self.env.now, tile, work)
+            group["left"] -= 1
+            if group["left"] == 0:
+                self.env.timeout(self.latency).callbacks.append(
+                    lambda _, d=group["done"]: d.succeed())
+
+
+class MBarrier:
+    """Hopper's mbarrier: arrival count + expected transaction bytes, phase parity."""
+
+    def __init__(self, env: simpy.Environment, name: str, count: int, wake_clk: float):
+        if count < 1:
+            raise ValueError(f"mbarrier {name}: arrival count must be >= 1, got {count}")
+        self.env, self.name, self.count, self.wake_clk = env, name, count, wake_clk
+        self.completed = 0          # phases completed so far; current phase parity = completed % 2
+        self._pending = count
+        self._tx = 0
+        self._phase_done = env.event()
+
+    def expect(self, nbytes: int) -> None:
+        """mbarrier.arrive.expect_tx: one arrival that also announces `nbytes` still to land."""
+        self._tx += nbytes
+        self.arrive()
+
+    def complete_tx(self, nbytes: int) -> None:
+        """The copy engine reports `nbytes` landed (complete_tx)."""
+        self._tx -= nbytes
+        if self._tx < 0:
+            raise RuntimeError(f"mbarrier {self.name}: more bytes landed than were expected")
+        self._maybe_flip()
+
+    def arrive(self) -> None:
+        if self._pending == 0:
+            raise RuntimeError(f"mbarrier {self.name}: arrival past the expected count {self.count}")
+        self._pending -= 1
+        self._maybe_flip()
+
+    def _maybe_flip(self) -> None:
+        if self._pending == 0 and self._tx == 0:
+            self.completed += 1
+            self._pending = self.count
+            done, self._phase_done = self._phase_done, self.env.event()
+            done.succeed()
+
+    def passes(self, parity: int) -> bool:
+        """try_wait.parity: true once the phase with this parity has completed."""
+        return (self.completed & 1) != parity
+
+    def wait(self, parity: int):
+        """Spin until `passes(parity)`; a waiter that had to block pays the wake-up latency."""
+        if self.passes(parity):
+            return
+        while not self.passes(parity):
+            yield self._phase_done
+        yield self.env.timeout(self.wake_clk)
+
+
+class Ring:
+    """`stages` slots of shared memory, each guarded by a `full` and an `empty` mbarrier.
+
+    Block j lives in slot j % stages; its barrier phase parity is (j // stages) & 1. The producer
+    waits `empty` with the opposite parity (so the first lap passes at once, as in CUTLASS), the
+    consumers wait `full`.
+    """
+
+    def __init__(self, env, name: str, stages: int, consumers: int, wake_clk: float):
+        if stages < 1:
+            raise ValueError(f"ring {name}: stages must be >= 1, got {stages}")
+        self.name, self.stages = name, stages
+        self.full = [MBarrier(env, f"{name}.full[{s}]", 1, wake_clk) for s in range(stages)]
+        self.empty = [MBarrier(env, f"{name}.empty[{s}]", consumers, wake_clk) for s in range(stages)]
+
+    def slot(self, j: int) -> tuple[int, int]:
+        """(slot, phase parity) of block j."""
+        return j % self.stages, (j // self.stages) & 1
+
+
+class Turns:
+    """Ordered turns among n warpgroups (pingpong): WG w may issue its GEMMs on its k-th turn once
+    WG w-1 has passed the turn on; WG 0 goes first. Built from one mbarrier per WG, as the Gluon
+    kernels do (Gluon has no named barriers); the CUDA twins use bar.sync with named ids."""
+
+    def __init__(self, env, n: int, wake_clk: float):
+        self.n = n
+        self.bar = [MBarrier(env, f"turn[{w}]", 1, wake_clk) for w in range(n)]
+
+    def wait(self, wg: int, k: int):
+        parity = (k & 1) ^ 1 if wg == 0 else k & 1
+        yield from self.bar[wg].wait(parity)
+
+    def pass_on(self, wg: int) -> None:
+        self.bar[(wg + 1) % self.n].arrive()

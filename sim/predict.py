@@ -1,0 +1,142 @@
+"""From one SM to the whole GPU.
+
+A CTA's time depends only on how many K/V blocks (attention) or k-blocks (GEMM) it walks, so we
+simulate one SM at a couple of lengths and read the rest off the line through them: in steady
+state every block costs the same. CTAs then go to SMs as the hardware's block scheduler hands them
+out — each to the first SM that frees up, in launch order (FA3 launches causal q-blocks longest
+first) — and the last SM to finish sets the time. The whole GPU's HBM traffic over its bandwidth is
+a floor under that.
+
+TFLOPs/s are counted as the paper counts them (`AttentionConfig.flops`).
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+from . import attention
+from .config import DTYPES, AttentionConfig, GemmConfig
+from .hardware import Hardware
+from .trace import UNITS, Trace
+
+EXACT_UP_TO = 64        # simulate CTAs of up to this many blocks outright; beyond, extrapolate
+
+
+@dataclass
+class Prediction:
+    workload: str
+    variant: str
+    hardware: str
+    tflops: float
+    seconds: float
+    utilization: dict[str, float]       # per unit, over the steady-state CTA
+    config: dict
+    cta_clk: float                      # one CTA of the most common length
+    waves: float
+    bound: str                          # "sm" or "hbm"
+    trace: Trace | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "trace"}
+
+
+def _cta_time(run, n: int, cache: dict) -> float:
+    """Clock cycles of a CTA over n blocks: simulated for small n, linear beyond."""
+    if n in cache:
+        return cache[n]
+    if n <= EXACT_UP_TO:
+        cache[n] = run(n)[0]
+        return cache[n]
+    a, b = EXACT_UP_TO // 2, EXACT_UP_TO
+    ta, tb = _cta_time(run, a, cache), _cta_time(run, b, cache)
+    cache[n] = tb + (tb - ta) / (b - a) * (n - b)
+    return cache[n]
+
+
+def _makespan(times: list[float], slots: int) -> float:
+    """Greedy list scheduling: each CTA to the first free SM slot, in launch order."""
+    free = [0.0] * min(slots, len(times))
+    heapq.heapify(free)
+    end = 0.0
+    for t in times:
+        start = heapq.heappop(free)
+        end = max(end, start + t)
+        heapq.heappush(free, start + t)
+    return end
+
+
+def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:
+    cfg = attention.prepare(cfg, hw)
+    per_sm = attention.ctas_per_sm(cfg, hw)
+    q_blocks = math.ceil(cfg.seqlen / cfg.block_m)
+    kv_blocks = math.ceil(cfg.seqlen / cfg.block_n)
+    # K/V blocks each q-block walks, and how many of them straddle the diagonal (masked).
+    lengths = []
+    for i in range(q_blocks):
+        if cfg.causal:
+            last_row = min(cfg.seqlen, (i + 1) * cfg.block_m)
+            n = math.ceil(last_row / cfg.block_n)
+            masked = n - (i * cfg.block_m) // cfg.block_n
+        else:
+            n, masked = kv_blocks, (1 if cfg.seqlen % cfg.block_n else 0)
+        lengths.append((n, masked))
+    cache_by_mask: dict[int, dict] = {}
+
+    def run_for(masked):
+        return lambda n: attention.simulate(cfg, hw, n, min(masked, n))
+
+    times = []
+    for n, masked in sorted(lengths, reverse=True) * (cfg.batch * cfg.heads):
+        times.append(_cta_time(run_for(masked), n, cache_by_mask.setdefault(masked, {})))
+    # simulate() ran the `per_sm` CTAs an SM holds together: each SM is `per_sm` slots.
+    makespan = _makespan(times, hw.sms * per_sm)
+    n_typ, m_typ = max(set(lengths), key=lengths.count)
+    clk, trace = attention.simulate(cfg, hw, min(n_typ, EXACT_UP_TO), min(m_typ, n_typ))
+    el = DTYPES[cfg.dtype]
+    hbm_bytes = cfg.batch * cfg.heads * cfg.seqlen * cfg.headdim * el * 4     # Q, K, V read; O written
+    return _finish("attention", cfg, hw, cfg.flops, makespan, hbm_bytes, clk, trace,
+                   len(times) / (hw.sms * per_sm), keep_trace)
+
+
+def predict_gemm(cfg: GemmConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:
+    from . import gemm
+    cfg = gemm.prepare(cfg, hw)
+    n_tiles = gemm.tiles(cfg)
+    k_blocks = math.ceil(cfg.k / cfg.block_k)
+    # Persistent: one CTA per SM, tiles dealt round-robin; the SM with the most tiles ends last.
+    # A CTA's time is linear in its tiles: simulate a few and extend the line.
+    per_sm = math.ceil(n_tiles / hw.sms)
+    step = cfg.consumers
+    a, b = step, 2 * step
+    ta = gemm.simulate(cfg, hw, a, k_blocks)[0]
+    tb, trace = gemm.simulate(cfg, hw, b, k_blocks)
+    makespan = ta + (tb - ta) / (b - a) * (per_sm - a)
+    el = DTYPES[cfg.dtype]
+    hbm_bytes = (cfg.m * cfg.k + cfg.k * cfg.n + cfg.m * cfg.n) * el
+    return _finish("gemm", cfg, hw, cfg.flops, makespan, hbm_bytes, tb, trace, n_tiles / hw.sms,
+                   keep_trace)
+
+
+def _finish(workload, cfg, hw, flops, makespan_clk, hbm_bytes, clk, trace, waves, keep_trace):
+    sm_s = makespan_clk / hw.clock_hz
+    hbm_s = hbm_bytes / hw.hbm_bytes_per_s
+    seconds = max(sm_s, hbm_s)
+    util = trace.utilization(clk)
+    return Prediction(
+        workload=workload, variant=cfg.variant, hardware=hw.name, tflops=flops / seconds / 1e12,
+        seconds=seconds, utilization={u: round(util[u], 4) for u in UNITS}, config=_plain(cfg),
+        cta_clk=clk, waves=round(waves, 3), bound="sm" if sm_s >= hbm_s else "hbm",
+        trace=trace if keep_trace else None)
+
+
+def _plain(cfg) -> dict:
+    return {k: v for k, v in cfg.__dict__.items()}
+
+
+def predict(cfg, hw: Hardware, keep_trace: bool = False) -> Prediction:
+    if isinstance(cfg, AttentionConfig):
+        return predict_attention(cfg, hw, keep_trace)
+    if isinstance(cfg, GemmConfig):
+        return predict_gemm(cfg, hw, keep_trace)
+    raise TypeError(f"expected an AttentionConfig or GemmConfig, got {type(cfg).__name__}")
