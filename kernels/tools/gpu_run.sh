@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call: smoke each variant (under timeout: a protocol bug hangs, it does not crash),
 # then the GPU tests, then the benchmark. Logs and JSON go to $OUT.
-# Usage: bash kernels/tools/gpu_run.sh [smoke|test|bench|all] ...
+# Usage: bash kernels/tools/gpu_run.sh [smoke|test|bench|quick|consan|all] ...
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -9,15 +9,18 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,driver_version --
 for step in "${@:-all}"; do
   if [[ $step == smoke || $step == all ]]; then
     for v in sequential pipelined ws ws_pingpong; do
-      timeout 120 python3 -m kernels.tools.smoke $v 2>&1 | tail -5 | tee -a "$OUT/smoke.log"
+      timeout 60 python3 -m kernels.tools.smoke $v 2>&1 | tail -5 | tee -a "$OUT/smoke.log"
       echo "smoke $v exit ${PIPESTATUS[0]}" | tee -a "$OUT/smoke.log"
     done
   fi
   if [[ $step == test || $step == all ]]; then
-    timeout 300 python3 -m pytest tests/kernels -q -x -p no:cacheprovider 2>&1 | tee "$OUT/pytest.log" | tail -15
+    timeout 300 python3 -m pytest tests/kernels -q -p no:cacheprovider -k "not consan" 2>&1 | tee "$OUT/pytest.log" | tail -15
   fi
   if [[ $step == bench || $step == all || $step == quick ]]; then
     extra=""; [[ $step == quick ]] && extra="--quick"
-    timeout 400 python3 -m kernels.bench gemm $extra --out "$OUT" 2>&1 | tee "$OUT/bench.log" | grep -v '^{' 
+    timeout 400 python3 -m kernels.bench gemm $extra --out "$OUT" 2>&1 | tee "$OUT/bench.log" | grep -v '^{'
+  fi
+  if [[ $step == consan || $step == all ]]; then
+    timeout 240 python3 -m pytest tests/kernels -q -p no:cacheprovider -k consan 2>&1 | tee "$OUT/consan.log" | tail -30
   fi
 done
