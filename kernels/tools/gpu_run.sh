@@ -10,8 +10,12 @@ for step in "${@:-all}"; do
   if [[ $step == smoke || $step == all ]]; then
     for v in sequential pipelined ws ws_pingpong; do
       timeout 60 python3 -m kernels.tools.smoke $v 2>&1 | tail -5 | tee -a "$OUT/smoke.log"
-      echo "smoke $v exit ${PIPESTATUS[0]}" | tee -a "$OUT/smoke.log"
+      rc=${PIPESTATUS[0]}; echo "smoke $v exit $rc" | tee -a "$OUT/smoke.log"
+      [[ $rc == 0 ]] || failed=1
     done
+    if grep -q FAIL "$OUT/smoke.log" || [[ ${failed:-0} == 1 ]]; then
+      echo "smoke failed: stopping before tests and benchmark"; exit 1
+    fi
   fi
   if [[ $step == test || $step == all ]]; then
     timeout 300 python3 -m pytest tests/kernels -q -p no:cacheprovider -k "not consan" 2>&1 | tee "$OUT/pytest.log" | tail -15
