@@ -3,10 +3,10 @@
 Every constant carries its source. Two kinds:
 
 * **datasheet** constants — rates, sizes, clocks from NVIDIA's documents or the FA3 paper;
-* **calibrated** constants — what no datasheet gives (how long a wgmma's operand fetch occupies the
-  tensor pipe, how many FMA-pipe instructions softmax spends around each exp, a TMA's latency). They
-  are few, named ``*_clk`` / ``*_per_elem``, and each says which measurement set it. ``sim/calibrate.py``
-  fits the two that the paper's tab. 2 pins down; issue 5 re-measures all of them on the H200.
+* **calibrated** constants — what no datasheet gives. Three are fitted jointly to FA3 tab. 2 by
+  ``sim/calibrate.py`` (``wgmma_overhead_clk``, ``softmax_fma_per_elem``,
+  ``softmax_stall_per_elem``); the others come from one published or measured number each, named
+  beside it. Issue 5 re-measures all of them on the H200.
 
 Times inside the model are in SM clock cycles; ``clock_hz`` turns them into seconds.
 """
@@ -35,36 +35,51 @@ class Hardware:
                                           # at 24-40 regs: 128·(24 + 2·240) ≤ 64K (FA3 §3.1, CUTLASS)
     hbm_bytes_per_s: float = 3.35e12      # H100 SXM5 80 GB datasheet
     # --- calibrated ----------------------------------------------------------------------------
-    # Tensor-pipe cycles a wgmma spends beyond its N/2 clk of math (operand fetch from shared
-    # memory, accumulator hand-off). Fit to FA3 tab. 2 by sim/calibrate.py; re-measure with a
-    # back-to-back m64nNk16 microbenchmark (issue 5).
-    wgmma_overhead_clk: float = 39.0
-    # From the last wgmma's end to its accumulators being readable after warpgroup_mma_wait.
-    # arXiv 2402.13499 measures m64n256k16 at 128 clk latency for 128 clk of math: the drain is
-    # short against the math; we take one smem round trip plus an L1 hit.
-    wgmma_latency_clk: float = 70.0       # 29 (smem) + 41 (L1), arXiv 2402.13499 tab. IV
-    # FMA-pipe instructions per score element that softmax spends around each exp: row max,
-    # scale-and-subtract, row sum, fp16 pack (FA3 §3.1 counts only the exps). Fit to FA3 tab. 2
-    # by sim/calibrate.py; re-measure by timing softmax alone (issue 5).
+    # The three that sim/calibrate.py fits, jointly, to FA3 tab. 2 (fa3 661, ws_pingpong 582,
+    # overlap 570 TFLOPs/s); the same values serve every variant. Issue 5 re-measures each on the
+    # H200 with a microbenchmark of its own.
+    #
+    # Tensor-pipe cycles a wgmma m64nNk16 spends beyond its N/2 clk of math (operand fetch,
+    # accumulator hand-off). It sets the tensor ceiling: N = 256 runs at 128/(128+39.5) = 76% of
+    # peak — near what cuBLAS reaches at 8192³ (fast.cu: 798 of 989 TF, 81%). Microbenchmark:
+    # back-to-back m64nNk16 at several N.
+    wgmma_overhead_clk: float = 39.5
+    # FMA-pipe instructions per score element around each exp: FMNMX (row max), FFMA (scale and
+    # subtract), FADD (row sum), F2FP (pack two to fp16: ½) — ~3.5 counted, 4 fitted.
     softmax_fma_per_elem: float = 4.0
-    softmax_stall_per_elem: float = 0.06
-    # Latency of the cross-thread row reductions (max and sum: 2 shuffle rounds each, plus the
-    # dependent FMNMX/FADD tail): 4 dependent shared-latency-class steps.
-    row_reduce_clk: float = 4 * 29.0      # 4 × smem-class latency, arXiv 2402.13499 tab. IV
-    # Issue to arrival of a TMA copy whose bytes come from L2 (K/V tiles are reused by every
-    # q-block of a head, so they hit L2): L2 latency, arXiv 2402.13499 tab. IV (263 clk), plus the
-    # copy engine's descriptor walk, which no datasheet gives: we take one more L2 round trip.
+    # Cycles per score element that a warpgroup's softmax spends stalled on its own dependency
+    # chains (max → exp → sum, one warp per SMSP) without occupying a unit — the "less tidy"
+    # part of the real schedule (FA3 §3.1). It is what makes the softmax of one warpgroup about as
+    # long as the other's GEMMs, as FA3's ablation implies. Microbenchmark: softmax of one tile
+    # by one warpgroup, with and without a second warpgroup's wgmmas.
+    softmax_stall_per_elem: float = 0.055
+    #
+    # Not fitted — each from a measurement of its own:
+    # From the last wgmma's end to its accumulators being readable after warpgroup_mma_wait: one
+    # smem round trip plus an L1 hit (arXiv 2402.13499 tab. IV; its m64n256k16 shows 128 clk of
+    # latency for 128 clk of math, so the drain is short).
+    wgmma_latency_clk: float = 29.0 + 41.0
+    # The cross-thread row-max reduction (2 shuffle rounds, then the dependent FMNMX tail):
+    # 4 dependent smem-latency-class steps (arXiv 2402.13499 tab. IV).
+    row_reduce_clk: float = 4 * 29.0
+    # Issue to arrival of a TMA copy from L2 (K/V tiles are reused by every q-block of a head, so
+    # they hit L2): the L2 latency (263 clk, arXiv 2402.13499 tab. IV) plus the copy engine's
+    # descriptor walk, which no datasheet gives: we take a second L2 round trip.
     tma_latency_clk: float = 2 * 263.0
-    # Bytes per clk per SM the copy engine can pull from L2 when every SM pulls at once. A lower
-    # bound comes from cuBLAS's 8192³ GEMM (fast.cu: 798 TF/s moves ~38 B/clk/SM of 128×256
-    # tiles); we take 48 (≈ 11.6 TB/s over 132 SMs).
+    # Bytes per clk per SM the copy engine pulls from L2 while every SM pulls. Bounded below by
+    # cuBLAS at 8192³ (fast.cu: 798 TF/s of 128×256 tiles = 38 B/clk/SM) and by CUTLASS pingpong's
+    # 64×256 tiles (~57 B/clk/SM at 700 TF/s); we take 64 (15.5 TB/s over 132 SMs at 1830 MHz).
     l2_bytes_per_clk_per_sm: float = 64.0
     # mbarrier arrive → the waiting warp sees the phase flip (one smem round trip + wake-up).
     mbarrier_clk: float = 2 * 29.0        # arXiv 2402.13499 tab. IV smem latency, twice
-    # Pre-Hopper tensor path FA2 uses: mma.sync m16n8k16 sustains ~63% of the wgmma peak.
+    # FA2's mma.sync path: arXiv 2402.13499 measures mma.sync m16n8k16 at ~63% of the wgmma peak
+    # in isolation; inside FA2 (ldmatrix, softmax and mma.sync on the same warps, 255 registers)
+    # it sustains less. Set so that the `fa2` schedule gives the FA2 rate we measured on our H200
+    # (SDPA-flash, d 128, S 8K: 343 TF/s = 35% of 989; shared/reference/hardware.md), which is
+    # also what FA3 §1 reports for FA2 on the H100 (~35%).
     mma_sync_fraction: float = 0.42
-    # FA2 keeps 2 CTAs of 4 warps per SM (its d128 tiles: 128×64, 64 KiB smem, ≤255 regs × 128).
-    fa2_ctas_per_sm: int = 2              # FA2 kernel traits, d128 fwd (Dao 2023, §3.3)
+    # FA2 keeps 2 CTAs of 4 warps per SM (its d128 forward: 128×64 tiles, 64 KiB smem, 255 regs).
+    fa2_ctas_per_sm: int = 2
 
     # --- derived -------------------------------------------------------------------------------
     @property

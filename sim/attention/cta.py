@@ -53,6 +53,10 @@ class AttentionCTA:
         self._syncs = [0] * cfg.consumers
 
     # --- names ---------------------------------------------------------------------------------
+    def tile(self, what: str, j: int) -> tuple[str, int]:
+        """Trace tag of block j of `what` ("kv", "q", "o"), unique per CTA on the SM."""
+        return (f"{self.name}{what}", j)
+
     def wg(self, w: int) -> str:
         return f"{self.name}consumer{w}"
 
@@ -90,14 +94,14 @@ class AttentionCTA:
     def load_q(self, actor: str) -> None:
         nbytes = self.cfg.block_m * self.cfg.headdim * self.el
         self.q_full.expect(nbytes)
-        self.tma_copy(actor, "load Q", nbytes, self.q_full, ("q", 0))
+        self.tma_copy(actor, "load Q", nbytes, self.q_full, self.tile("q", 0))
 
     def load(self, actor: str, ring: Ring, j: int) -> None:
         """expect_tx on ring.full[slot], then the TMA copy of block j (the caller waited empty)."""
         s, _ = ring.slot(j)
         nbytes = self.cfg.block_n * self.cfg.headdim * self.el
         ring.full[s].expect(nbytes)
-        self.tma_copy(actor, f"load {ring.name[-1].upper()}", nbytes, ring.full[s], ("kv", j))
+        self.tma_copy(actor, f"load {ring.name[-1].upper()}", nbytes, ring.full[s], self.tile("kv", j))
 
     def acquire(self, actor: str, ring: Ring, j: int):
         """Consumer side: wait until block j has landed in its slot."""
@@ -125,11 +129,11 @@ class AttentionCTA:
 
     def qk(self, w: int, j: int):
         """Issue S = Q Kⱼᵀ (SS); returns the event `warpgroup_mma_wait` waits on."""
-        return self._wgmma(w, "QKᵀ", self.cfg.block_n, self.cfg.headdim, True, ("kv", j))
+        return self._wgmma(w, "QKᵀ", self.cfg.block_n, self.cfg.headdim, True, self.tile("kv", j))
 
     def pv(self, w: int, j: int):
         """Issue O += Pⱼ Vⱼ (RS: P from registers)."""
-        return self._wgmma(w, "PV", self.cfg.headdim, self.cfg.block_n, False, ("kv", j))
+        return self._wgmma(w, "PV", self.cfg.headdim, self.cfg.block_n, False, self.tile("kv", j))
 
     # --- softmax -------------------------------------------------------------------------------
     def softmax(self, w: int, j: int):
@@ -137,7 +141,7 @@ class AttentionCTA:
 
         One dependent chain per row — max, then exp, then sum and pack — so within a warpgroup the
         FMA work and the exps follow each other; they overlap only *another* warpgroup's work."""
-        hw, actor, tile = self.hw, self.wg(w), ("kv", j)
+        hw, actor, tile = self.hw, self.wg(w), self.tile("kv", j)
         elems = self.rows * self.cfg.block_n
         masked = j >= self.n_blocks - self.masked_blocks
         yield from self.fma.run(actor, "softmax: max", elems * (2 if masked else 1) / hw.fma_lanes_per_clk,
@@ -152,15 +156,15 @@ class AttentionCTA:
     def rescale_o(self, w: int, j: int):
         """O *= exp2(m_old − m_new): one FMUL per accumulator element."""
         yield from self.fma.run(self.wg(w), "rescale O", self.rows * self.cfg.headdim / self.hw.fma_lanes_per_clk,
-                                1, ("kv", j))
+                                1, self.tile("kv", j))
 
     def epilogue(self, w: int):
         """O /= l, write LSE, convert, stage in smem and TMA-store this warpgroup's rows."""
         actor = self.wg(w)
         yield from self.fma.run(actor, "epilogue", 2 * self.rows * self.cfg.headdim / self.hw.fma_lanes_per_clk,
-                                1, ("o", 0))
+                                1, self.tile("o", w))
         nbytes = self.rows * self.cfg.headdim * self.el
-        yield from self.tma.run(actor, "store O", nbytes / self.hw.l2_bytes_per_clk_per_sm, tile=("o", w))
+        yield from self.tma.run(actor, "store O", nbytes / self.hw.l2_bytes_per_clk_per_sm, tile=self.tile("o", w))
         yield self.env.timeout(self.hw.tma_latency_clk)
 
 

@@ -2,7 +2,9 @@
 
 Softmax of block j runs under *both* Q·K_{j+1}ᵀ and P_{j-1}·V_{j-1}. That needs two score tiles
 and one P tile live per thread; at the 240-register budget the K/V block must shrink (d 128: 176 →
-112), so every wgmma is narrower and every block pays its fixed costs over fewer FLOPs. The paper
+112), so every wgmma is narrower and every block pays its fixed costs over fewer FLOPs; and
+since V_{j-1} is held a block longer, the rings need a third slot (which the narrower blocks
+leave room for). The paper
 found it slower than the 2-stage `fa3`; the model shows why.
 """
 from .cta import AttentionCTA
@@ -11,6 +13,7 @@ from .ws import producer
 WARP_SPECIALIZED = True
 LIVE_S, LIVE_P = 2, 1           # S_j, S_{j+1} and P_{j-1} live together
 SHRINK_BLOCK_N = True           # take the widest block_n that fits the registers
+STAGES = 3                      # V_{j-1} is held a block longer: a third slot keeps K flowing
 
 
 def consumer(cta: AttentionCTA, w: int):
