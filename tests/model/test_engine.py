@@ -1,0 +1,107 @@
+"""The sync primitives behave like Hopper's: phase parity, transaction bytes, turn order."""
+import pytest
+import simpy
+
+from sim.engine import MBarrier, Ring, TensorCore, Turns, Unit
+from sim.trace import Trace
+
+
+def run(env, *gens):
+    procs = [env.process(g) for g in gens]
+    env.run(until=simpy.AllOf(env, procs))
+
+
+def test_phase_completes_on_arrivals_and_bytes():
+    env = simpy.Environment()
+    bar = MBarrier(env, "full", count=1, wake_clk=5)
+    assert not bar.passes(0)            # phase 0 in progress
+    assert bar.passes(1)                # "the previous phase" passes at once (producer's first lap)
+    bar.expect(100)
+    assert not bar.passes(0)            # arrived, but 100 bytes still in flight
+    bar.complete_tx(60)
+    assert not bar.passes(0)
+    bar.complete_tx(40)
+    assert bar.passes(0) and bar.completed == 1
+
+
+def test_waiter_wakes_after_flip_plus_latency():
+    env = simpy.Environment()
+    bar = MBarrier(env, "b", count=2, wake_clk=7)
+    woke = []
+
+    def waiter():
+        yield from bar.wait(0)
+        woke.append(env.now)
+
+    def arriver():
+        yield env.timeout(10)
+        bar.arrive()
+        yield env.timeout(10)
+        bar.arrive()
+    run(env, waiter(), arriver())
+    assert woke == [27]
+
+
+def test_too_many_bytes_or_arrivals_raise():
+    env = simpy.Environment()
+    bar = MBarrier(env, "b", count=1, wake_clk=0)
+    bar.expect(8)
+    with pytest.raises(RuntimeError, match="more bytes landed"):
+        bar.complete_tx(16)
+    bar2 = MBarrier(env, "c", count=1, wake_clk=0)
+    bar2.expect(8)
+    with pytest.raises(RuntimeError, match="arrival past"):
+        bar2.arrive()
+
+
+def test_ring_slot_and_parity():
+    env = simpy.Environment()
+    ring = Ring(env, "kv", stages=3, consumers=2, wake_clk=0)
+    assert [ring.slot(j) for j in range(7)] == [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1), (0, 0)]
+    assert ring.empty[0].count == 2
+    with pytest.raises(ValueError, match="stages must be >= 1"):
+        Ring(env, "x", stages=0, consumers=1, wake_clk=0)
+
+
+def test_turns_alternate():
+    env = simpy.Environment()
+    turns = Turns(env, 3, wake_clk=1)
+    order = []
+
+    def wg(w):
+        for k in range(3):
+            yield from turns.wait(w, k)
+            order.append(w)
+            yield env.timeout(5)
+            turns.pass_on(w)
+    run(env, wg(2), wg(1), wg(0))
+    assert order == [0, 1, 2] * 3
+
+
+def test_unit_serves_one_at_a_time_and_shares_in_pieces():
+    env = simpy.Environment()
+    trace = Trace()
+    sfu = Unit(env, "sfu", trace)
+    run(env, sfu.run("a", "exp", 40, pieces=4), sfu.run("b", "exp", 40, pieces=4))
+    assert env.now == 80
+    ends = {a: max(i.end for i in trace.intervals if i.actor == a) for a in "ab"}
+    assert ends == {"a": 70, "b": 80}          # interleaved, not one after the other
+
+
+def test_tensor_core_alone_vs_colliding():
+    env = simpy.Environment()
+    tc = TensorCore(env, Trace(), latency=10)
+    done = {}
+
+    def wg(name, delay):
+        yield env.timeout(delay)
+        ev = tc.issue(name, "QK", 4, 100, 64)
+        yield ev
+        done[name] = env.now
+    run(env, wg("a", 0), wg("b", 0))
+    assert done == {"a": 710, "b": 810}        # both late: shared instruction by instruction
+    env = simpy.Environment()
+    tc = TensorCore(env, Trace(), latency=10)
+    done.clear()
+    run(env, wg("a", 0), wg("b", 400))
+    assert done["a"] == 410                    # a alone finished before b arrived
