@@ -132,21 +132,21 @@ def cmd_bench(a) -> int:
     """How fast the model is: the tab. 2 prediction of each variant, and the default story."""
     from .paper import TAB2
     hw = hardware.get("h100")
-    print(f"{'what':34s} {'seconds':>8s}")
+    print(f"{'what':40s} {'seconds':>8s}")
     for v in ("fa3", "ws_pingpong", "fa2"):
         t0 = time.perf_counter()
         predict(AttentionConfig(variant=v, **TAB2), hw)
-        print(f"{'predict attention ' + v + ' (tab. 2)':34s} {time.perf_counter() - t0:8.2f}")
+        print(f"{'predict attention ' + v + ' (tab. 2)':40s} {time.perf_counter() - t0:8.2f}")
     t0 = time.perf_counter()
     predict(GemmConfig(variant="ws_pingpong"), hw)
-    print(f"{'predict gemm ws_pingpong 8192³':34s} {time.perf_counter() - t0:8.2f}")
+    print(f"{'predict gemm ws_pingpong 8192³':40s} {time.perf_counter() - t0:8.2f}")
     if a.story:
         import contextlib
         import io
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
             cmd_story(argparse.Namespace(out=a.out))
-        print(f"{'default story (table + figures)':34s} {time.perf_counter() - t0:8.2f}")
+        print(f"{'default story (table + figures)':40s} {time.perf_counter() - t0:8.2f}")
     return 0
 
 

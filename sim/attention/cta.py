@@ -151,7 +151,9 @@ class AttentionCTA:
         yield from self.fma.run(actor, "softmax: scale/sum/pack",
                                 elems * (hw.softmax_fma_per_elem - 1) / hw.fma_lanes_per_clk,
                                 SOFTMAX_PIECES, tile)
+        t0 = self.env.now
         yield self.env.timeout(elems * hw.softmax_stall_per_elem)
+        self.trace.wait(actor, "softmax dependency stall", t0, self.env.now)
 
     def rescale_o(self, w: int, j: int):
         """O *= exp2(m_old − m_new): one FMUL per accumulator element."""
