@@ -51,7 +51,7 @@ class AttentionConfig:
         f = 4.0 * self.batch * self.heads * self.seqlen ** 2 * self.headdim
         return f / 2 if self.causal else f
 
-    def resolved(self) -> "AttentionConfig":
+    def resolved(self) -> AttentionConfig:
         """Fill in the paper's tile defaults for this head dim and variant."""
         from dataclasses import replace
         if self.variant == "fa2":

@@ -87,7 +87,7 @@ class Hardware:
         """Dense fp16/bf16 tensor peak of the whole GPU in TFLOP/s."""
         return self.sms * self.tensor_flop_per_clk * self.clock_hz / 1e12
 
-    def with_(self, **changes) -> "Hardware":
+    def with_(self, **changes) -> Hardware:
         """A copy with some constants changed (for what-ifs and calibration)."""
         return replace(self, **changes)
 

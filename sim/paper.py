@@ -20,8 +20,8 @@ from .config import AttentionConfig
 from .hardware import Hardware
 from .predict import predict
 
-TAB2 = dict(batch=4, heads=16, seqlen=8448, headdim=128)
-SEC31 = dict(batch=2, heads=16, seqlen=8192, headdim=128)
+TAB2 = {"batch": 4, "heads": 16, "seqlen": 8448, "headdim": 128}
+SEC31 = {"batch": 2, "heads": 16, "seqlen": 8192, "headdim": 128}
 TOLERANCE = 0.05
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg", force=False)
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
 
-from .trace import UNITS, Trace  # noqa: E402
+from .trace import UNITS, Trace
 
 # One colour per kind of work, the same in every chapter's figures.
 COLORS = {

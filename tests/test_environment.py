@@ -20,7 +20,7 @@ def _spec(req: str) -> str:
 def _pyproject() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     reqs = list(project["dependencies"])
-    for extra, deps in project["optional-dependencies"].items():
+    for deps in project["optional-dependencies"].values():
         reqs += [d for d in deps if not d.startswith("hopper-ws-course")]
     return {_name(r): _spec(r) for r in reqs}
 

@@ -7,9 +7,10 @@ from importlib import import_module
 import simpy
 
 from ..config import AttentionConfig, check_attention, largest_block_n
+from ..cta import make_units
 from ..hardware import Hardware
 from ..trace import Trace
-from .cta import AttentionCTA, make_units
+from .cta import AttentionCTA
 
 VARIANTS = ("sequential", "fa2", "pipelined", "ws", "ws_pingpong", "overlap", "fa3", "overlap3")
 

@@ -9,20 +9,20 @@ from .cta import GemmCTA
 
 COOPERATIVE = True
 WARP_SPECIALIZED = False
-DEFAULTS = dict(block_m=128, block_n=256, block_k=64, stages=3, consumers=2)
+DEFAULTS = {"block_m": 128, "block_n": 256, "block_k": 64, "stages": 3, "consumers": 2}
 
 
 def consumer(cta: GemmCTA, w: int):
     total = cta.n_tiles * cta.k_blocks
     if w == 0:
         for i in range(min(cta.cfg.stages, total)):
-            cta.load(cta.wg(0), i)
+            cta.load(cta.wg(0), cta.ab, i)
 
     def refill(i):
         if i + cta.cfg.stages < total:
             yield from cta.sync_consumers(w)
             if w == 0:
-                cta.load(cta.wg(0), i + cta.cfg.stages)
+                cta.load(cta.wg(0), cta.ab, i + cta.cfg.stages)
 
     for t in range(cta.n_tiles):
         yield from cta.mainloop(w, t, refill)

@@ -8,13 +8,13 @@ from .cta import GemmCTA
 
 COOPERATIVE = True
 WARP_SPECIALIZED = True
-DEFAULTS = dict(block_m=128, block_n=256, block_k=64, stages=3, consumers=2)
+DEFAULTS = {"block_m": 128, "block_n": 256, "block_k": 64, "stages": 3, "consumers": 2}
 
 
 def producer(cta: GemmCTA):
     for t in range(cta.n_tiles):
         for kb in range(cta.k_blocks):
-            yield from cta.produce(cta.producer_name, cta.index(t, kb))
+            yield from cta.produce(cta.producer_name, cta.ab, cta.index(t, kb), cta.load)
 
 
 def consumer(cta: GemmCTA, w: int):

@@ -9,7 +9,7 @@ from .ws import producer
 
 COOPERATIVE = False
 WARP_SPECIALIZED = True
-DEFAULTS = dict(block_m=64, block_n=256, block_k=64, stages=4, consumers=2)
+DEFAULTS = {"block_m": 64, "block_n": 256, "block_k": 64, "stages": 4, "consumers": 2}
 
 
 def consumer(cta: GemmCTA, w: int):

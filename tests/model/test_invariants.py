@@ -1,4 +1,5 @@
 """Property tests: whatever the configuration, the model keeps the hardware's rules."""
+import itertools
 import math
 from collections import defaultdict
 
@@ -43,7 +44,7 @@ def test_units_never_exceed_capacity(cfg, n):
         by_unit[i.unit].append((i.start, i.end))
     for unit, ivs in by_unit.items():
         ivs.sort()
-        for (s0, e0), (s1, _) in zip(ivs, ivs[1:]):
+        for (s0, e0), (s1, _) in itertools.pairwise(ivs):
             assert s1 >= e0 - 1e-9, f"{unit} serves two things at once at {s1}"
 
 

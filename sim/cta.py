@@ -1,0 +1,107 @@
+"""What every CTA schedule stands on, attention or GEMM: the SM's units, the barriers' waits (each
+leaves a mark in the trace), the consumers' turns and CTA barrier, a TMA copy, a wgmma group.
+
+The costs live here once, so every variant of both workloads pays the same for the same step:
+
+* wgmma m64nNk16: max(N/2, shared-memory operand bytes / 128 B/clk) + ``wgmma_overhead_clk`` of
+  the tensor pipe (N/4 of math for fp8); results readable ``wgmma_latency_clk`` after the last one.
+* TMA copy: bytes / ``l2_bytes_per_clk_per_sm`` on the copy engine, then ``tma_latency_clk``
+  until the bytes land on the barrier.
+"""
+from __future__ import annotations
+
+import math
+
+import simpy
+
+from .config import DTYPES
+from .engine import MBarrier, Ring, TensorCore, Turns, Unit
+from .hardware import Hardware
+from .trace import Trace
+
+
+def make_units(env: simpy.Environment, hw: Hardware, trace: Trace) -> dict:
+    return {"tensor": TensorCore(env, trace, hw.wgmma_latency_clk),
+            "sfu": Unit(env, "sfu", trace), "fma": Unit(env, "fma", trace),
+            "tma": Unit(env, "tma", trace), "lsu": Unit(env, "lsu", trace)}
+
+
+class CTA:
+    def __init__(self, env: simpy.Environment, hw: Hardware, trace: Trace, dtype: str,
+                 consumers: int, name: str = "", units: dict | None = None):
+        self.env, self.hw, self.trace, self.name = env, hw, trace, name
+        self.el = DTYPES[dtype]
+        self.fp8 = dtype == "fp8"
+        units = units or make_units(env, hw, trace)
+        self.tensor, self.sfu, self.fma, self.tma, self.lsu = (
+            units[u] for u in ("tensor", "sfu", "fma", "tma", "lsu"))
+        self.turns = Turns(env, consumers, hw.mbarrier_clk)
+        # Without a producer the consumers are one loop: before a slot is refilled, every consumer
+        # must be done with it, so they meet at a CTA barrier (bar.sync over the consumer warps).
+        self.cta_bar = MBarrier(env, f"{name}bar.sync", consumers, hw.mbarrier_clk)
+        self._syncs = [0] * consumers
+
+    # --- names ---------------------------------------------------------------------------------
+    def wg(self, w: int) -> str:
+        return f"{self.name}consumer{w}"
+
+    @property
+    def producer_name(self) -> str:
+        return f"{self.name}producer"
+
+    def tile(self, what: str, j: int) -> tuple[str, int]:
+        """Trace tag of block j of `what` ("kv", "ab", "q", ...), unique per CTA on the SM."""
+        return (f"{self.name}{what}", j)
+
+    # --- barriers ------------------------------------------------------------------------------
+    def wait(self, actor: str, bar: MBarrier, parity: int):
+        t0 = self.env.now
+        yield from bar.wait(parity)
+        self.trace.wait(actor, bar.name, t0, self.env.now)
+
+    def sync_consumers(self, w: int):
+        """bar.sync over the consumer warpgroups (the k-th time for each)."""
+        k, self._syncs[w] = self._syncs[w], self._syncs[w] + 1
+        self.cta_bar.arrive()
+        yield from self.wait(self.wg(w), self.cta_bar, k & 1)
+
+    def wait_turn(self, w: int, k: int):
+        t0 = self.env.now
+        yield from self.turns.wait(w, k)
+        self.trace.wait(self.wg(w), "turn", t0, self.env.now)
+
+    def acquire(self, actor: str, ring: Ring, j: int):
+        """Consumer side: wait until block j has landed in its slot."""
+        s, phase = ring.slot(j)
+        yield from self.wait(actor, ring.full[s], phase)
+
+    def release(self, ring: Ring, j: int) -> None:
+        ring.empty[ring.slot(j)[0]].arrive()
+
+    def produce(self, actor: str, ring: Ring, j: int, load):
+        """Producer side: wait until block j's slot is free (the first lap passes), then
+        `load(actor, ring, j)`."""
+        s, phase = ring.slot(j)
+        yield from self.wait(actor, ring.empty[s], phase ^ 1)
+        load(actor, ring, j)
+
+    # --- TMA -----------------------------------------------------------------------------------
+    def tma_copy(self, actor: str, op: str, nbytes: int, bar: MBarrier, tile=None) -> None:
+        """Issue one TMA copy that completes `nbytes` on `bar` (the caller did expect())."""
+        def copy():
+            yield from self.tma.run(actor, op, nbytes / self.hw.l2_bytes_per_clk_per_sm, tile=tile)
+            yield self.env.timeout(self.hw.tma_latency_clk)
+            self.trace.mark(self.env.now, actor, f"landed {op}", tile)
+            bar.complete_tx(nbytes)
+        self.env.process(copy())
+
+    # --- tensor core ---------------------------------------------------------------------------
+    def wgmma(self, w: int, op: str, rows: int, n: int, k: int, a_from_smem: bool, tile):
+        """Issue an async group of wgmma m64nNk16 covering rows × n × k for warpgroup w; return
+        the event warpgroup_mma_wait waits on."""
+        hw, el = self.hw, self.el
+        math_clk = n / 2 / (hw.fp8_speedup if self.fp8 else 1)
+        smem_bytes = (64 * 16 * el if a_from_smem else 0) + n * 16 * el
+        clk = max(math_clk, smem_bytes / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk
+        count = (rows // 64) * math.ceil(k / 16)
+        return self.tensor.issue(self.wg(w), op, count, clk, math_clk, tile)
