@@ -1,0 +1,102 @@
+"""``overlap`` — intra-warpgroup GEMM/softmax overlap (FA3 alg. 2), no role split
+(``sim/attention/overlap.py``).
+
+Each warpgroup issues Q·K_jᵀ and P_{j-1}·V_{j-1} back to back as async wgmmas, waits only for the
+scores (``warpgroup_mma_wait(1)``: the older group, Q·K_jᵀ, is done; P·V may still run), and runs
+softmax j while P_{j-1}·V_{j-1} is still on the tensor cores; then ``warpgroup_mma_wait(0)`` and
+the rescale of O, which needs that P·V landed. The price is registers: S_j and P_{j-1} are live
+at once. With no producer, the consumer warps refill the rings in-line as in ``pipelined``.
+
+The same loop, with a producer and turns (``TURNS``: wait for my turn before issuing the two
+GEMMs, hand it on once both are queued), is the ``fa3`` consumer::
+
+    wait k.full[0]; [turn]; S_0 = Q K_0ᵀ; [pass]; wait; release K_0; softmax 0
+    for j in 1 .. n-1:
+        wait k.full(j), v.full(j-1); [turn]
+        S_j = Q K_jᵀ (async); O += P_{j-1} V_{j-1} (async); [pass]
+        wgmma_wait(1) -> S_j;  release K_j;  softmax j          # under P_{j-1} V_{j-1}
+        wgmma_wait(0) -> O;    release V_{j-1};  rescale O
+    wait v.full(n-1); [turn]; O += P_{n-1} V_{n-1}; [pass]; wait; release V_{n-1}
+    epilogue
+"""
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, warpgroup_mma_wait
+
+from .common import (acquire, epilogue, init_state, load_block, load_q, num_blocks, pass_turn, pv,
+                     qk, q_rows, rescale, single_partition, softmax, tile_position, to_operand,
+                     wait_turn)
+from .ws import REFILL_EACH, release
+
+
+@gluon.jit
+def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
+             STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+             q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
+             WG: gl.constexpr, TURNS: gl.constexpr, REFILL: gl.constexpr,
+             num_warps: gl.constexpr):
+    gl.static_assert(REFILL != 2, "overlap refills each slot as soon as its GEMM is done")
+    M: gl.constexpr = q_smem.type.shape[1]
+    D: gl.constexpr = q_smem.type.shape[2]
+    BN: gl.constexpr = k_ring.type.shape[1]
+    dtype: gl.constexpr = q_smem.dtype
+    row0, m0_cta = tile_position(seqlen, BM, CAUSAL)
+    n = num_blocks(m0_cta, seqlen, BM, BN, CAUSAL)
+    m0 = m0_cta + WG * M
+    if REFILL != 0:  # no producer: fill the rings before the loop (the prologue)
+        load_q(q_desc, q_smem, q_full, row0, m0_cta, 1)
+        for i in gl.static_range(STAGES):
+            load_block(k_desc, k_ring, k_full, i, row0, STAGES, pred=i < n)
+            load_block(v_desc, v_ring, v_full, i, row0, STAGES, pred=i < n)
+    rows = q_rows(m0, M, BN, num_warps)
+    m_i, l_i, acc = init_state(M, D, BN, num_warps)
+    q = q_smem.index(WG)
+    mbarrier.wait(q_full, 0)
+
+    # block 0: the scores alone (nothing to overlap them with yet)
+    ks = acquire(k_full, 0, STAGES)
+    if TURNS:
+        wait_turn(turn, 0, WG)
+    s = qk(q, k_ring.index(ks), num_warps)
+    if TURNS:
+        pass_turn(turn, WG, CONSUMERS)
+    release(k_desc, k_ring, k_full, k_empty, ks, STAGES, n, row0, STAGES, REFILL)
+    p, alpha, m_i, l_i = softmax(s, m_i, l_i, 0, m0, rows, seqlen, qk_scale, BN, CAUSAL)
+    p = to_operand(p, dtype, D, num_warps)
+
+    for j in range(1, n):
+        ks = acquire(k_full, j, STAGES)
+        vs = acquire(v_full, j - 1, STAGES)
+        if TURNS:
+            wait_turn(turn, j, WG)
+        s_tok = qk(q, k_ring.index(ks), num_warps, is_async=True)  # S_j = Q K_jᵀ
+        o_tok = pv(p, v_ring.index(vs), acc, is_async=True)  # O += P_{j-1} V_{j-1}
+        if TURNS:
+            pass_turn(turn, WG, CONSUMERS)  # both queued: the next WG's turn
+        s = warpgroup_mma_wait(1, deps=(s_tok,))  # the scores only
+        release(k_desc, k_ring, k_full, k_empty, ks, j + STAGES, n, row0, STAGES, REFILL)
+        p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL)
+        acc = warpgroup_mma_wait(0, deps=(o_tok,))  # P_{j-1} V_{j-1} done
+        release(v_desc, v_ring, v_full, v_empty, vs, j - 1 + STAGES, n, row0, STAGES, REFILL)
+        acc = rescale(acc, alpha)
+        p = to_operand(p, dtype, D, num_warps)
+
+    # the last P·V
+    vs = acquire(v_full, n - 1, STAGES)
+    if TURNS:
+        wait_turn(turn, n, WG)
+    acc = pv(p, v_ring.index(vs), acc)
+    if TURNS:
+        pass_turn(turn, WG, CONSUMERS)
+    release(v_desc, v_ring, v_full, v_empty, vs, n - 1 + STAGES, n, row0, STAGES, REFILL)
+    epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen)
+
+
+@gluon.jit
+def overlap_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
+                   STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+                   num_warps: gl.constexpr):
+    single_partition(consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM,
+                     STAGES, CONSUMERS, CAUSAL, REFILL_EACH, num_warps)
