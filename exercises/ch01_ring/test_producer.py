@@ -3,7 +3,7 @@ import pytest
 
 from exercises.grading import harness
 
-STAGES, BLOCKS = 2, 9
+STAGES, BLOCKS = 2, 8
 # References first, before any submission code runs in this process.
 REF_CLK = harness.reference_clk("ws", BLOCKS, STAGES)
 REF_CLK_3 = harness.reference_clk("ws", 10, 3, block_n=128)   # 3 × 64 KiB + Q fits 227 KiB

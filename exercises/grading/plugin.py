@@ -113,19 +113,26 @@ def points_of(item) -> float:
 
 
 def pytest_collection_modifyitems(config, items):
-    gpu = _hopper()
+    if _hopper():
+        return
     skip = pytest.mark.skip(reason="needs a Hopper (sm_90a) GPU; none here")
-    tests = []
     for item in items:
-        is_gpu = "gpu" in item.keywords
-        if is_gpu and not gpu:
+        if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_collection_finish(session):
+    """The final list (after -k and --deselect), with points, hidden and gpu flags."""
+    gpu = _hopper()
+    tests = []
+    for item in session.items:
+        is_gpu = "gpu" in item.keywords
         path, lineno = str(item.path), item.location[1]
         hidden = any(a <= lineno <= b for a, b in _hidden_ranges(path))
+        doc = getattr(getattr(item, "function", None), "__doc__", None) or ""
         tests.append({"nodeid": item.nodeid, "name": item.name, "points": points_of(item),
                       "gpu": is_gpu, "skipped": is_gpu and not gpu, "hidden": hidden,
-                      "doc": (item.function.__doc__ or "").strip().split("\n")[0]
-                      if hasattr(item, "function") else ""})
+                      "doc": doc.strip().split("\n")[0]})
     _emit(event="collected", tests=tests)
 
 

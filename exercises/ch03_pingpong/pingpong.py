@@ -1,0 +1,55 @@
+"""Chapter 03 — pingpong: two consumer warpgroups take turns on the tensor core.
+
+In `ws` both consumers wake on the same `full` barrier and issue Q·Kⱼᵀ together; their wgmmas
+share the tensor core instruction by instruction and *both* finish late. Pingpong orders them with
+one mbarrier per warpgroup (``cta.turns.bar[w]``, arrival count 1; Gluon has no named barriers):
+warpgroup w may issue its k-th score GEMM once warpgroup w-1 has passed the turn on, and warpgroup 0
+goes first.
+
+Write:
+
+* ``wait_turn(cta, w, k)`` — a SimPy generator that waits until it is warpgroup w's k-th turn
+  (k = 0, 1, ...), with ``yield from cta.wait(cta.wg(w), bar, parity)`` on ``bar =
+  cta.turns.bar[w]``. Work out the parity: warpgroup 0's first turn must pass at once (a fresh
+  mbarrier counts as having completed the phase before phase 0), the others wait for an arrival.
+* ``pass_turn(cta, w)`` — hand the tensor core to the next warpgroup (``(w + 1) % n``,
+  ``n = cta.turns.n``): one ``arrive()`` on its barrier.
+* the two calls in ``consumer`` — where does the turn begin, and when may it pass on? (The scores
+  must be in before the next warpgroup's GEMM may start.)
+
+Do not use ``cta.wait_turn`` / ``cta.turns.wait`` / ``cta.turns.pass_on``; the grader tests your
+two functions on their own too.
+"""
+
+
+def wait_turn(cta, w, k):
+    ### BEGIN SOLUTION
+    parity = (k & 1) ^ 1 if w == 0 else k & 1
+    yield from cta.wait(cta.wg(w), cta.turns.bar[w], parity)
+    ### END SOLUTION
+
+
+def pass_turn(cta, w):
+    ### BEGIN SOLUTION
+    cta.turns.bar[(w + 1) % cta.turns.n].arrive()
+    ### END SOLUTION
+
+
+def consumer(cta, w):
+    """`ws`'s consumer loop (sim/attention/ws.py) with the turns added."""
+    me = cta.wg(w)
+    yield from cta.wait(me, cta.q_full, 0)
+    for j in range(cta.n_blocks):
+        yield from cta.acquire(me, cta.k, j)
+        ### BEGIN SOLUTION
+        yield from wait_turn(cta, w, j)             # my turn on the tensor core
+        yield cta.qk(w, j)                          # S_j = Q K_jᵀ, then warpgroup_mma_wait
+        pass_turn(cta, w)                           # scores in: the other warpgroup's turn
+        ### END SOLUTION
+        cta.release(cta.k, j)
+        yield from cta.softmax(w, j)
+        yield from cta.rescale_o(w, j)
+        yield from cta.acquire(me, cta.v, j)
+        yield cta.pv(w, j)
+        cta.release(cta.v, j)
+    yield from cta.epilogue(w)
