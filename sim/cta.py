@@ -3,8 +3,9 @@ leaves a mark in the trace), the consumers' turns and CTA barrier, a TMA copy, a
 
 The costs live here once, so every variant of both workloads pays the same for the same step:
 
-* wgmma m64nNk16: max(N/2, shared-memory operand bytes / 128 B/clk) + ``wgmma_overhead_clk`` of
-  the tensor pipe (N/4 of math for fp8); results readable ``wgmma_latency_clk`` after the last one.
+* wgmma m64nNk16: max(2·64·N·16 FLOP / rate — N/2 clk on Hopper, N/4 for fp8 —, shared-memory
+  operand bytes / 128 B/clk) + ``wgmma_overhead_clk`` of the tensor pipe; results readable
+  ``wgmma_latency_clk`` after the last one.
 * TMA copy: bytes / ``l2_bytes_per_clk_per_sm`` on the copy engine, then ``tma_latency_clk``
   until the bytes land on the barrier.
 """
@@ -100,7 +101,8 @@ class CTA:
         """Issue an async group of wgmma m64nNk16 covering rows × n × k for warpgroup w; return
         the event warpgroup_mma_wait waits on."""
         hw, el = self.hw, self.el
-        math_clk = n / 2 / (hw.fp8_speedup if self.fp8 else 1)
+        flops = 2 * 64 * n * 16                     # one m64nNk16
+        math_clk = flops / hw.tensor_flop_per_clk / (hw.fp8_speedup if self.fp8 else 1)
         smem_bytes = (64 * 16 * el if a_from_smem else 0) + n * 16 * el
         clk = max(math_clk, smem_bytes / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk
         count = (rows // 64) * math.ceil(k / 16)

@@ -100,9 +100,11 @@ H100 = Hardware(name="h100")
 H200 = Hardware(name="h200", hbm_bytes_per_s=4.8e12)    # 4.8 TB/s, H200 datasheet
 
 # Blackwell what-if for chapter 06 (a model, not a measurement: no Blackwell here). FA4 §2.2:
-# 8192 dense fp16 FLOP/clk/SM, MUFU still 16 exp/clk/SM; 148 SMs (B200 datasheet), 8 TB/s HBM3e.
-B200 = Hardware(name="b200", sms=148, tensor_flop_per_clk=8192, clock_hz=1.85e9,
-                hbm_bytes_per_s=8.0e12)
+# 8192 dense fp16 FLOP/clk/SM, MUFU still 16 exp/clk/SM; 148 SMs, and 2.25 PF dense bf16
+# (B200 datasheet) = 148 · 8192 · 1.856 GHz; 8 TB/s HBM3e. Assumption, not data: an MMA's fixed
+# cycles shrink with its math cycles (half of Hopper's wgmma overhead).
+B200 = Hardware(name="b200", sms=148, tensor_flop_per_clk=8192, clock_hz=1.856e9,
+                hbm_bytes_per_s=8.0e12, wgmma_overhead_clk=H100.wgmma_overhead_clk / 2)
 
 PRESETS: dict[str, Hardware] = {h.name: h for h in (H100, H200, B200)}
 

@@ -2,9 +2,6 @@
 blank, utilization bars, and the ablation chart (model vs paper vs measured)."""
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 

@@ -1,0 +1,108 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 — Pingpong: two consumers take turns on the tensor core
+#
+# **Question.** Each consumer warpgroup alternates GEMMs (tensor core) and softmax (SFU, FMA pipe).
+# With two consumers, can one's softmax always run under the other's GEMMs?
+#
+# **The idea.** Order them. Consumer w waits for *its turn* before issuing its GEMMs and passes the
+# turn on afterwards (FA3 §3.1, fig. 1). Two GEMMs issued together share the tensor core
+# instruction by instruction and *both* finish late; two softmaxes together share the SFU and both
+# take twice as long. Turns keep them out of each other's way. The turns are mbarriers here
+# (Gluon has no named barriers); FA3's CUDA uses `bar.sync` with named barrier ids.
+
+# %%
+from sim.config import AttentionConfig, GemmConfig
+from sim.hardware import H100
+from sim.plot import gantt, steady_window
+from sim.predict import predict
+
+hw = H100
+shape = dict(batch=4, heads=16, seqlen=8448, headdim=128)
+
+# %% [markdown]
+# ## Attention: `ws` vs `ws_pingpong`
+
+# %%
+preds = {v: predict(AttentionConfig(variant=v, **shape), hw, keep_trace=True)
+         for v in ("ws", "ws_pingpong")}
+for v, p in preds.items():
+    print(f"{v:12s} {p.tflops:5.0f} TFLOP/s   tensor {p.utilization['tensor']:.0%}   "
+          f"SFU {p.utilization['sfu']:.0%}")
+gantt(preds["ws_pingpong"].trace, "ws_pingpong (steady state)",
+      steady_window(preds["ws_pingpong"].trace, 0.1), clock_hz=hw.clock_hz)
+
+# %% [markdown]
+# In `ws_pingpong` the consumer lanes alternate: consumer 0's Q·Kᵀ and P·V (blue) while consumer 1
+# does max → exp → sum (orange, red), then the other way round. The grey bars are dependency stalls
+# inside the softmax: they occupy no unit, which is exactly why another warpgroup's GEMMs can fill
+# them.
+#
+# **What the model says, and where it is unsure.** The paper measures pingpong's gain at about
+# +9-12% (570 → 620-640 TFLOP/s, §3.1). The model gives only a few percent, because in the model
+# two consumers left alone already drift into alternation (see `ws` in chapter 02); on the real
+# machine they evidently don't. How the tensor core arbitrates between two warpgroups' queued
+# wgmmas is not published; `sim/README.md` lists the rules we tried. Chapter 05 and the Proton
+# timelines of the real kernels (issue 5) are where this gets settled.
+#
+# ## GEMM: pingpong hides the epilogue
+#
+# In a GEMM the "softmax" is the epilogue: convert the accumulators, store the tile. In the
+# cooperative `ws` kernel both consumers reach it together and the tensor core waits; in
+# `ws_pingpong` each consumer owns its own tile and stores it under the other's K-loop. The
+# epilogue matters when K is short:
+
+# %%
+import matplotlib.pyplot as plt  # noqa: E402
+
+ks = [256, 512, 1024, 4096]
+rows = {v: [predict(GemmConfig(variant=v, m=8192, n=8192, k=k), hw).tflops for k in ks]
+        for v in ("ws", "ws_pingpong")}
+fig, ax = plt.subplots(figsize=(5.5, 3))
+for v, tf in rows.items():
+    ax.plot(ks, tf, "o-", label=v)
+ax.set_xscale("log", base=2)
+ax.set_xlabel("K (M = N = 8192)")
+ax.set_ylabel("model TFLOP/s")
+ax.legend()
+fig.tight_layout()
+
+# %% [markdown]
+# The model shows the hidden epilogue around K = 1024, and no gain at long K (the epilogue is a
+# rounding error there). At K = 256 pingpong *loses*: each consumer's 64×256 tile moves 40 KiB of
+# A and B per 2 MFLOP, against 48 KiB per 4 MFLOP for the cooperative 128×256 tile, and the copy
+# engine becomes the bottleneck (look at `utilization['tma']`). Tile shape is a trade, not a
+# detail.
+#
+# ## The real kernel
+#
+# `kernels/gemm/ws_pingpong.py`: two consumer warpgroups, each with its own output tile, and two
+# `turn` mbarriers; consumer w waits on `turn[w]` before its K-loop and arrives on the other's when
+# its last wgmmas are issued. Measured numbers, when committed, are in `kernels/results/h200.json`.
+
+# %%
+from course import best_by_variant, measured  # noqa: E402
+
+res = measured("gemm")
+if res is None:
+    print("no committed GEMM measurements yet")
+else:
+    best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
+    print({k: round(v) for k, v in best.items()})
+
+# %% [markdown]
+# **Exercise 03** (`exercises/`): add the turn barriers to a two-consumer schedule so that the
+# consumers' GEMMs never overlap on the tensor core — the grader runs your schedule in the model
+# and checks the tensor lane.

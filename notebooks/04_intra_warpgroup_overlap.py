@@ -1,0 +1,97 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 — Overlap inside one warpgroup, and why three stages lose
+#
+# **Question.** Pingpong puts one warpgroup's softmax under *another's* GEMMs. Can a warpgroup put
+# its softmax under its *own* GEMMs?
+#
+# **The idea** (FA3 §3.2, alg. 2). wgmma is asynchronous. Issue Q·K_jᵀ and, right behind it,
+# P_{j-1}·V_{j-1}; wait only for the scores (`warpgroup_mma_wait(1)`), and compute softmax j while
+# P·V still runs on the tensor core. The price is registers: S_j and P_{j-1} are live at once.
+# FA3 app. B.3 tried a third stage — softmax j under *both* Q·K_{j+1}ᵀ and P_{j-1}·V_{j-1} — and
+# found it slower: two score tiles no longer fit the 240 registers, so the K/V blocks had to shrink.
+
+# %%
+from sim import attention
+from sim.config import AttentionConfig
+from sim.hardware import H100
+from sim.plot import gantt, steady_window
+from sim.predict import predict
+
+hw = H100
+shape = dict(batch=4, heads=16, seqlen=8448, headdim=128)
+
+# %% [markdown]
+# ## One consumer's loop, with and without the overlap
+
+# %%
+preds = {v: predict(AttentionConfig(variant=v, **shape), hw, keep_trace=True)
+         for v in ("pipelined", "overlap")}
+for v, p in preds.items():
+    print(f"{v:10s} {p.tflops:5.0f} TFLOP/s   tensor {p.utilization['tensor']:.0%}")
+gantt(preds["overlap"].trace, "overlap (no producer, no turns): steady state",
+      steady_window(preds["overlap"].trace, 0.1), clock_hz=hw.clock_hz)
+
+# %% [markdown]
+# On each consumer lane the P·V of the previous block (light blue) now runs under the softmax
+# (red, orange) of the current one. Both consumers still meet at the CTA barrier (there is no
+# producer in `overlap`), so they still collide — but the tensor core has P·V to chew on while
+# they do.
+#
+# ## Two stages or three?
+#
+# The model picks the widest K/V block whose registers fit each variant: 176 for two stages, and
+# for three — let it tell you:
+
+# %%
+for v in ("fa3", "overlap3"):
+    cfg = attention.prepare(AttentionConfig(variant=v, **shape), hw)
+    mod = attention.module(v)
+    regs = 64 * 128 // 128 + (mod.LIVE_S * 64 * cfg.block_n + mod.LIVE_P * 64 * cfg.block_n // 2) // 128 + 32
+    p = predict(cfg, hw)
+    print(f"{v:9s} block {cfg.block_m}×{cfg.block_n}, {cfg.stages} smem stages, "
+          f"{regs} registers/thread → {p.tflops:.0f} TFLOP/s")
+
+# %% [markdown]
+# The third stage hides more softmax, but with K/V blocks of 112 instead of 176 every wgmma is
+# narrower (more instructions, each paying its fixed overhead) and every block pays its barrier
+# waits and row reductions over fewer FLOPs. The model, like the paper, finds the 2-stage pipeline
+# faster. Try other head dims:
+
+# %%
+import matplotlib.pyplot as plt  # noqa: E402
+
+ds = [64, 128, 256]
+tf = {v: [predict(AttentionConfig(variant=v, batch=2, heads=2048 // d, seqlen=8192, headdim=d),
+                  hw).tflops for d in ds] for v in ("fa3", "overlap3")}
+fig, ax = plt.subplots(figsize=(5, 3))
+for i, (v, ys) in enumerate(tf.items()):
+    ax.bar([x + 0.38 * i for x in range(len(ds))], ys, 0.38, label=v)
+ax.set_xticks([x + 0.19 for x in range(len(ds))], [f"d {d}" for d in ds])
+ax.set_ylabel("model TFLOP/s (S 8K)")
+ax.legend()
+fig.tight_layout()
+
+# %% [markdown]
+# ## The real kernel
+#
+# The attention kernels (`kernels/attention/`, in progress) implement `overlap` with
+# `warpgroup_mma(..., is_async=True)` and `warpgroup_mma_wait(num_outstanding=1)`; their PTX must
+# hold `wgmma.wait_group.sync.aligned 1`. Measurements will appear in `kernels/results/` and in
+# chapter 05.
+#
+# **Exercise 04** (`exercises/`): the online-softmax update — new max, the rescale factor for the
+# old O and the old row sum — checked on fresh random data. Watch the direction of the factor:
+# FA3's alg. 1 prints its inverse.
