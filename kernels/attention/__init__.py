@@ -58,4 +58,4 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     return (out, lse) if return_lse else out
 
 
-__all__ = ["attention", "config", "flops", "VARIANTS", "HEAD_DIMS", "KERNELS", "check_inputs"]
+__all__ = ["HEAD_DIMS", "KERNELS", "VARIANTS", "attention", "check_inputs", "config", "flops"]

@@ -31,7 +31,12 @@ import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language._core import builtin as _builtin
-from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+)
 from triton.language.core import _unwrap_if_constexpr
 
 try:  # torch is needed to launch and check, not to read this file
@@ -220,7 +225,7 @@ def make_descriptors(q, k, v, cfg: Config):
 
 
 def _launch_options(cfg: Config) -> dict:
-    opts = dict(num_warps=cfg.num_warps)
+    opts = {"num_warps": cfg.num_warps}
     if cfg.maxnreg is not None:
         opts["maxnreg"] = cfg.maxnreg
     return opts
@@ -231,7 +236,7 @@ def grid(B: int, H: int, S: int, cfg: Config) -> tuple[int, int]:
 
 
 def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float) -> None:
-    B, H, S, D = q.shape
+    B, H, S, _ = q.shape
     q_desc, k_desc, v_desc = make_descriptors(q, k, v, cfg)
     kernel[grid(B, H, S, cfg)](q_desc, k_desc, v_desc, o, lse, S, scale * LOG2E,
                                cfg.BM, cfg.stages, cfg.consumers, causal, **_launch_options(cfg))
@@ -475,6 +480,7 @@ def allocate(q_desc, k_desc, v_desc, STAGES: gl.constexpr, PARTS: gl.constexpr,
     if TURNS:
         for w in gl.static_range(CONSUMERS):
             mbarrier.init(turn.index(w), count=1)
+    fence_async_shared()  # the initialised barriers are visible to the TMA unit (async proxy)
     return q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn
 
 

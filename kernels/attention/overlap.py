@@ -25,9 +25,24 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, warpgroup_mma_wait
 
-from .common import (acquire, epilogue, init_state, load_block, load_q, num_blocks, pass_turn, pv,
-                     qk, q_rows, rescale, single_partition, softmax, tile_position, to_operand,
-                     wait_turn)
+from .common import (
+    acquire,
+    epilogue,
+    init_state,
+    load_block,
+    load_q,
+    num_blocks,
+    pass_turn,
+    pv,
+    q_rows,
+    qk,
+    rescale,
+    single_partition,
+    softmax,
+    tile_position,
+    to_operand,
+    wait_turn,
+)
 from .ws import REFILL_EACH, release
 
 

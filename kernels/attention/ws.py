@@ -26,9 +26,25 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 
-from .common import (acquire, epilogue, init_state, load_block, load_q, num_blocks, pass_turn,
-                     producer, pv, qk, q_rows, rescale, softmax, tile_position, to_operand,
-                     wait_turn, warp_specialized)
+from .common import (
+    acquire,
+    epilogue,
+    init_state,
+    load_block,
+    load_q,
+    num_blocks,
+    pass_turn,
+    producer,
+    pv,
+    q_rows,
+    qk,
+    rescale,
+    softmax,
+    tile_position,
+    to_operand,
+    wait_turn,
+    warp_specialized,
+)
 
 NO_REFILL = gl.constexpr(0)  # a producer warp loads (ws, ws_pingpong)
 REFILL_EACH = gl.constexpr(1)  # in-line: refill a slot as soon as its GEMM is done (pipelined)

@@ -1,0 +1,154 @@
+"""CPU-only checks of the Gluon attention ladder: each variant compiles for sm_90a without a GPU,
+and its PTX has what its name claims (TMA, mbarrier waits, wgmma with P from registers, async
+wgmma + wait_group 1 for the overlap variants, setmaxnreg only where there are roles). Bad inputs
+raise the documented errors. Compiles are cached per session (about a second each)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton.experimental.gluon")
+
+from kernels.attention import KERNELS, VARIANTS, attention, check_inputs, common, config
+
+WS = ("ws", "ws_pingpong", "fa3")
+OVERLAP = ("overlap", "fa3")
+TURNS = ("ws_pingpong", "fa3")
+
+
+@pytest.fixture(scope="session")
+def compiled():
+    cache = {}
+
+    def get(variant, d=128, causal=False, dtype=torch.float16, stages=None):
+        key = (variant, d, causal, dtype, stages)
+        if key not in cache:
+            cfg = config(variant, d, causal, stages)
+            cache[key] = (cfg, common.compile_sm90(KERNELS[variant], cfg, dtype, causal))
+        return cache[key]
+
+    return get
+
+
+def count(ptx: str, pattern: str) -> int:
+    return len(re.findall(pattern, ptx))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_ptx_has_the_hopper_pieces(compiled, variant):
+    cfg, k = compiled(variant)
+    ptx = k.asm["ptx"]
+    assert ".target sm_90a" in ptx
+    assert count(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global") >= 3, "no TMA of Q, K, V"
+    assert count(ptx, r"mbarrier\.try_wait\.parity") >= 3, "no mbarrier waits"
+    assert count(ptx, r"mbarrier\.arrive\.expect_tx") >= 3, "TMA not tracked by expect-tx bytes"
+    assert count(ptx, r"wgmma\.mma_async") >= 1, "no wgmma"
+    # P·V takes P from registers (wgmma RS: the A operand is a register list, not a descriptor)
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16 \{[^}]*\}, \{", ptx)
+    assert count(ptx, r"ex2\.approx") >= 1, "softmax without exp2"
+    if variant in WS:
+        assert count(ptx, r"setmaxnreg\.inc") >= 1 and count(ptx, r"setmaxnreg\.dec") >= 1
+        assert re.search(r"\.maxnreg\s+\d+", ptx), "setmaxnreg needs a register cap at entry"
+        assert k.metadata.num_warps == 4 * (cfg.consumers + 1)  # consumers + the producer's WG
+    else:
+        assert "setmaxnreg" not in ptx, f"{variant} should not reallocate registers"
+        assert k.metadata.num_warps == 4 * cfg.consumers
+    if variant in OVERLAP:
+        assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 1;") >= 1, "no wait for the scores alone"
+        assert count(ptx, r"wgmma\.commit_group") >= 2
+    else:
+        assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 1;") == 0, "only overlap keeps a GEMM in flight"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_rings_and_barriers(compiled, variant):
+    """mbarriers initialised: q_full + K and V full (+ empty where a producer refills them)
+    (+ one turn per consumer where consumers take turns); shared memory follows the rings."""
+    cfg, k = compiled(variant)
+    inits = count(k.asm["ptx"], r"mbarrier\.init\.shared")
+    s, c = cfg.stages, cfg.consumers
+    expected = 1 + 2 * s + (2 * s if variant in WS else 0) + (c if variant in TURNS else 0)
+    assert inits == expected, f"{inits} mbarrier inits, expected {expected}"
+    assert cfg.smem_bytes() - 1024 <= k.metadata.shared <= common.SMEM_PER_BLOCK
+    assert cfg.stages == (1 if variant == "sequential" else 2)
+
+
+def test_pingpong_hands_turns_over(compiled):
+    """Turns are plain (no-tx) arrives, on top of the ring releases ws already has."""
+    plain = r"mbarrier\.arrive\.shared::cta\.b64"
+    ws = count(compiled("ws")[1].asm["ptx"], plain)
+    assert count(compiled("ws_pingpong")[1].asm["ptx"], plain) > ws
+    assert count(compiled("pipelined")[1].asm["ptx"], plain) == 0  # no producer: bar.sync only
+
+
+@pytest.mark.parametrize("d,causal,dtype", [(64, False, torch.float16), (256, True, torch.float16),
+                                            (128, True, torch.bfloat16)])
+def test_fa3_other_shapes(compiled, d, causal, dtype):
+    cfg, k = compiled("fa3", d, causal, dtype)
+    ptx = k.asm["ptx"]
+    kind = "f16.f16" if dtype == torch.float16 else "bf16.bf16"
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{cfg.BN}k16\.f32\.{kind}", ptx)
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k16\.f32\.{kind}", ptx)
+    assert count(ptx, rf"setmaxnreg\.inc\.sync\.aligned\.u32\s+{cfg.consumer_regs};") >= 1
+    assert k.metadata.num_warps == 4 * (cfg.consumers + 1)
+    if d == 64:
+        assert cfg.consumers == 3 and cfg.BM == 192  # FA3's d64 tile: 3 consumer warpgroups
+
+
+def test_configs():
+    assert (config("fa3", 64).BM, config("fa3", 64).BN) == (192, 128)
+    assert (config("fa3", 128).BM, config("fa3", 128).BN) == (128, 128)
+    assert (config("fa3", 256).BM, config("fa3", 256).BN) == (128, 64)
+    assert config("overlap", 64).BM == 128  # no 12-warp partition: 192 rows is not a power of 2
+    for v in VARIANTS:
+        for d in (64, 128, 256):
+            cfg = config(v, d)
+            assert cfg.smem_bytes() <= common.SMEM_PER_BLOCK
+            if cfg.warp_specialized:
+                assert 128 * (cfg.consumers * cfg.consumer_regs + cfg.producer_regs) <= 65536
+    with pytest.raises(ValueError, match="227 KiB shared memory per block"):
+        config("fa3", 256, stages=4)
+    with pytest.raises(ValueError, match="one-slot ring"):
+        config("sequential", 128, stages=2)
+    with pytest.raises(ValueError, match="stages must be in 2..4"):
+        config("ws", 128, stages=1)
+    assert common.flops(4, 16, 8448, 128, False) == 4 * 4 * 16 * 8448**2 * 128
+    assert common.flops(4, 16, 8448, 128, True) == 2 * 4 * 16 * 8448**2 * 128
+
+
+# ------------------------------------------------------------------------------- bad inputs
+def t(*shape, dtype=torch.float16):
+    return torch.empty(*shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("q,k,v,exc,match", [
+    (t(1, 2, 64, 64, dtype=torch.float32),) * 3 + (TypeError, "float16 or torch.bfloat16"),
+    (t(1, 2, 64, 64), t(1, 2, 64, 64, dtype=torch.bfloat16), t(1, 2, 64, 64), TypeError, "same dtype"),
+    (t(2, 64, 64), t(2, 64, 64), t(2, 64, 64), ValueError, "4-D"),
+    (t(1, 2, 64, 64), t(1, 2, 32, 64), t(1, 2, 64, 64), ValueError, "same shape"),
+    (t(1, 2, 64, 96),) * 3 + (ValueError, "head dim must be one of"),
+    (t(1, 2, 0, 64),) * 3 + (ValueError, "positive"),
+    (t(1, 64, 2, 64).transpose(1, 2), t(1, 2, 64, 64), t(1, 2, 64, 64), ValueError, "contiguous"),
+    (t(1, 2, 64, 64),) * 3 + (ValueError, "CUDA device"),  # valid form, but on the CPU
+])
+def test_bad_inputs_raise(q, k, v, exc, match):
+    with pytest.raises(exc, match=match):
+        attention(q, k, v)
+
+
+def test_misaligned_pointer():
+    base = torch.empty(2 * 64 * 64 + 4, dtype=torch.float16)
+    q = base[4:].view(1, 2, 64, 64)  # 8 bytes past an aligned start
+    with pytest.raises(ValueError, match="16-byte aligned"):
+        check_inputs(q, t(1, 2, 64, 64), t(1, 2, 64, 64), "fa3", require_gpu=False)
+
+
+def test_not_tensors_and_bad_variant():
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        attention([[1.0]], [[1.0]], [[1.0]])
+    with pytest.raises(ValueError, match="variant must be one of"):
+        attention(t(1, 2, 64, 64), t(1, 2, 64, 64), t(1, 2, 64, 64), variant="fast")
+    check_inputs(t(1, 2, 77, 64), t(1, 2, 77, 64), t(1, 2, 77, 64), "fa3", require_gpu=False)
+    assert set(VARIANTS) == set(KERNELS)
