@@ -1,0 +1,90 @@
+"""Grader for chapter 04 (math): the online update against a float64 softmax of the whole row,
+on fresh random data every run."""
+import numpy as np
+import pytest
+
+from exercises.grading import harness
+
+RNG = np.random.default_rng()          # fresh data each grading run: no answer to memorise
+
+
+def reference(s, v):
+    """Plain softmax(s) @ v and logsumexp in float64, the whole row at once."""
+    m = s.max(axis=1, keepdims=True)
+    p = np.exp(s - m)
+    return (p / p.sum(axis=1, keepdims=True)) @ v, (m[:, 0] + np.log(p.sum(axis=1)))
+
+
+def blocks(rows=32, n=160, d=16, block=32, spread=6.0):
+    s = RNG.normal(0, spread, (rows, n))
+    s += np.linspace(0, 3 * spread, n)[None, :] * RNG.choice([-1, 1], (rows, 1))   # max moves
+    v = RNG.normal(size=(n, d))
+    return s, v, [(s[:, i:i + block], v[i:i + block]) for i in range(0, n, block)]
+
+
+def run(sub, parts, rows, d):
+    m, l, o = sub.init(rows, d)
+    for s_j, v_j in parts:
+        m, l, o = sub.update(m, l, o, s_j.copy(), v_j.copy())
+    return m, l, o
+
+
+def sub():
+    return harness.load_submission(__file__, "online_softmax.py")
+
+
+@pytest.mark.points(2)
+def test_running_max_and_sum():
+    """After every block, m is the row max so far and l = Σ exp(s - m) so far."""
+    s_mod = sub()
+    s, v, parts = blocks()
+    m, l, o = s_mod.init(32, 16)
+    seen = 0
+    for s_j, v_j in parts:
+        m, l, o = s_mod.update(m, l, o, s_j.copy(), v_j.copy())
+        seen += s_j.shape[1]
+        ref_m = s[:, :seen].max(axis=1)
+        np.testing.assert_allclose(m, ref_m, rtol=1e-12)
+        np.testing.assert_allclose(l, np.exp(s[:, :seen] - ref_m[:, None]).sum(axis=1), rtol=1e-10)
+
+
+@pytest.mark.points(2)
+def test_output_rescale():
+    """o / l after all blocks equals softmax(s) @ v (relative error 1e-9): the rescale of o."""
+    s_mod = sub()
+    for block in (16, 32, 48):
+        s, v, parts = blocks(block=block)
+        m, l, o = run(s_mod, parts, 32, 16)
+        ref, _ = reference(s, v)
+        np.testing.assert_allclose(o / l[:, None], ref, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.points(1)
+def test_finalize():
+    """finalize gives O and the log-sum-exp (from a state built here, not by your update)."""
+    s_mod = sub()
+    s, v, _ = blocks(rows=8, n=96)
+    m = s.max(axis=1)
+    p = np.exp(s - m[:, None])
+    out, lse = s_mod.finalize(m, p.sum(axis=1), p @ v)
+    ref, ref_lse = reference(s, v)
+    np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(lse, ref_lse, rtol=1e-12)
+
+
+### BEGIN HIDDEN TESTS
+@pytest.mark.points(1)
+def test_masked_rows():
+    """Rows masked (-inf) in the first blocks, and one row masked everywhere: no NaN, right answer."""
+    s_mod = sub()
+    s, v, _ = blocks(rows=6, n=96)
+    s[:3, :48] = -np.inf           # rows 0-2: the first 48 keys masked
+    s[5, :] = -np.inf              # row 5: everything masked
+    parts = [(s[:, i:i + 32], v[i:i + 32]) for i in range(0, 96, 32)]
+    out, lse = s_mod.finalize(*run(s_mod, parts, 6, 16))
+    assert np.isfinite(out).all(), "NaN or inf in the output"
+    ref, ref_lse = reference(s[:5], v)
+    np.testing.assert_allclose(out[:5], ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(lse[:5], ref_lse, rtol=1e-12)
+    assert (out[5] == 0).all() and np.isneginf(lse[5])
+### END HIDDEN TESTS
