@@ -91,13 +91,10 @@ except ValueError as e:
 # slider to see the timeline change (without widgets, the figures above are the same story).
 
 # %%
-try:
-    from ipywidgets import IntSlider, interact
+from course import explore  # noqa: E402
 
-    interact(lambda stages: timeline("pipelined" if stages > 1 else "sequential", stages),
-             stages=IntSlider(value=2, min=1, max=3, description="stages"))
-except ImportError:
-    print("ipywidgets is not installed: the static figures above tell the same story")
+explore(lambda stages: timeline("pipelined" if stages > 1 else "sequential", stages),
+        stages=(1, 3, 1, 2))
 
 # %% [markdown]
 # ## The real kernels

@@ -86,7 +86,30 @@ for v, p in preds.items():
 # (`sfu`) run together while the tensor core waits; the grey `bar.sync` waits on the consumer
 # lanes are the CTA barrier. In `ws` the two consumers drift apart and one's softmax lands under the
 # other's GEMMs. (Chapter 03 makes that alternation deliberate.)
-#
+
+# %% [markdown]
+# How many consumer warpgroups? FA3 uses 3 at d 64 (192-row tiles) and 2 at d 128. Try it — the
+# register budget per consumer shrinks as they multiply:
+
+# %%
+from course import explore  # noqa: E402
+
+
+def ws_with(consumers, headdim):
+    try:
+        p = predict(AttentionConfig(variant="ws", batch=2, heads=2048 // headdim, seqlen=4096,
+                                    headdim=headdim, consumers=consumers,
+                                    block_m=64 * consumers, block_n=128), hw)
+    except ValueError as e:
+        print(e)
+        return
+    print(f"ws, {consumers} consumers, d {headdim}: {p.tflops:.0f} TFLOP/s, "
+          f"tensor {p.utilization['tensor']:.0%}")
+
+
+explore(ws_with, consumers=(1, 3, 1, 2), headdim=(64, 256, 64, 128))
+
+# %% [markdown]
 # ## The real kernel
 #
 # `kernels/gemm/ws.py` is a warp-specialized GEMM in Gluon: `gl.warp_specialize` runs the

@@ -45,6 +45,28 @@ gantt(preds["ws_pingpong"].trace, "ws_pingpong (steady state)",
       steady_window(preds["ws_pingpong"].trace, 0.1), clock_hz=hw.clock_hz)
 
 # %% [markdown]
+# Change the head dim and the K/V block and watch the alternation hold or break (the model refuses
+# tiles that do not fit the registers or shared memory, and says why):
+
+# %%
+from course import explore  # noqa: E402
+
+
+def pingpong_at(headdim, block_n):
+    try:
+        p = predict(AttentionConfig(variant="ws_pingpong", batch=2, heads=2048 // headdim,
+                                    seqlen=4096, headdim=headdim, block_n=block_n), hw,
+                    keep_trace=True)
+    except ValueError as e:
+        print(e)
+        return
+    gantt(p.trace, f"ws_pingpong, d {headdim}, block_n {block_n}: {p.tflops:.0f} TFLOP/s",
+          steady_window(p.trace, 0.1), clock_hz=hw.clock_hz)
+
+
+explore(pingpong_at, headdim=(64, 256, 64, 128), block_n=(64, 256, 16, 176))
+
+# %% [markdown]
 # In `ws_pingpong` the consumer lanes alternate: consumer 0's Q·Kᵀ and P·V (blue) while consumer 1
 # does max → exp → sum (orange, red), then the other way round. The grey bars are dependency stalls
 # inside the softmax: they occupy no unit, which is exactly why another warpgroup's GEMMs can fill

@@ -42,3 +42,15 @@ def best_by_variant(rows: list[dict], **where) -> dict[str, float]:
         if all(r.get(k) == v for k, v in where.items()) and r.get("ok", True) and "tflops" in r:
             best[r["variant"]] = max(best.get(r["variant"], 0.0), r["tflops"])
     return best
+
+
+def explore(fn, **sliders) -> None:
+    """Redraw `fn(**values)` from sliders (ipywidgets), each given as (min, max, step, value).
+    Without ipywidgets, say so: the chapter's static figures tell the same story."""
+    try:
+        from ipywidgets import IntSlider, interact
+    except ImportError:
+        print("ipywidgets is not installed: the static figures above tell the same story")
+        return
+    interact(fn, **{name: IntSlider(min=lo, max=hi, step=step, value=value, description=name)
+                    for name, (lo, hi, step, value) in sliders.items()})
