@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kernels.bench import RESULTS_DIR, _smi, environment, gpu_slug, measure
 
-VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
+VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3", "fa3:s3")
 PEERS = ("sdpa_flash", "sdpa_cudnn")
 TOL = {"float16": 4e-3, "bfloat16": 2.5e-2}
 CHECK_HEADS = 2
@@ -57,7 +57,7 @@ def peer_fn(name, q, k, v, causal):
 def one_setting(B, H, S, D, causal, dtype, variants, gen, rows):
     import torch
 
-    from kernels.attention import attention, flops
+    from kernels.attention import attention, config, flops
 
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
     ref = reference(q, k, v, causal)
@@ -72,7 +72,10 @@ def one_setting(B, H, S, D, causal, dtype, variants, gen, rows):
                 fn = peer_fn(name, q, k, v, causal)
                 o = fn()
             else:
-                fn = lambda n=name, q=q, k=k, v=v, o=out: attention(q, k, v, causal=causal, variant=n, out=o)
+                variant, _, st = name.partition(":s")  # "fa3:s3": fa3 with a 3-slot ring
+                row["stages"] = config(variant, D, causal, int(st) if st else None).stages
+                fn = lambda n=variant, s=(int(st) if st else None), q=q, k=k, v=v, o=out: attention(
+                    q, k, v, causal=causal, variant=n, stages=s, out=o)
                 out.fill_(float("nan"))  # poison: an unwritten element fails the check
                 o = fn()
             torch.cuda.synchronize()
@@ -143,7 +146,7 @@ def main(argv=None) -> int:
     for causal in ((False,) if args.quick else (False, True)):
         one_setting(4, 16, 8448, 128, causal, torch.float16, variants, gen, rows)
     if args.sweep:
-        sweep_variants = [v for v in variants if v == "fa3"]
+        sweep_variants = [v for v in variants if v == "fa3"]  # (not fa3:s3)
         for D in (64, 128, 256):
             for S in (1024, 4096, 16384):
                 for causal in (False, True):
