@@ -23,7 +23,7 @@ def cmd_grade(args) -> int:
     if not path.exists():
         print(f"no such submission: {path}", file=sys.stderr)
         return 2
-    results = runner.grade(path, args.only, args.jobs, args.timeout, args.k)
+    results = runner.grade(path, args.only, args.jobs, args.timeout, args.k, args.test)
     released = runner.released()
     if args.json:
         print(report.dumps(report.to_json(results, released)))
@@ -48,6 +48,12 @@ def cmd_release(args) -> int:
     return 0
 
 
+def cmd_gradescope(args) -> int:
+    from .grading.release import gradescope_zip
+    print(f"wrote {gradescope_zip(Path(args.out))} (upload it as the Gradescope autograder)")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m exercises", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -57,6 +63,7 @@ def main(argv=None) -> int:
     g.add_argument("path", nargs="?")
     g.add_argument("--only", action="append", metavar="EXERCISE", help="grade only this exercise (repeatable)")
     g.add_argument("-k", metavar="EXPR", help="only tests matching this pytest -k expression")
+    g.add_argument("--test", metavar="NAME", help="only the test of exactly this name")
     g.add_argument("--json", action="store_true", help="print the results as JSON")
     g.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json here "
                    "(default /autograder/results/results.json when that folder exists)")
@@ -67,8 +74,11 @@ def main(argv=None) -> int:
     r = sub.add_parser("release", help="write the student copy")
     r.add_argument("dest")
     r.add_argument("--force", action="store_true", help="replace DEST if it exists")
+    z = sub.add_parser("gradescope", help="write the Gradescope autograder zip (source tests, hidden included)")
+    z.add_argument("out")
     args = p.parse_args(argv)
-    return {"list": cmd_list, "grade": cmd_grade, "release": cmd_release}[args.cmd](args)
+    return {"list": cmd_list, "grade": cmd_grade, "release": cmd_release,
+            "gradescope": cmd_gradescope}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -181,7 +181,12 @@ def run_cta(producer=None, consumer=None, variant: str = "ws", n_blocks: int = 8
                 error = f"not finished after {limit_clk:.0f} clk (a role loops forever?)"
                 break
             env.step()
-        finished = done.triggered
+        finished = done.triggered and done.ok
+        if done.triggered and not done.ok:
+            exc = done.value
+            error = f"a role raised {type(exc).__name__}: {exc}"
+            if isinstance(exc, Exception):
+                done.defused = True
     except RuntimeError as e:
         msg = str(e)
         error = ("deadlock: every role is waiting on a barrier that will never complete"

@@ -113,6 +113,11 @@ def points_of(item) -> float:
 
 
 def pytest_collection_modifyitems(config, items):
+    only = os.environ.get("EXERCISES_ONLY_TEST")
+    if only:   # exact test name (pytest -k matches substrings: test_softmax ⊂ test_softmax_masked)
+        keep = [i for i in items if i.name == only]
+        config.hook.pytest_deselected(items=[i for i in items if i.name != only])
+        items[:] = keep
     if _hopper():
         return
     skip = pytest.mark.skip(reason="needs a Hopper (sm_90a) GPU; none here")

@@ -117,7 +117,8 @@ def _read_events(path: Path) -> list[dict]:
 
 
 def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFAULT_TEST_TIMEOUT,
-                 keyword: str | None = None, wall: float | None = None) -> ExerciseResult:
+                 keyword: str | None = None, wall: float | None = None,
+                 test: str | None = None) -> ExerciseResult:
     t0 = time.monotonic()
     result = ExerciseResult(ex)
     sub = find_submission(submission_root, ex) if submission_root else None
@@ -129,6 +130,9 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
         env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg", PYTHONHASHSEED="0",
                    PYTHONDONTWRITEBYTECODE="1", EXERCISES_STAGE=str(folder))
         env.pop("EXERCISES_REPORT", None)
+        env.pop("EXERCISES_ONLY_TEST", None)
+        if test:
+            env["EXERCISES_ONLY_TEST"] = test
         tests: dict[str, TestResult] = {}
         order: list[str] = []
         done: set[str] = set()
@@ -193,7 +197,8 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
 
 
 def grade(submission_root: Path | None, only: list[str] | None = None, jobs: int | None = None,
-          test_timeout: int = DEFAULT_TEST_TIMEOUT, keyword: str | None = None) -> list[ExerciseResult]:
+          test_timeout: int = DEFAULT_TEST_TIMEOUT, keyword: str | None = None,
+          test: str | None = None) -> list[ExerciseResult]:
     names = exercises()
     if only:
         unknown = sorted(set(only) - set(names))
@@ -202,7 +207,8 @@ def grade(submission_root: Path | None, only: list[str] | None = None, jobs: int
         names = [n for n in names if n in only]
     jobs = jobs or max(1, min(len(names), os.cpu_count() or 1))
     with ThreadPoolExecutor(jobs) as pool:
-        return list(pool.map(lambda n: run_exercise(n, submission_root, test_timeout, keyword), names))
+        return list(pool.map(lambda n: run_exercise(n, submission_root, test_timeout, keyword,
+                                                  test=test), names))
 
 
 __all__ = ["grade", "run_exercise", "exercises", "released", "SOLUTION_BEGIN"]

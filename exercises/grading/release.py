@@ -1,0 +1,226 @@
+"""`python -m exercises release DEST`: the student copy.
+
+DEST gets ``exercises/`` with every solution block replaced by ``raise NotImplementedError``,
+hidden-test blocks and ``hidden/`` folders removed, ``wrong/`` left out and a ``RELEASED`` marker
+(so ``grade`` there says "public tests passed"); ``sim/`` (the model the exercises run on);
+``requirements.txt``, ``pytest.ini``, a README, and the GitHub Classroom workflow
+``.github/workflows/classroom.yml`` with one autograding step per public CPU test.
+
+`python -m exercises gradescope OUT.zip`: the instructor's autograder for Gradescope — the
+*source* exercises (hidden tests included), ``sim/``, ``setup.sh`` and ``run_autograder``.
+"""
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+from .runner import PACKAGE, ROOT, exercises
+from .source import hidden_lines, meta, solution_lines, strip
+
+REQUIREMENTS = """\
+# pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu
+simpy==4.1.2
+numpy>=1.26,<2.4
+matplotlib>=3.8
+pytest>=8
+pytest-timeout>=2.3
+torch
+triton==3.6.0
+"""
+SKIP = ("__pycache__", "*.pyc", "wrong", "hidden", "RELEASED", ".pytest_cache")
+
+
+class LeakError(RuntimeError):
+    pass
+
+
+def public_tests(test_file_text: str) -> list[tuple[str, float]]:
+    """(test name, points) of the CPU tests in a (released) test file."""
+    out = []
+    for node in ast.parse(test_file_text).body:
+        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
+            continue
+        points, gpu = 0.0, False
+        for d in node.decorator_list:
+            src = ast.unparse(d)
+            if src.startswith("pytest.mark.points("):
+                points = float(ast.literal_eval(d.args[0]))
+            if src == "pytest.mark.gpu":
+                gpu = True
+        if not gpu:
+            out.append((node.name, points))
+    return out
+
+
+def classroom_workflow(tests: list[tuple[str, str, float]]) -> str:
+    steps, runners, env = [], [], []
+    for ex, name, pts in tests:
+        sid = f"{ex}-{name}".replace("_", "-").lower()
+        runners.append(sid)
+        env.append(f'        {sid.upper()}_RESULTS: "${{{{steps.{sid}.outputs.result}}}}"')
+        steps.append(f"""\
+    - name: {ex} {name}
+      id: {sid}
+      uses: classroom-resources/autograding-command-grader@v1
+      with:
+        test-name: {ex} {name}
+        setup-command: ''
+        command: python -m exercises grade --only {ex} --test {name} --require-full
+        timeout: 10
+        max-score: {int(pts) if float(pts).is_integer() else pts}""")
+    return f"""\
+# Written by `python -m exercises release`: one autograding step per public CPU test, worth its
+# points (a test passes or earns nothing). Hidden tests and GPU tests are not run here: the
+# instructor grades those with `python -m exercises grade` from the source (or on Gradescope).
+name: Autograding Tests
+'on': [push, repository_dispatch]
+permissions:
+  checks: write
+  actions: read
+  contents: read
+jobs:
+  run-autograding-tests:
+    runs-on: ubuntu-latest
+    if: github.actor != 'github-classroom[bot]'
+    steps:
+    - name: Checkout code
+      uses: actions/checkout@v4
+    - name: Set up Python
+      uses: actions/setup-python@v5
+      with:
+        python-version: '3.11'
+    - name: Install
+      run: pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu
+{chr(10).join(steps)}
+    - name: Autograding Reporter
+      uses: classroom-resources/autograding-grading-reporter@v1
+      env:
+{chr(10).join(env)}
+      with:
+        runners: {','.join(runners)}
+"""
+
+
+def release(dest: Path, force: bool = False) -> Path:
+    dest = dest.resolve()
+    if dest.exists():
+        if not force and any(dest.iterdir()):
+            raise SystemExit(f"{dest} exists and is not empty (use --force to replace it)")
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    out = dest / "exercises"
+    shutil.copytree(PACKAGE, out, ignore=shutil.ignore_patterns(*SKIP))
+    secrets: list[tuple[str, str]] = []
+    for src in sorted(PACKAGE.rglob("*.py")):
+        rel = src.relative_to(PACKAGE)
+        if any(p in ("wrong", "hidden", "__pycache__") for p in rel.parts):
+            continue
+        text = src.read_text(encoding="utf-8")
+        secrets += [(str(rel), s) for s in solution_lines(text) + hidden_lines(text)]
+        (out / rel).write_text(strip(text), encoding="utf-8")
+    (out / "RELEASED").write_text(json.dumps({"released": dt.date.today().isoformat()}) + "\n")
+    shutil.copytree(ROOT / "sim", dest / "sim", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (dest / "requirements.txt").write_text(REQUIREMENTS)
+    (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n"
+                                     "addopts = --import-mode=importlib -p exercises.grading.plugin\n")
+    (dest / ".gitignore").write_text("__pycache__/\n*.pyc\n.venv/\n.pytest_cache/\n")
+    tests = []
+    for ex in exercises(out):
+        for tf in sorted((out / ex).glob("test_*.py")):
+            tests += [(ex, n, p) for n, p in public_tests(tf.read_text(encoding="utf-8"))]
+    wf = dest / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "classroom.yml").write_text(classroom_workflow(tests))
+    rows = "\n".join(f"| `{ex}` | {meta(out / ex)['title']} | `{'`, `'.join(meta(out / ex)['submission'])}` |"
+                     for ex in exercises(out))
+    (dest / "README.md").write_text(f"""# Hopper warp specialization — exercises
+
+Fill in the places marked `# YOUR CODE HERE` (each raises `NotImplementedError` until you do).
+
+| exercise | task | you edit |
+|---|---|---|
+{rows}
+
+Each exercise folder has a README with the statement, hints and points.
+
+```bash
+pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu
+python -m exercises grade                     # every exercise: a table of points
+python -m exercises grade --only ch01_ring -v # one exercise, with the failure messages
+```
+
+These are the **public** tests; the instructor's grading adds hidden ones, so "public tests
+passed" is not yet full marks. `sim/` is the course's model: read it, but write your own code —
+the graders hide the helpers that would do an exercise for you. Pushing runs the same public tests
+on GitHub Classroom (`.github/workflows/classroom.yml`).
+""")
+    check_no_leak(dest, secrets)
+    return dest
+
+
+def check_no_leak(dest: Path, secrets: list[tuple[str, str]]) -> None:
+    """No released file may hold a *distinctive* solution or hidden-test line: one that the public
+    (stripped) source holds nowhere, e.g. a README quoting a solution. (Generic lines such as
+    ``@pytest.mark.points(1)`` are public anyway.) Also no block marker may survive."""
+    released = {p: p.read_text(encoding="utf-8", errors="replace")
+                for p in (dest / "exercises").rglob("*") if p.is_file()}
+    public = "\n".join(released.values())
+    leaks = []
+    for p, t in released.items():
+        for marker in ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS"):
+            if any(line.strip() == marker for line in t.splitlines()):
+                leaks.append(f"{p.relative_to(dest)}: a {marker!r} block survived")
+    # distinctive: absent from the stripped .py sources (what the release is meant to hold)
+    stripped = "\n".join(strip(q.read_text(encoding="utf-8")) for q in PACKAGE.rglob("*.py")
+                         if not any(x in ("wrong", "hidden", "__pycache__") for x in q.parts))
+    for rel, line in secrets:
+        if line in stripped:
+            continue
+        for p, t in released.items():
+            if line in t:
+                leaks.append(f"{p.relative_to(dest)}: {line!r} (from {rel})")
+    del public
+    if leaks:
+        raise LeakError("solution or hidden-test text in the release:\n" + "\n".join(leaks[:20]))
+
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Gradescope calls this. The submission is the student's repo (or its exercises/ folder, or the
+# exercise files themselves, uploaded flat; see exercises/README.md).
+set -uo pipefail
+cd /autograder/source
+python3 -m exercises grade /autograder/submission --gradescope /autograder/results/results.json \\
+    --jobs 2 > /autograder/results/grade.txt 2>&1
+cat /autograder/results/grade.txt
+"""
+SETUP = """\
+#!/usr/bin/env bash
+# Gradescope image set-up (Ubuntu, python3 + pip).
+set -euo pipefail
+apt-get update -qq && apt-get install -y -qq python3 python3-pip > /dev/null
+pip3 install -q -r /autograder/source/requirements.txt \\
+    --extra-index-url https://download.pytorch.org/whl/cpu
+"""
+
+
+def gradescope_zip(out_zip: Path) -> Path:
+    out_zip = out_zip.resolve()
+    out_zip.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out_zip, "w", zipfile.ZIP_DEFLATED) as z:
+        for base in ("exercises", "sim"):
+            for p in sorted((ROOT / base).rglob("*")):
+                rel = p.relative_to(ROOT)
+                if p.is_file() and not any(x in ("wrong", "__pycache__") for x in rel.parts) \
+                        and p.suffix != ".pyc":
+                    z.write(p, str(rel))
+        z.writestr("requirements.txt", REQUIREMENTS)
+        for name, text in (("run_autograder", RUN_AUTOGRADER), ("setup.sh", SETUP)):
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o755 << 16
+            z.writestr(info, text)
+    return out_zip
