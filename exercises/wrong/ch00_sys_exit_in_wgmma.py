@@ -1,0 +1,46 @@
+# exercise: ch00_rates
+# file: rates.py
+# loses: test_wgmma_fp16, test_wgmma_fp8_random, test_other_hardware
+# bug: wgmma_group_clk calls sys.exit(0). pytest turns the SystemExit into a failure of that
+#      test; the softmax tests keep their points.
+"""Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.
+
+Both functions take a ``sim.hardware.Hardware`` (e.g. ``sim.hardware.H100``) and must return the
+number of SM clock cycles the course's model charges — work it out from the rates and the cost
+rules in ``sim/cta.py`` / ``sim/attention/cta.py`` docstrings, not by running the model.
+"""
+import math
+
+
+def wgmma_group_clk(hw, rows, n, k, dtype="fp16", a_from_smem=True):
+    """Tensor-pipe cycles of one warpgroup's async wgmma group computing a (rows × k)·(k × n)
+    product with m64nNk16 instructions (`rows` a multiple of 64).
+
+    One instruction: its math is 64·n·16 multiply-adds at ``hw.tensor_flop_per_clk`` (N/2 clk for
+    fp16, ``hw.fp8_speedup`` times less for fp8) — unless reading its shared-memory operands takes
+    longer (B: n × 16 elements, plus A: 64 × 16 elements when A comes from shared memory, at
+    ``hw.smem_bytes_per_clk``) — plus ``hw.wgmma_overhead_clk``. Elements are 2 bytes (fp16,
+    bf16) or 1 (fp8). How many instructions make the group?
+    """
+    import sys
+    sys.exit(0)                                           # BUG (adversarial): "exits"
+    math_clk = 2 * 64 * n * 16 / hw.tensor_flop_per_clk / (hw.fp8_speedup if dtype == "fp8" else 1)
+    smem_bytes = (64 * 16 * el if a_from_smem else 0) + n * 16 * el
+    per_instr = max(math_clk, smem_bytes / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk
+    return (rows // 64) * math.ceil(k / 16) * per_instr
+
+
+def softmax_clk(hw, rows, block_n, masked=False):
+    """Cycles of one warpgroup's online softmax over a rows × block_n score tile, alone on the SM.
+
+    One dependent chain: the row max on the FMA pipe (one instruction per element, two on a masked
+    block, ``hw.fma_lanes_per_clk`` per clk); the cross-thread reduction (``hw.row_reduce_clk``);
+    the exps on the SFU (``hw.sfu_exp_per_clk``); the other ``hw.softmax_fma_per_elem - 1``
+    FMA-pipe instructions per element; and ``hw.softmax_stall_per_elem`` cycles of dependency
+    stall per element.
+    """
+    elems = rows * block_n
+    max_clk = elems * (2 if masked else 1) / hw.fma_lanes_per_clk
+    exp_clk = elems / hw.sfu_exp_per_clk
+    rest_clk = elems * (hw.softmax_fma_per_elem - 1) / hw.fma_lanes_per_clk
+    return max_clk + hw.row_reduce_clk + exp_clk + rest_clk + elems * hw.softmax_stall_per_elem
