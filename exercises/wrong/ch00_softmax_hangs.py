@@ -1,6 +1,7 @@
 # exercise: ch00_rates
 # file: rates.py
 # loses: test_softmax, test_softmax_masked, test_other_hardware
+# timeout: 5
 # bug: softmax_clk never returns. Each test that calls it hits the per-test timeout; the wgmma
 #      tests keep their points.
 """Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.

@@ -1,0 +1,218 @@
+"""Self-tests of the exercises and their grader (issue 6).
+
+* the source (solutions in place) scores full marks, hidden tests included;
+* the released stubs score zero under the instructor's grader: every graded test fails, so none
+  of them is assertion-free;
+* every known-wrong submission in exercises/wrong/ loses exactly the tests its header names
+  (``# loses:``) and keeps the rest — including the adversarial ones that hang, exit, flood the
+  output or monkeypatch the reference;
+* the release holds no solution or hidden-test text, says "public tests passed", and carries a
+  GitHub Classroom workflow; the Gradescope results.json has the documented shape.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from exercises.grading import report, runner
+from exercises.grading.release import public_tests, release
+from exercises.grading.source import MarkerError, blocks, meta, solution_lines, strip
+
+PKG = runner.PACKAGE
+WRONG = sorted((PKG / "wrong").glob("*.py"))
+
+
+def header(path: Path) -> dict:
+    h = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("# ") or ":" not in line:
+            break
+        k, v = line[2:].split(":", 1)
+        h[k.strip()] = v.strip()
+    return h
+
+
+def by_name(results):
+    return {t.name: t for r in results for t in r.tests}
+
+
+@pytest.fixture(scope="session")
+def released(tmp_path_factory):
+    return release(tmp_path_factory.mktemp("release") / "student")
+
+
+@pytest.fixture(scope="session")
+def source_results():
+    return runner.grade(PKG, test_timeout=120)
+
+
+# ------------------------------------------------------------------------------ full marks
+def test_source_scores_full_marks(source_results):
+    assert [r.name for r in source_results] == runner.exercises()
+    assert len(source_results) >= 6
+    for r in source_results:
+        assert not r.error, (r.name, r.error)
+        assert r.tests, f"{r.name}: no tests"
+        for t in r.tests:
+            assert t.points > 0, f"{r.name}::{t.name} has no points marker"
+            if not (t.gpu and t.outcome == "skipped"):
+                assert t.outcome == "passed", (r.name, t.name, t.message[-1500:])
+    s = report.summary(source_results, released=False)
+    assert s["score"] == s["max_score"] > 0
+    assert s["hidden"]["max_score"] > 0 and s["verdict"] == "public and hidden tests passed"
+
+
+def test_every_chapter_has_an_exercise():
+    chapters = {meta(PKG / ex)["chapter"] for ex in runner.exercises()}
+    assert {"00", "01", "02", "03", "04", "05"} <= chapters
+    for ex in runner.exercises():
+        m = meta(PKG / ex)
+        assert (PKG / ex / "README.md").is_file(), ex
+        for f in m["submission"]:
+            assert blocks((PKG / ex / f).read_text(), "SOLUTION"), f"{ex}/{f} has no solution block"
+
+
+def test_gradescope_results_shape(source_results):
+    gs = report.gradescope(source_results, released=False)
+    json.dumps(gs)
+    assert gs["score"] == sum(t["score"] for t in gs["tests"])
+    for t in gs["tests"]:
+        assert {"name", "score", "max_score", "status", "visibility"} <= set(t)
+        assert t["visibility"] == ("after_published" if "(hidden)" in t["name"] else "visible")
+    assert any("(hidden)" in t["name"] for t in gs["tests"])
+    table = report.table(source_results, released=False)
+    assert "public and hidden tests passed" in table and "all tests passed" not in table
+
+
+# ------------------------------------------------------------------------------ stubs
+def test_released_stubs_score_zero(released):
+    results = runner.grade(released, test_timeout=120)
+    graded = [(r.name, t) for r in results for t in r.tests if t.outcome != "skipped"]
+    assert len(graded) >= 25
+    passed = [f"{n}::{t.name}" for n, t in graded if t.outcome == "passed"]
+    assert not passed, f"stubs earn points (a test that cannot fail?): {passed}"
+    assert sum(r.score for r in results) == 0
+
+
+# ------------------------------------------------------------------------------ wrong submissions
+def _grade_wrong(path: Path):
+    h = header(path)
+    sub = Path(__import__("tempfile").mkdtemp(prefix="wrong-")) / h["exercise"]
+    sub.mkdir(parents=True)
+    shutil.copyfile(path, sub / h["file"])
+    try:
+        [res] = runner.grade(sub.parent, only=[h["exercise"]], jobs=1,
+                             test_timeout=int(h.get("timeout", 60)))
+    finally:
+        shutil.rmtree(sub.parent, ignore_errors=True)
+    return h, res
+
+
+@pytest.fixture(scope="session")
+def wrong_results():
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip([p.name for p in WRONG], pool.map(_grade_wrong, WRONG)))
+
+
+def test_there_are_wrong_submissions():
+    names = {p.stem for p in WRONG}
+    for must in ("ch01_off_by_one_slot", "ch01_missing_wait", "ch04_inverse_rescale",
+                 "ch03_overlapping_pingpong", "ch02_consumer_missing_wait"):
+        assert must in names
+    exercises = {header(p)["exercise"] for p in WRONG}
+    assert exercises == set(runner.exercises()), "every exercise has a known-wrong submission"
+
+
+@pytest.mark.parametrize("name", [p.name for p in WRONG])
+def test_wrong_submission_loses_exactly_its_tests(wrong_results, name):
+    h, res = wrong_results[name]
+    loses = {x.strip() for x in h["loses"].split(",")}
+    names = {t.name for t in res.tests}
+    assert loses <= names, f"header names unknown tests: {loses - names}"
+    assert not res.error, res.error
+    failed = {t.name for t in res.tests if t.outcome == "failed"}
+    graded = {t.name for t in res.tests if t.outcome != "skipped"}
+    assert failed == loses & graded, (f"expected to lose {sorted(loses & graded)}, lost "
+                                      f"{sorted(failed)}")
+    assert res.score == sum(t.points for t in res.tests if t.outcome == "passed")
+    assert res.score < res.max_score
+
+
+# ------------------------------------------------------------------------------ release
+def test_release_has_no_solution_text(released):
+    out = released / "exercises"
+    assert not (out / "wrong").exists()
+    assert (out / "RELEASED").is_file()
+    text = {p: p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()}
+    for p, t in text.items():       # no marker line survives (the tooling names them in strings)
+        marks = [ln for ln in t.splitlines() if ln.strip().startswith(("### BEGIN", "### END"))]
+        assert not marks, (p, marks)
+    public = "\n".join(strip(p.read_text()) for p in PKG.rglob("*.py") if "wrong" not in p.parts)
+    checked = 0
+    for src in PKG.rglob("*.py"):
+        if "wrong" in src.parts:
+            continue
+        s = src.read_text()
+        for line in solution_lines(s):
+            if line in public:
+                continue             # a generic line the public code holds too
+            checked += 1
+            assert not any(line in t for t in text.values()), f"solution line leaked: {line!r}"
+        for a, b, _ in blocks(s, "HIDDEN TESTS"):
+            for ln in s.splitlines()[a:b]:
+                if ln.startswith("def test_"):
+                    name = ln[4:ln.index("(")]
+                    assert not any(name in t for t in text.values()), f"hidden test {name} leaked"
+    assert checked >= 20
+    for ex in runner.exercises():
+        for f in meta(PKG / ex)["submission"]:
+            assert "raise NotImplementedError" in (out / ex / f).read_text()
+
+
+def test_release_classroom_workflow(released):
+    yaml = pytest.importorskip("yaml")
+    wf = yaml.safe_load((released / ".github/workflows/classroom.yml").read_text())
+    steps = wf["jobs"]["run-autograding-tests"]["steps"]
+    graders = [s for s in steps if "autograding-command-grader" in s.get("uses", "")]
+    expected = [(ex, n, p) for ex in runner.exercises(released / "exercises")
+                for f in sorted((released / "exercises" / ex).glob("test_*.py"))
+                for n, p in public_tests(f.read_text())]
+    assert len(graders) == len(expected) >= 20
+    assert sum(s["with"]["max-score"] for s in graders) == sum(p for *_, p in expected)
+    reporter = steps[-1]
+    assert "autograding-grading-reporter" in reporter["uses"]
+    assert reporter["with"]["runners"].split(",") == [s["id"] for s in graders]
+
+
+def test_released_copy_says_public_tests_passed(released, tmp_path):
+    """A student's copy with a right answer: its own grader says "public tests passed"."""
+    copy = tmp_path / "student"
+    shutil.copytree(released, copy)
+    ex = "ch04_online_softmax"
+    shutil.copyfile(PKG / ex / "online_softmax.py", copy / "exercises" / ex / "online_softmax.py")
+    p = subprocess.run([sys.executable, "-m", "exercises", "grade", "--only", ex, "--json"],
+                       cwd=copy, capture_output=True, text=True, timeout=300,
+                       env={**__import__("os").environ, "PYTHONPATH": str(copy)})
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = json.loads(p.stdout)
+    assert d["score"] == d["max_score"] > 0
+    assert d["verdict"].startswith("public tests passed") and d["hidden_tests_removed"]
+    assert d["hidden"]["max_score"] == 0
+
+
+# ------------------------------------------------------------------------------ conventions
+def test_strip_replaces_blocks_and_rejects_bad_markers():
+    src = "def f():\n    x = 1\n    ### BEGIN SOLUTION\n    return x + 41\n    ### END SOLUTION\n"
+    out = strip(src)
+    assert "return x + 41" not in out and "    raise NotImplementedError" in out
+    assert strip("a = 1\n### BEGIN HIDDEN TESTS\ndef test_x(): pass\n### END HIDDEN TESTS\n") == "a = 1\n"
+    for bad in ("### BEGIN SOLUTION\nx\n", "### END SOLUTION\n",
+                "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n"):
+        with pytest.raises(MarkerError):
+            strip(bad)
