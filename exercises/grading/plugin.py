@@ -34,7 +34,17 @@ def _emit(**event) -> None:
         f.write(json.dumps(event) + "\n")
 
 
+_HOPPER: list = []
+
+
 def _hopper() -> bool:
+    """Is there a Hopper GPU? (Imports torch: asked only when a gpu test was collected.)"""
+    if not _HOPPER:
+        _HOPPER.append(_probe())
+    return _HOPPER[0]
+
+
+def _probe() -> bool:
     if os.environ.get("EXERCISES_ASSUME_NO_GPU"):
         return False
     try:
@@ -118,7 +128,7 @@ def pytest_collection_modifyitems(config, items):
         keep = [i for i in items if i.name == only]
         config.hook.pytest_deselected(items=[i for i in items if i.name != only])
         items[:] = keep
-    if _hopper():
+    if not any("gpu" in item.keywords for item in items) or _hopper():
         return
     skip = pytest.mark.skip(reason="needs a Hopper (sm_90a) GPU; none here")
     for item in items:
@@ -128,7 +138,7 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_collection_finish(session):
     """The final list (after -k and --deselect), with points, hidden and gpu flags."""
-    gpu = _hopper()
+    gpu = any("gpu" in item.keywords for item in session.items) and _hopper()
     tests = []
     for item in session.items:
         is_gpu = "gpu" in item.keywords
