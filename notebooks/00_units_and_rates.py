@@ -130,4 +130,5 @@ fig.tight_layout()
 # the wgmma rate for several N, the exp rate, TMA latency and bandwidth, an mbarrier round trip —
 # are the next step (issue 5); they will replace the calibrated constants in `sim/hardware.py`.
 #
-# **Exercise 00** (`exercises/`): compute a wgmma's and a softmax's cycles from these rates.
+# **Exercise** [`exercises/ch00_rates`](../exercises/ch00_rates/README.md): compute a wgmma group's and a
+# softmax's cycles from these rates; the grader runs the model step by step against you.

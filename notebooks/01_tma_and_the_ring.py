@@ -140,5 +140,6 @@ else:
         fig.tight_layout()
 
 # %% [markdown]
-# **Exercise 01** (`exercises/`): write the producer loop of a ring in SimPy — wait `empty`,
-# issue the TMA with `expect`, let it land on `full` — and check it against the ring's rules.
+# **Exercise** [`exercises/ch01_ring`](../exercises/ch01_ring/README.md): write the producer loop of
+# the ring in SimPy — wait `empty`, `expect` on `full`, issue the TMA — and run it in the model
+# while a checker watches the ring's rules.

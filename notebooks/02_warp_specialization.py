@@ -134,6 +134,7 @@ else:
             print(f"  {v:12s} {best[v]:6.0f} TFLOP/s")
 
 # %% [markdown]
-# **Exercise 02** (`exercises/`): fill in the producer partition of the warp-specialized GEMM —
-# the `empty` wait, the `expect`, the two TMA copies — graded by compiling it for sm_90a and
-# reading the PTX (and, on a Hopper GPU, by running it).
+# **Exercise** [`exercises/ch02_ws_gluon`](../exercises/ch02_ws_gluon/README.md): fill in the
+# producer partition of a warp-specialized Gluon GEMM — the `empty` wait, the `expect`, the TMA
+# copies — graded by compiling it for sm_90a and reading the PTX (and, on a Hopper GPU, by
+# running it).

@@ -125,6 +125,6 @@ else:
     print({k: round(v) for k, v in best.items()})
 
 # %% [markdown]
-# **Exercise 03** (`exercises/`): add the turn barriers to a two-consumer schedule so that the
-# consumers' GEMMs never overlap on the tensor core — the grader runs your schedule in the model
-# and checks the tensor lane.
+# **Exercise** [`exercises/ch03_pingpong`](../exercises/ch03_pingpong/README.md): add the turn
+# barriers to a two-consumer schedule so that the consumers' Q·Kᵀ never overlap on the tensor
+# core — the grader runs your schedule in the model and checks the tensor lane.

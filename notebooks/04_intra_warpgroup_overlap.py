@@ -92,6 +92,8 @@ fig.tight_layout()
 # hold `wgmma.wait_group.sync.aligned 1`. Measurements will appear in `kernels/results/` and in
 # chapter 05.
 #
-# **Exercise 04** (`exercises/`): the online-softmax update — new max, the rescale factor for the
-# old O and the old row sum — checked on fresh random data. Watch the direction of the factor:
-# FA3's alg. 1 prints its inverse.
+# **Exercises** [`exercises/ch04_online_softmax`](../exercises/ch04_online_softmax/README.md): the
+# online-softmax update — new max, the rescale factor for the old O and the old row sum — on fresh
+# random data (watch the direction of the factor: FA3's alg. 1 prints its inverse); and
+# [`exercises/ch04_tl_attention`](../exercises/ch04_tl_attention/README.md): one tile loop of
+# attention as a Triton `tl` kernel, run under the interpreter on a CPU.

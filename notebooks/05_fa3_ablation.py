@@ -116,5 +116,5 @@ else:
                   f"{r['tflops']:.0f} TFLOP/s")
 
 # %% [markdown]
-# **Exercise 05** (`exercises/`): predict the tensor-core idle fraction of a schedule before you
-# run it, then run it in the model.
+# **Exercise** [`exercises/ch05_idle`](../exercises/ch05_idle/README.md): measure the tensor core's
+# idle fraction from busy intervals, and predict it for `ws` before running the model.
