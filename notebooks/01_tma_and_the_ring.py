@@ -105,39 +105,30 @@ explore(lambda stages: timeline("pipelined" if stages > 1 else "sequential", sta
 # our H200 measured (`kernels/results/h200.json`, same run as cuBLAS).
 
 # %%
-from course import best_by_variant, hopper_gpu, measured  # noqa: E402
+from course import best_by_variant, hopper_gpu, live_gemm, measured  # noqa: E402
 
 gpu = hopper_gpu()
+res = measured("gemm")
 if gpu:
-    import torch
-    import triton
-
-    import kernels
-    a = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
-    b = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
-    live = {}
-    for v in ("sequential", "pipelined"):
-        ms = triton.testing.do_bench(lambda v=v: kernels.gemm(a, b, variant=v))
-        live[v] = 2 * 8192 ** 3 / (ms * 1e-3) / 1e12
-    live["cuBLAS"] = 2 * 8192 ** 3 / (triton.testing.do_bench(lambda: a @ b) * 1e-3) / 1e12
-    print(f"measured live on {gpu}:", {k: round(v) for k, v in live.items()})
+    best = live_gemm(["sequential", "pipelined"])
+    print(f"measured live on {gpu}, 8192³ fp16:", {k: round(v) for k, v in best.items()})
+elif res is not None:
+    best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
+    print(f"no Hopper GPU here: the committed measurements of {res['environment']['gpu']} "
+          f"({res['environment']['date']}), best TFLOP/s per variant at 8192³ fp16")
 else:
-    res = measured("gemm")
-    if res is None:
-        print("no Hopper GPU here and no committed GEMM measurements yet")
-    else:
-        best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
-        print(f"no Hopper GPU here: plotting {res['environment']['gpu']} "
-              f"({res['environment']['date']}), best TFLOP/s per variant at 8192³ fp16")
-        names = [n for n in ("sequential", "pipelined", "cublas") if n in best]
-        model = {"sequential": tf[0], "pipelined": tf[-1]}
-        fig, ax = plt.subplots(figsize=(5, 3))
-        ax.bar(names, [best[n] for n in names], color="#2ca02c", label="measured (H200)")
-        ax.scatter([n for n in names if n in model], [model[n] for n in names if n in model],
-                   marker="D", color="#1f77b4", zorder=3, label="model (h100 preset)")
-        ax.set_ylabel("TFLOP/s")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
+    best = None
+    print("no Hopper GPU here and no committed GEMM measurements yet")
+if best:
+    names = [n for n in ("sequential", "pipelined", "cublas") if n in best]
+    model = {"sequential": tf[0], "pipelined": tf[-1]}
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.bar(names, [best[n] for n in names], color="#2ca02c", label="measured")
+    ax.scatter([n for n in names if n in model], [model[n] for n in names if n in model],
+               marker="D", color="#1f77b4", zorder=3, label="model (h100 preset)")
+    ax.set_ylabel("TFLOP/s")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
 
 # %% [markdown]
 # **Exercise** [`exercises/ch01_ring`](../exercises/ch01_ring/README.md): write the producer loop of

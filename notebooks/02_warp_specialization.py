@@ -119,19 +119,23 @@ explore(ws_with, consumers=(1, 3, 1, 2), headdim=(64, 256, 64, 128))
 # every CI run.
 
 # %%
-from course import best_by_variant, hopper_gpu, measured  # noqa: E402
+from course import best_by_variant, hopper_gpu, live_gemm, measured  # noqa: E402
 
+gpu = hopper_gpu()
 res = measured("gemm")
-if hopper_gpu():
-    print("a Hopper GPU is here: run `python -m kernels.bench gemm --quick` to time the ladder live")
-elif res is None:
-    print("no Hopper GPU here and no committed GEMM measurements yet")
-else:
+if gpu:
+    best = live_gemm(["sequential", "pipelined", "ws"])
+    print(f"measured live on {gpu}, 8192³ fp16:")
+elif res is not None:
     best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
-    print(f"measured on {res['environment']['gpu']} ({res['environment']['date']}), 8192³ fp16:")
-    for v in ("sequential", "pipelined", "ws", "ws_pingpong", "cublas"):
-        if v in best:
-            print(f"  {v:12s} {best[v]:6.0f} TFLOP/s")
+    print(f"no Hopper GPU here: committed measurements of {res['environment']['gpu']} "
+          f"({res['environment']['date']}), 8192³ fp16:")
+else:
+    best = {}
+    print("no Hopper GPU here and no committed GEMM measurements yet")
+for v in ("sequential", "pipelined", "ws", "ws_pingpong", "cublas"):
+    if v in best:
+        print(f"  {v:12s} {best[v]:6.0f} TFLOP/s")
 
 # %% [markdown]
 # **Exercise** [`exercises/ch02_ws_gluon`](../exercises/ch02_ws_gluon/README.md): fill in the

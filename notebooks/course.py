@@ -35,6 +35,56 @@ def measured(subcommand: str, gpu: str = "h200") -> dict | None:
     return None
 
 
+def live_gemm(variants, size: int = 8192) -> dict[str, float]:
+    """Time our Gluon GEMMs and torch.matmul (cuBLAS) at size³ fp16 in one run on this GPU:
+    TFLOP/s, do_bench medians, fresh random inputs, each checked against cuBLAS first."""
+    import torch
+
+    import kernels
+    from kernels.bench import measure, rel_error
+
+    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    ref = (a.double() @ b.double())
+    flops = 2.0 * size ** 3
+    out = {"cublas": measure(lambda: a @ b, flops)["tflops"]}
+    for v in variants:
+        c = kernels.gemm(a, b, variant=v)
+        err = rel_error(c, ref)
+        if err > 3e-3:
+            raise AssertionError(f"{v}: relative error {err:.1e} against float64")
+        out[v] = measure(lambda v=v: kernels.gemm(a, b, variant=v), flops)["tflops"]
+    return out
+
+
+def live_attention(variants=("fa3",), batch=2, heads=16, seqlen=8192, headdim=128) -> dict:
+    """Time our Gluon attention variants beside SDPA's flash (FA2) and cuDNN backends in one run:
+    TFLOP/s (4·B·H·S²·d), do_bench medians, fresh random inputs, ours checked against SDPA first."""
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    from kernels.attention import attention
+    from kernels.bench import measure, rel_error
+
+    q, k, v = (torch.randn(batch, heads, seqlen, headdim, device="cuda", dtype=torch.float16)
+               for _ in range(3))
+    flops = 4.0 * batch * heads * seqlen ** 2 * headdim
+    out = {}
+    for name, backend in (("sdpa_flash", SDPBackend.FLASH_ATTENTION),
+                          ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+        with sdpa_kernel(backend):
+            ref = sdpa(q, k, v)
+            out[name] = measure(lambda: sdpa(q, k, v), flops)["tflops"]
+    for variant in variants:
+        err = rel_error(attention(q, k, v, variant=variant), ref.double())
+        if err > 1e-2:
+            raise AssertionError(f"{variant}: relative error {err:.1e} against SDPA")
+        out[variant] = measure(lambda variant=variant: attention(q, k, v, variant=variant),
+                               flops)["tflops"]
+    return out
+
+
 def best_by_variant(rows: list[dict], **where) -> dict[str, float]:
     """The best TFLOP/s each variant reached among the rows matching `where` (e.g. M=8192)."""
     best: dict[str, float] = {}
