@@ -27,7 +27,7 @@ try:
     constexprs = {names[3]: mod.STAGES, "num_warps": mod.NUM_WARPS}
     src = GluonASTSource(kernel, signature, constexprs)
     k = triton.compile(src, target=GPUTarget("cuda", 90, 32),
-                       options=dict(num_warps=mod.NUM_WARPS, maxnreg=mod.MAXNREG))
+                       options={"num_warps": mod.NUM_WARPS, "maxnreg": mod.MAXNREG})
     print(json.dumps({"ptx": k.asm["ptx"], "shared": k.metadata.shared,
                       "num_warps": k.metadata.num_warps}))
 except BaseException:  # noqa: BLE001

@@ -20,8 +20,13 @@ GPU it also checks C against torch.
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma,
-                                                              warpgroup_mma, warpgroup_mma_wait)
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
 
 BM, BN, BK = 128, 128, 64
 STAGES = 3
@@ -45,9 +50,9 @@ def producer(a_desc, b_desc, a_ring, b_ring, full, empty, STAGES: gl.constexpr):
     off_m = gl.program_id(0) * BM
     off_n = gl.program_id(1) * BN
     K = a_desc.shape[1]
-    it = 0
-    for k in range(0, K, BK):
+    for it in range(gl.cdiv(K, BK)):
         ### BEGIN SOLUTION
+        k = it * BK
         s = it % STAGES
         # a fresh mbarrier counts as having completed the phase before phase 0: the first lap
         # over the ring waits for parity 1 and passes at once
@@ -56,7 +61,6 @@ def producer(a_desc, b_desc, a_ring, b_ring, full, empty, STAGES: gl.constexpr):
         tma.async_copy_global_to_shared(a_desc, [off_m, k], full.index(s), a_ring.index(s))
         tma.async_copy_global_to_shared(b_desc, [k, off_n], full.index(s), b_ring.index(s))
         ### END SOLUTION
-        it += 1
 
 
 @gluon.jit
@@ -121,7 +125,7 @@ def gemm(a, b):
     import torch
     import triton
 
-    M, K = a.shape
+    M, _ = a.shape
     N = b.shape[1]
     c = torch.empty(M, N, dtype=a.dtype, device=a.device)
     a_desc, b_desc, c_desc = descriptors(a, b, c)

@@ -1,4 +1,6 @@
 """Grader for chapter 03: the turn barriers, alone and inside the `ws_pingpong` schedule."""
+import itertools
+
 import pytest
 import simpy
 
@@ -51,7 +53,7 @@ def test_turns_alternate():
     log = _turn_order(sub(), 2, 4)
     assert [(w, k) for _, w, k in log] == [(w, k) for k in range(4) for w in range(2)], log
     assert log[0][0] == 0, "warpgroup 0's first turn must not wait"
-    assert all(b[0] >= a[0] + 10 for a, b in zip(log, log[1:])), f"turns overlap: {log}"
+    assert all(b[0] >= a[0] + 10 for a, b in itertools.pairwise(log)), f"turns overlap: {log}"
 
 
 @pytest.mark.points(1)

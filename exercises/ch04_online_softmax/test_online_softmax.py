@@ -37,7 +37,7 @@ def sub():
 def test_running_max_and_sum():
     """After every block, m is the row max so far and l = Σ exp(s - m) so far."""
     s_mod = sub()
-    s, v, parts = blocks()
+    s, _, parts = blocks()
     m, l, o = s_mod.init(32, 16)
     seen = 0
     for s_j, v_j in parts:
@@ -54,7 +54,7 @@ def test_output_rescale():
     s_mod = sub()
     for block in (16, 32, 48):
         s, v, parts = blocks(block=block)
-        m, l, o = run(s_mod, parts, 32, 16)
+        _, l, o = run(s_mod, parts, 32, 16)
         ref, _ = reference(s, v)
         np.testing.assert_allclose(o / l[:, None], ref, rtol=1e-9, atol=1e-12)
 

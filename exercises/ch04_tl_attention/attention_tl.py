@@ -68,7 +68,7 @@ def attention(q, k, v, scale=None, BLOCK_M=16, BLOCK_N=16):
     scale = D ** -0.5 if scale is None else scale
     if Sq != Sk:   # one stride_b for all three: pad the shorter to a common batch stride
         S = max(Sq, Sk)
-        pad = lambda t: torch.nn.functional.pad(t, (0, 0, 0, S - t.shape[1]))  # noqa: E731
+        pad = lambda t: torch.nn.functional.pad(t, (0, 0, 0, S - t.shape[1]))
         qp, kp, vp, op = pad(q), pad(k), pad(v), torch.empty(B, S, D, dtype=q.dtype, device=q.device)
         grid = (triton.cdiv(Sq, BLOCK_M), B)
         attention_fwd[grid](qp, kp, vp, op, lse, Sq, Sk, scale, qp.stride(0), qp.stride(1),

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import simpy
 
+from sim.attention import (
+    make_units,  # re-exported there (sim/cta.py or sim/attention/cta.py)
+    prepare,
+)
 from sim.attention import module as variant_module
-from sim.attention import prepare
-from sim.attention import make_units  # re-exported there (sim/cta.py or sim/attention/cta.py)
 from sim.attention.cta import AttentionCTA
 from sim.config import AttentionConfig
 from sim.engine import MBarrier

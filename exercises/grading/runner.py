@@ -9,7 +9,7 @@ already copied before any submission code runs.
 
 A submission that hangs, crashes, floods the output or exits the interpreter loses the test it
 was in: pytest-timeout stops a hung test; a subprocess that dies (``os._exit``, a segfault, the
-wall-clock cap, the 64 MiB output cap) leaves the runner a ``start`` event without its ``result``;
+wall-clock cap) leaves the runner a ``start`` event without its ``result``;
 that test is scored 0 and pytest is started again on the tests that have not run.
 """
 from __future__ import annotations
@@ -103,12 +103,6 @@ def stage(ex: str, submission: Path | None, dest: Path) -> Path:
     return out
 
 
-def _limits():  # pragma: no cover - runs in the child
-    import resource
-    resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_CAP, OUTPUT_CAP))
-    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-
-
 def _read_events(path: Path) -> list[dict]:
     if not path.exists():
         return []
@@ -133,7 +127,8 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
         stage_root.mkdir()
         folder = stage(ex, sub, stage_root)
         env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg", PYTHONHASHSEED="0",
-                   PYTHONDONTWRITEBYTECODE="1", EXERCISES_STAGE=str(folder))
+                   PYTHONDONTWRITEBYTECODE="1", EXERCISES_STAGE=str(folder),
+                   EXERCISES_OUTPUT_CAP=str(OUTPUT_CAP))
         env.pop("EXERCISES_REPORT", None)
         env.pop("EXERCISES_ONLY_TEST", None)
         if test:
@@ -158,7 +153,7 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
             with open(log, "wb") as out:
                 proc = subprocess.Popen(cmd, cwd=stage_root, env=env, stdout=out,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        preexec_fn=_limits, start_new_session=True)
+                                        start_new_session=True)
                 try:
                     proc.wait(timeout=cap)
                     why = f"the test process ended with exit status {proc.returncode}"
@@ -218,4 +213,4 @@ def grade(submission_root: Path | None, only: list[str] | None = None, jobs: int
                                                   test=test), names))
 
 
-__all__ = ["grade", "run_exercise", "exercises", "released", "SOLUTION_BEGIN"]
+__all__ = ["SOLUTION_BEGIN", "exercises", "grade", "released", "run_exercise"]

@@ -2,6 +2,7 @@
 # file: rates.py
 # loses: test_softmax_masked, test_other_hardware
 # bug: a masked block costs the same as an unmasked one (forgets the select per element).
+# ruff: noqa  (known-wrong on purpose)
 """Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.
 
 Both functions take a ``sim.hardware.Hardware`` (e.g. ``sim.hardware.H100``) and must return the

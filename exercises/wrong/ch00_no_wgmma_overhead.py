@@ -2,6 +2,7 @@
 # file: rates.py
 # loses: test_wgmma_fp16, test_wgmma_fp8_random, test_other_hardware
 # bug: counts only the math (and operand reads) of each wgmma, not wgmma_overhead_clk.
+# ruff: noqa  (known-wrong on purpose)
 """Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.
 
 Both functions take a ``sim.hardware.Hardware`` (e.g. ``sim.hardware.H100``) and must return the

@@ -3,6 +3,7 @@
 # loses: test_wgmma_fp16, test_wgmma_fp8_random, test_other_hardware
 # bug: wgmma_group_clk calls sys.exit(0). pytest turns the SystemExit into a failure of that
 #      test; the softmax tests keep their points.
+# ruff: noqa  (known-wrong on purpose)
 """Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.
 
 Both functions take a ``sim.hardware.Hardware`` (e.g. ``sim.hardware.H100``) and must return the

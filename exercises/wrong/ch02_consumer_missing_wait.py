@@ -4,6 +4,7 @@
 # bug: the consumers never wait on full[s]: their wgmma reads a slot before its TMA lands (a race
 #      the PTX shows as a single mbarrier.try_wait loop, the producer's). test_gpu_correct runs
 #      only on a Hopper GPU.
+# ruff: noqa  (known-wrong on purpose)
 """Chapter 02 — a warp-specialized GEMM in Gluon (triton 3.6.0), one 128 × 128 tile per CTA.
 
 The course's own version is ``kernels/gemm/ws.py`` (persistent, 128 × 256); this one is

@@ -3,6 +3,7 @@
 # loses: test_output_rescale, test_masked_rows
 # bug: rescales o by exp(m_new - m_old), the inverse factor FA3's alg. 1 prints (the seed card's
 #      pitfall); l is rescaled right, so the max and the sum still pass.
+# ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the online softmax, one K/V block at a time (numpy, float64).
 
 A consumer keeps, per query row, the running max ``m``, the running sum ``l`` of exp(s - m) and

@@ -4,6 +4,7 @@
 # bug: a wrong finalize that, on import, replaces numpy.testing.assert_allclose with a no-op and
 #      np.exp with ones. The grader's guard sees the reference modules changed after each test,
 #      fails that test and restores them; other exercises are not affected.
+# ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the online softmax, one K/V block at a time (numpy, float64).
 
 A consumer keeps, per query row, the running max ``m``, the running sum ``l`` of exp(s - m) and

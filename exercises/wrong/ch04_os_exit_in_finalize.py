@@ -3,6 +3,7 @@
 # loses: test_finalize, test_masked_rows
 # bug: finalize calls os._exit(3): the grading process dies in the middle of a test. The runner
 #      scores that test 0 and starts pytest again on the rest; update's tests keep their points.
+# ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the online softmax, one K/V block at a time (numpy, float64).
 
 A consumer keeps, per query row, the running max ``m``, the running sum ``l`` of exp(s - m) and

@@ -3,6 +3,7 @@
 # loses: test_interpreter_ragged
 # bug: keys past seqlen_k are loaded as zeros but their scores are not set to -inf, so each
 #      padded key adds exp(0 - m) to the sum: wrong only when Sk is not a multiple of BLOCK_N.
+# ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the FlashAttention tile loop as a Triton (`tl`) kernel.
 
 One program computes ``BLOCK_M`` rows of O for one (batch × head). It walks K and V in blocks of

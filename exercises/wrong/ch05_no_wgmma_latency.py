@@ -3,6 +3,7 @@
 # loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
 # bug: the prediction leaves out the two waits for wgmma results (wgmma_latency_clk each), so
 #      the block's cycle is too short and the idle fraction too low by ~0.02.
+# ruff: noqa  (known-wrong on purpose)
 """Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
 
 1. ``idle_fraction(intervals, t0, t1)``: the fraction of the window [t0, t1) in which no

@@ -200,7 +200,7 @@ def test_released_copy_says_public_tests_passed(released, tmp_path):
     shutil.copyfile(PKG / ex / "online_softmax.py", copy / "exercises" / ex / "online_softmax.py")
     p = subprocess.run([sys.executable, "-m", "exercises", "grade", "--only", ex, "--json"],
                        cwd=copy, capture_output=True, text=True, timeout=300,
-                       env={**__import__("os").environ, "PYTHONPATH": str(copy)})
+                       env={**__import__("os").environ, "PYTHONPATH": str(copy)}, check=False)
     assert p.returncode == 0, p.stderr[-2000:]
     d = json.loads(p.stdout)
     assert d["score"] == d["max_score"] > 0
@@ -218,3 +218,42 @@ def test_strip_replaces_blocks_and_rejects_bad_markers():
                 "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION\n"):
         with pytest.raises(MarkerError):
             strip(bad)
+
+
+def test_hidden_folder_and_points_reach_the_report(tmp_path):
+    """The plugin on its own: points from the marker, tests in a hidden/ folder flagged hidden
+    (and left out by release), one result event per test."""
+    (tmp_path / "hidden").mkdir()
+    (tmp_path / "test_pub.py").write_text(
+        "import pytest\n\n@pytest.mark.points(3)\ndef test_a():\n    assert 1\n\n"
+        "@pytest.mark.points(2)\ndef test_b():\n    assert 0\n")
+    (tmp_path / "hidden" / "test_sec.py").write_text(
+        "import pytest\n\n@pytest.mark.points(4)\ndef test_c():\n    assert 1\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --import-mode=importlib\n")
+    events = tmp_path / "events.jsonl"
+    env = {**__import__("os").environ, "EXERCISES_REPORT": str(events),
+           "PYTHONPATH": str(runner.ROOT)}
+    subprocess.run([sys.executable, "-m", "pytest", str(tmp_path), "-q", "-p",
+                    "exercises.grading.plugin", "-p", "no:cacheprovider", "-c",
+                    str(tmp_path / "pytest.ini")], env=env, cwd=tmp_path, capture_output=True,
+                   timeout=120, check=False)
+    ev = [json.loads(line) for line in events.read_text().splitlines()]
+    collected = {t["name"]: t for t in ev[0]["tests"]}
+    assert {n: (t["points"], t["hidden"]) for n, t in collected.items()} == {
+        "test_a": (3, False), "test_b": (2, False), "test_c": (4, True)}
+    results = {e["nodeid"].split("::")[-1]: e["outcome"] for e in ev if e["event"] == "result"}
+    assert results == {"test_a": "passed", "test_b": "failed", "test_c": "passed"}
+
+
+def test_gradescope_zip(tmp_path):
+    import zipfile
+
+    from exercises.grading.release import gradescope_zip
+    z = zipfile.ZipFile(gradescope_zip(tmp_path / "autograder.zip"))
+    names = set(z.namelist())
+    assert {"run_autograder", "setup.sh", "requirements.txt", "exercises/__main__.py",
+            "sim/engine.py"} <= names
+    assert not any(n.startswith("exercises/wrong/") for n in names)
+    # the autograder keeps the solutions' tests, hidden ones included
+    assert "### BEGIN HIDDEN TESTS" in z.read("exercises/ch01_ring/test_producer.py").decode()
+    assert "--gradescope /autograder/results/results.json" in z.read("run_autograder").decode()
