@@ -96,7 +96,7 @@ print(f"perfect overlap:     {gemm_clk:.0f} clk → tensor busy 100% of the time
 # idle tensor-core time, not memory traffic. (FA2's 35% is not a memory limit.)
 
 # %%
-import numpy as np  # noqa: E402
+import numpy as np
 
 peak = hw.peak_tflops
 bw = hw.hbm_bytes_per_s / 1e12           # TB/s

@@ -91,7 +91,7 @@ except ValueError as e:
 # slider to see the timeline change (without widgets, the figures above are the same story).
 
 # %%
-from course import explore  # noqa: E402
+from course import explore
 
 explore(lambda stages: timeline("pipelined" if stages > 1 else "sequential", stages),
         stages=(1, 3, 1, 2))
@@ -105,7 +105,7 @@ explore(lambda stages: timeline("pipelined" if stages > 1 else "sequential", sta
 # our H200 measured (`kernels/results/h200.json`, same run as cuBLAS).
 
 # %%
-from course import best_by_variant, hopper_gpu, live_gemm, measured  # noqa: E402
+from course import best_by_variant, hopper_gpu, live_gemm, measured
 
 gpu = hopper_gpu()
 res = measured("gemm")

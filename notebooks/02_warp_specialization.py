@@ -25,9 +25,7 @@
 # *its* data.
 
 # %%
-import matplotlib.pyplot as plt
 
-from sim import attention
 from sim.config import AttentionConfig, consumer_reg_budget
 from sim.hardware import H100
 from sim.plot import gantt, steady_window
@@ -72,7 +70,7 @@ except ValueError as e:
 # `ws` a producer does the loading, and the consumers only wait on `full`.
 
 # %%
-shape = dict(batch=4, heads=16, seqlen=8448, headdim=128)
+shape = {"batch": 4, "heads": 16, "seqlen": 8448, "headdim": 128}
 preds = {v: predict(AttentionConfig(variant=v, **shape), hw, keep_trace=True)
          for v in ("pipelined", "ws")}
 for v, p in preds.items():
@@ -92,7 +90,7 @@ for v, p in preds.items():
 # register budget per consumer shrinks as they multiply:
 
 # %%
-from course import explore  # noqa: E402
+from course import explore
 
 
 def ws_with(consumers, headdim):
@@ -119,7 +117,7 @@ explore(ws_with, consumers=(1, 3, 1, 2), headdim=(64, 256, 64, 128))
 # every CI run.
 
 # %%
-from course import best_by_variant, hopper_gpu, live_gemm, measured  # noqa: E402
+from course import best_by_variant, hopper_gpu, live_gemm, measured
 
 gpu = hopper_gpu()
 res = measured("gemm")

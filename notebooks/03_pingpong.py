@@ -30,7 +30,7 @@ from sim.plot import gantt, steady_window
 from sim.predict import predict
 
 hw = H100
-shape = dict(batch=4, heads=16, seqlen=8448, headdim=128)
+shape = {"batch": 4, "heads": 16, "seqlen": 8448, "headdim": 128}
 
 # %% [markdown]
 # ## Attention: `ws` vs `ws_pingpong`
@@ -49,7 +49,7 @@ gantt(preds["ws_pingpong"].trace, "ws_pingpong (steady state)",
 # tiles that do not fit the registers or shared memory, and says why):
 
 # %%
-from course import explore  # noqa: E402
+from course import explore
 
 
 def pingpong_at(headdim, block_n):
@@ -87,7 +87,7 @@ explore(pingpong_at, headdim=(64, 256, 64, 128), block_n=(64, 256, 16, 176))
 # epilogue matters when K is short:
 
 # %%
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 ks = [256, 512, 1024, 4096]
 rows = {v: [predict(GemmConfig(variant=v, m=8192, n=8192, k=k), hw).tflops for k in ks]
@@ -115,7 +115,7 @@ fig.tight_layout()
 # its last wgmmas are issued. Measured numbers, when committed, are in `kernels/results/h200.json`.
 
 # %%
-from course import best_by_variant, hopper_gpu, live_gemm, measured  # noqa: E402
+from course import best_by_variant, hopper_gpu, live_gemm, measured
 
 gpu = hopper_gpu()
 res = measured("gemm")

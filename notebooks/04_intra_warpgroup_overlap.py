@@ -31,7 +31,7 @@ from sim.plot import gantt, steady_window
 from sim.predict import predict
 
 hw = H100
-shape = dict(batch=4, heads=16, seqlen=8448, headdim=128)
+shape = {"batch": 4, "heads": 16, "seqlen": 8448, "headdim": 128}
 
 # %% [markdown]
 # ## One consumer's loop, with and without the overlap
@@ -71,7 +71,7 @@ for v in ("fa3", "overlap3"):
 # faster. Try other head dims:
 
 # %%
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 ds = [64, 128, 256]
 tf = {v: [predict(AttentionConfig(variant=v, batch=2, heads=2048 // d, seqlen=8192, headdim=d),

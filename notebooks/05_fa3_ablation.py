@@ -65,7 +65,7 @@ utilization_bars({v: p.utilization for v, p in preds.items()}, title="unit utili
 # its `fa2` and `fa3` predictions at the same shapes sit beside them.
 
 # %%
-from course import measured  # noqa: E402
+from course import measured
 
 peers = measured("peers")
 if peers is None:
@@ -104,7 +104,7 @@ else:
 # the model's lane by lane.
 
 # %%
-from course import hopper_gpu, live_attention  # noqa: E402
+from course import hopper_gpu, live_attention
 
 att = measured("attention")
 if hopper_gpu():

@@ -31,7 +31,7 @@ from sim.hardware import B200, H100
 from sim.plot import ablation, gantt, steady_window, utilization_bars
 from sim.predict import predict
 
-shape = dict(batch=4, heads=16, seqlen=8448, headdim=128)
+shape = {"batch": 4, "heads": 16, "seqlen": 8448, "headdim": 128}
 preds = {hw.name: predict(AttentionConfig(variant="fa3", **shape), hw, keep_trace=True)
          for hw in (H100, B200)}
 for name, p in preds.items():
