@@ -192,6 +192,15 @@ def test_release_classroom_workflow(released):
     assert reporter["with"]["runners"].split(",") == [s["id"] for s in graders]
 
 
+def test_flat_upload_is_found(tmp_path):
+    """A Gradescope upload of the bare files: each exercise finds its own file."""
+    shutil.copyfile(PKG / "ch05_idle" / "idle.py", tmp_path / "idle.py")
+    assert runner.find_submission(tmp_path, "ch05_idle") == tmp_path
+    assert runner.find_submission(tmp_path, "ch01_ring") is None
+    [res] = runner.grade(tmp_path, only=["ch05_idle"], jobs=1)
+    assert res.score == res.max_score > 0
+
+
 def test_released_copy_says_public_tests_passed(released, tmp_path):
     """A student's copy with a right answer: its own grader says "public tests passed"."""
     copy = tmp_path / "student"
