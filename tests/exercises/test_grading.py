@@ -133,10 +133,11 @@ def test_there_are_wrong_submissions():
 def test_wrong_submission_loses_exactly_its_tests(wrong_results, name):
     h, res = wrong_results[name]
     loses = {x.strip() for x in h["loses"].split(",")}
+    maybe = {x.strip() for x in h.get("may-lose", "").split(",") if x.strip()}  # races
     names = {t.name for t in res.tests}
-    assert loses <= names, f"header names unknown tests: {loses - names}"
+    assert loses | maybe <= names, f"header names unknown tests: {(loses | maybe) - names}"
     assert not res.error, res.error
-    failed = {t.name for t in res.tests if t.outcome == "failed"}
+    failed = {t.name for t in res.tests if t.outcome == "failed"} - maybe
     graded = {t.name for t in res.tests if t.outcome != "skipped"}
     assert failed == loses & graded, (f"expected to lose {sorted(loses & graded)}, lost "
                                       f"{sorted(failed)}")
