@@ -1,4 +1,4 @@
-"""Benchmark harness: ``python -m kernels.bench gemm [--quick] [--out DIR]``.
+"""Benchmark harness: ``python -m kernels.bench gemm|gemm_probe [--quick] [--out DIR]``.
 
 Every kernel and its vendor peer are timed **in the same run** with ``triton.testing.do_bench``
 medians (warm-up first; fresh random inputs, never zeros), after a correctness check against a
@@ -54,12 +54,18 @@ def environment() -> dict:
     }
 
 
-def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100) -> dict:
+def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100, graph: bool = False) -> dict:
     """Median time of ``fn()`` by ``triton.testing.do_bench`` (CUDA events, L2 flushed between
-    calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread."""
+    calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread.
+    ``graph=True``: ``do_bench_cudagraph`` instead (replays of a captured graph: no host launch
+    overhead, no L2 flush) -- what the kernel itself takes when launches are not the limit."""
     import triton
 
-    ms, lo, hi = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=[0.5, 0.2, 0.8])
+    q = [0.5, 0.2, 0.8]
+    if graph:
+        ms, lo, hi = triton.testing.do_bench_cudagraph(fn, rep=rep_ms, quantiles=q)
+    else:
+        ms, lo, hi = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=q)
     return {"ms": ms, "ms_p20": lo, "ms_p80": hi, "tflops": flops / (ms * 1e-3) / 1e12}
 
 
@@ -112,11 +118,53 @@ def gemm_configs(quick: bool) -> list[tuple]:
             ("ws", 3, True, (256, 128, 64)), ("ws_pingpong", 4, True, (128, 128, 32))]
 
 
-def bench_gemm(args) -> tuple[list[dict], dict]:
+def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False) -> list[dict]:
+    """Check then time cuBLAS and each (variant, stages, persistent[, tile]) on one fresh pair
+    of random inputs. ``graph``: also time replays of a CUDA graph (no host launch overhead)."""
     import torch
 
     from kernels.gemm import config as gemm_config
     from kernels.gemm import gemm
+
+    a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
+    b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen)
+    ref = a.double() @ b.double()
+    flops = 2.0 * M * N * K
+    dname = str(dtype).removeprefix("torch.")
+    out = torch.empty(M, N, device="cuda", dtype=dtype)
+    rows = []
+    for entry in [("cublas", None, None)] + list(configs):
+        variant, stages, persistent = entry[:3]
+        tile = entry[3] if len(entry) > 3 else None
+        row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": variant}
+        if variant == "cublas":
+            fn = lambda: torch.matmul(a, b, out=out)  # noqa: E731
+        else:
+            cfg = gemm_config(variant, stages, persistent, tile)
+            row.update(stages=cfg.stages, persistent=cfg.persistent, tile=[cfg.BM, cfg.BN, cfg.BK],
+                       tile_override=tile is not None)
+            fn = lambda v=variant, s=stages, p=persistent, t=tile: gemm(a, b, v, s, p, out=out, tile=t)  # noqa: E731
+        out.fill_(float("nan"))  # poison: an unwritten element fails the check
+        fn()
+        torch.cuda.synchronize()
+        row["rel_err"] = rel_error(out, ref)
+        row["ok"] = row["rel_err"] < GEMM_TOL[dname]
+        if row["ok"]:
+            row.update(measure(fn, flops))
+            if graph:
+                try:
+                    row.update({f"graph_{k}": v for k, v in measure(fn, flops, graph=True).items()})
+                except Exception as e:  # noqa: BLE001 -- record it, keep the other numbers
+                    row["graph_error"] = f"{type(e).__name__}: {e}"[:300]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    del a, b, ref, out
+    torch.cuda.empty_cache()
+    return rows
+
+
+def bench_gemm(args) -> tuple[list[dict], dict]:
+    import torch
 
     headline = (8192, 8192, 8192)
     sweep = [(1024,) * 3, (2048,) * 3, (4096,) * 3, (6144,) * 3,
@@ -124,47 +172,32 @@ def bench_gemm(args) -> tuple[list[dict], dict]:
              (8192, 4096, 16384)]
     if args.quick:
         sweep = [(1024,) * 3, (8000, 8008, 4104)]
-    rows = []
     gen = torch.Generator(device="cuda")
     gen.manual_seed(args.seed)
-
-    def one_size(M, N, K, dtype, configs):
-        a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
-        b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen)
-        ref = a.double() @ b.double()
-        flops = 2.0 * M * N * K
-        dname = str(dtype).removeprefix("torch.")
-        out = torch.empty(M, N, device="cuda", dtype=dtype)
-        entries = [("cublas", None, None)] + configs
-        for entry in entries:
-            variant, stages, persistent = entry[:3]
-            tile = entry[3] if len(entry) > 3 else None
-            row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": variant}
-            if variant == "cublas":
-                fn = lambda: torch.matmul(a, b, out=out)  # noqa: E731
-            else:
-                cfg = gemm_config(variant, stages, persistent, tile)
-                row.update(stages=cfg.stages, persistent=cfg.persistent, tile=[cfg.BM, cfg.BN, cfg.BK],
-                           tile_override=tile is not None)
-                fn = lambda v=variant, s=stages, p=persistent, t=tile: gemm(a, b, v, s, p, out=out, tile=t)  # noqa: E731
-            out.fill_(float("nan"))  # poison: an unwritten element fails the check
-            fn()
-            torch.cuda.synchronize()
-            row["rel_err"] = rel_error(out, ref)
-            row["ok"] = row["rel_err"] < GEMM_TOL[dname]
-            if row["ok"]:
-                row.update(measure(fn, flops))
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-        del a, b, ref, out
-        torch.cuda.empty_cache()
-
+    rows = []
     for dtype in (torch.float16, torch.bfloat16):
-        one_size(*headline, dtype, gemm_configs(args.quick))
+        rows += gemm_rows(*headline, dtype, gemm_configs(args.quick), gen)
     defaults = [(v, None, None) for v in ("sequential", "pipelined", "ws", "ws_pingpong")]
     for M, N, K in sweep:
-        one_size(M, N, K, torch.float16, defaults)
+        rows += gemm_rows(M, N, K, torch.float16, defaults, gen)
     return rows, {"headline": list(headline), "tolerance": GEMM_TOL}
+
+
+def bench_gemm_probe(args) -> tuple[list[dict], dict]:
+    """Follow-up questions from run 1 (see NOTES.md): other pingpong tiles at the headline size,
+    and how much of the small-size gap is host launch overhead (CUDA-graph replays)."""
+    import torch
+
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(args.seed + 1)
+    fp16 = torch.float16
+    rows = gemm_rows(8192, 8192, 8192, fp16, [
+        ("pipelined", 4, None), ("ws", 3, True), ("ws_pingpong", 4, True),
+        ("ws_pingpong", 4, True, (64, 256, 64)), ("ws_pingpong", 3, True, (64, 256, 64))], gen)
+    defaults = [(v, None, None) for v in ("pipelined", "ws", "ws_pingpong")]
+    for M, N, K in ((1024,) * 3, (2048,) * 3, (3000, 5000, 1336)):
+        rows += gemm_rows(M, N, K, fp16, defaults, gen, graph=True)
+    return rows, {"tolerance": GEMM_TOL}
 
 
 def print_gemm_table(rows: list[dict]) -> None:
@@ -189,12 +222,13 @@ def print_gemm_table(rows: list[dict]) -> None:
                 print(f"  {name:<28} !  rel_err {r['rel_err']:.2e}")
                 continue
             frac = f"{r['tflops'] / cub:5.2f}x" if cub else ""
-            print(f"  {name:<28} {r['tflops']:7.1f}  {frac}  (rel_err {r['rel_err']:.1e})")
+            gr = f"  graph {r['graph_tflops']:7.1f}" if "graph_tflops" in r else ""
+            print(f"  {name:<28} {r['tflops']:7.1f}  {frac}{gr}  (rel_err {r['rel_err']:.1e})")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m kernels.bench")
-    p.add_argument("what", choices=["gemm"], help="which kernels to benchmark")
+    p.add_argument("what", choices=["gemm", "gemm_probe"], help="which kernels to benchmark")
     p.add_argument("--quick", action="store_true", help="a few sizes and default configs only")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None,
@@ -208,10 +242,10 @@ def main(argv=None) -> int:
         return 2
     env = environment()
     print(json.dumps(env), flush=True)
-    rows, extra = bench_gemm(args)
+    rows, extra = {"gemm": bench_gemm, "gemm_probe": bench_gemm_probe}[args.what](args)
     env["clocks_after"] = _smi("clocks.sm,clocks.mem")
     outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
-    for path in write_results("gemm", env, rows, extra, outs):
+    for path in write_results(args.what, env, rows, extra, outs):
         print(f"wrote {path}")
     print_gemm_table(rows)
     return 0 if all(r["ok"] for r in rows) else 1

@@ -13,6 +13,7 @@ Vocabulary (the same as in ``sim/``):
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -129,15 +130,20 @@ def _gl_dtype(torch_dtype):
     return {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}[torch_dtype]
 
 
+@functools.lru_cache(maxsize=None)
+def _smem_layout(block: tuple, torch_dtype):
+    # ~10 us each to build; cached so that small GEMMs do not pay it on every call
+    return gl.NVMMASharedLayout.get_default_for(list(block), _gl_dtype(torch_dtype))
+
+
 def make_descriptors(a, b, c, cfg: Config):
     """TMA descriptors for A (BM x BK boxes), B (BK x BN) and C (BM x BN). Out-of-bounds parts
     of a box read as zeros and are not written: that is how ragged M, N, K are handled."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    dt = _gl_dtype(a.dtype)
-    blocks = ([cfg.BM, cfg.BK], [cfg.BK, cfg.BN], [cfg.BM, cfg.BN])
+    blocks = ((cfg.BM, cfg.BK), (cfg.BK, cfg.BN), (cfg.BM, cfg.BN))
     return tuple(
-        TensorDescriptor.from_tensor(t, blk, gl.NVMMASharedLayout.get_default_for(blk, dt))
+        TensorDescriptor.from_tensor(t, list(blk), _smem_layout(blk, a.dtype))
         for t, blk in zip((a, b, c), blocks))
 
 
