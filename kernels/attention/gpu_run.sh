@@ -25,7 +25,7 @@ for step in "$@"; do
     timeout 300 python3 -m pytest tests/kernels/test_attention_gpu.py -q -p no:cacheprovider -n 12 -k "$sel" 2>&1 | tee "$OUT/pytest.log" | tail -25 ;;
   bench|quick|sweep)
     extra=""; [[ $step == quick ]] && extra="--quick"; [[ $step == sweep ]] && extra="--sweep"
-    vs=$(echo $good | tr " " ","); [[ -n $vs ]] || continue; [[ ,$vs, == *,fa3,* ]] && vs="$vs,fa3:s3"
+    vs=$(echo $good | tr " " ","); [[ -n $vs ]] || continue
     timeout 400 python3 -m kernels.bench_attention $extra --variants "$vs" --out "$OUT" --out kernels/results 2>&1 | tee "$OUT/bench.log" | grep -v '^{' ;;
   consan)
     timeout 250 python3 -m pytest tests/kernels/test_attention_gpu.py -q -p no:cacheprovider -k consan 2>&1 | tee "$OUT/consan.log" | tail -30 ;;
