@@ -142,15 +142,10 @@ def config(variant: str, head_dim: int, causal: bool = False, stages: int | None
         if stages not in (None, 1):
             raise ValueError(f"sequential: the variant is the one-slot ring (stages 1); got {stages}")
         stages = 1
-    if stages is None:
-        stages = STAGES_DEFAULT
-        # The overlap consumers hold V_{j-1} while K_j is in use, a block longer than the other
-        # variants: with 2 slots the producer has no V slot to prefetch into. A third slot
-        # where shared memory allows (d64, d128): measured run A1, fa3 543 -> 589 TFLOP/s.
-        if variant in OVERLAP_VARIANTS:
-            q = BM * head_dim * 2
-            if q + 2 * 3 * BN * head_dim * 2 + 1024 <= SMEM_PER_BLOCK:
-                stages = 3
+    # 2 slots for every ring variant. (A 3-slot default for overlap/fa3 was tried after run A1
+    # and taken back: run A2 showed the gain A1 gave it was an artefact of the measurement, not
+    # of the ring depth; kernels/NOTES.md, Attention, runs A1-A2.)
+    stages = STAGES_DEFAULT if stages is None else stages
     stages = int(stages)
     if stages not in STAGES_ALLOWED or (variant != "sequential" and stages < 2):
         lo = 1 if variant == "sequential" else 2

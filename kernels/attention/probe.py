@@ -17,7 +17,7 @@ q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in 
 out = torch.empty_like(q)
 f = flops(B, H, S, D, False)
 for variant, stages in (("fa3", 2), ("fa3", 3), ("overlap", 3), ("fa3", 2), ("fa3", 3), ("fa3", 2)):
-    fn = lambda v_=variant, s_=stages: attention(q, k, v, variant=v_, stages=s_, out=out)  # noqa: E731
+    fn = lambda v_=variant, s_=stages: attention(q, k, v, variant=v_, stages=s_, out=out)
     r = measure(fn, f)
     print(json.dumps({"probe": tag, "variant": variant, "stages": stages,
                       "tflops": round(r["tflops"], 1), "ms": round(r["ms"], 4),
