@@ -192,8 +192,7 @@ def bench_gemm_probe(args) -> tuple[list[dict], dict]:
     gen.manual_seed(args.seed + 1)
     fp16 = torch.float16
     rows = gemm_rows(8192, 8192, 8192, fp16, [
-        ("pipelined", 4, None), ("ws", 3, True), ("ws_pingpong", 4, True),
-        ("ws_pingpong", 4, True, (64, 256, 64)), ("ws_pingpong", 3, True, (64, 256, 64))], gen)
+        ("ws", 3, True), ("ws_pingpong", 4, True), ("ws_pingpong", 4, True, (64, 256, 64))], gen)
     defaults = [(v, None, None) for v in ("pipelined", "ws", "ws_pingpong")]
     for M, N, K in ((1024,) * 3, (2048,) * 3, (3000, 5000, 1336)):
         rows += gemm_rows(M, N, K, fp16, defaults, gen, graph=True)
