@@ -6,4 +6,4 @@ every variant next to the vendor library in one run and writes ``kernels/results
 from .gemm import VARIANTS as GEMM_VARIANTS
 from .gemm import gemm
 
-__all__ = ["gemm", "GEMM_VARIANTS"]
+__all__ = ["GEMM_VARIANTS", "gemm"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import math
 import os
 import subprocess
 import sys
@@ -26,7 +27,7 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 def _smi(query: str) -> str | None:
     try:
         out = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
+                             capture_output=True, text=True, timeout=20, check=False)
         return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout else None
     except (OSError, subprocess.SubprocessError, IndexError):
         return None
@@ -49,7 +50,7 @@ def environment() -> dict:
         "torch": torch.__version__,
         "triton": triton.__version__,
         "cuda": torch.version.cuda,
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
     }
 
@@ -75,7 +76,7 @@ def rel_error(out, ref) -> float:
 
     d = out.double() - ref
     err = (torch.linalg.vector_norm(d) / torch.linalg.vector_norm(ref)).item()
-    return err if err == err else float("inf")
+    return float("inf") if math.isnan(err) else err
 
 
 def gpu_slug(name: str) -> str:
@@ -126,6 +127,7 @@ def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False) -> list[dict]:
     from kernels.gemm import config as gemm_config
     from kernels.gemm import gemm
 
+    torch.cuda.empty_cache()  # the previous size's buffers are gone
     a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
     b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen)
     ref = a.double() @ b.double()
@@ -138,12 +140,12 @@ def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False) -> list[dict]:
         tile = entry[3] if len(entry) > 3 else None
         row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": variant}
         if variant == "cublas":
-            fn = lambda: torch.matmul(a, b, out=out)  # noqa: E731
+            fn = lambda: torch.matmul(a, b, out=out)
         else:
             cfg = gemm_config(variant, stages, persistent, tile)
             row.update(stages=cfg.stages, persistent=cfg.persistent, tile=[cfg.BM, cfg.BN, cfg.BK],
                        tile_override=tile is not None)
-            fn = lambda v=variant, s=stages, p=persistent, t=tile: gemm(a, b, v, s, p, out=out, tile=t)  # noqa: E731
+            fn = lambda v=variant, s=stages, p=persistent, t=tile: gemm(a, b, v, s, p, out=out, tile=t)
         out.fill_(float("nan"))  # poison: an unwritten element fails the check
         fn()
         torch.cuda.synchronize()
@@ -158,8 +160,6 @@ def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False) -> list[dict]:
                     row["graph_error"] = f"{type(e).__name__}: {e}"[:300]
         rows.append(row)
         print(json.dumps(row), flush=True)
-    del a, b, ref, out
-    torch.cuda.empty_cache()
     return rows
 
 

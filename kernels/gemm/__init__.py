@@ -61,4 +61,4 @@ def gemm(a, b, variant: str = "ws_pingpong", stages: int | None = None,
     return out
 
 
-__all__ = ["gemm", "config", "VARIANTS", "KERNELS", "check_inputs"]
+__all__ = ["KERNELS", "VARIANTS", "check_inputs", "config", "gemm"]

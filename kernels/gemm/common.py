@@ -14,8 +14,8 @@ Vocabulary (the same as in ``sim/``):
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import triton
 from triton.experimental import gluon
@@ -130,7 +130,7 @@ def _gl_dtype(torch_dtype):
     return {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}[torch_dtype]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _smem_layout(block: tuple, torch_dtype):
     # ~10 us each to build; cached so that small GEMMs do not pay it on every call
     return gl.NVMMASharedLayout.get_default_for(list(block), _gl_dtype(torch_dtype))
@@ -167,7 +167,7 @@ def grid(M: int, N: int, cfg: Config, device) -> tuple[int]:
 def launch(kernel, a, b, c, cfg: Config) -> None:
     M, N = c.shape
     a_desc, b_desc, c_desc = make_descriptors(a, b, c, cfg)
-    kwargs = dict(num_warps=cfg.num_warps)
+    kwargs = {"num_warps": cfg.num_warps}
     if cfg.maxnreg is not None:
         kwargs["maxnreg"] = cfg.maxnreg
     kernel[grid(M, N, cfg, a.device)](a_desc, b_desc, c_desc, cfg.stages, cfg.group_m, **kwargs)
@@ -195,7 +195,7 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None):
     for n in names[3:]:
         signature[n] = "constexpr"
     src = GluonASTSource(kernel, signature, constexprs)
-    options = dict(num_warps=cfg.num_warps)
+    options = {"num_warps": cfg.num_warps}
     if cfg.maxnreg is not None:
         options["maxnreg"] = cfg.maxnreg
     return triton.compile(src, target=GPUTarget(*SM90_TARGET), options=options)

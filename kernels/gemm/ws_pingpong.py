@@ -27,8 +27,12 @@ from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (mbarrier, tma, warpgroup_mma,
-                                                              warpgroup_mma_wait)
+from triton.experimental.gluon.language.nvidia.hopper import (
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
 
 from .common import Config, kernel_launcher, store_tile, tile_coords, wgmma_layout
 from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
@@ -73,7 +77,7 @@ def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.c
         acc = warpgroup_mma_wait(0, deps=(acc,))
         mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES))
         store_tile(c_desc, c_smem.index(WG), acc, pid_m * BM, pid_n * BN)
-        j += 1
+        j += 1  # noqa: SIM113 (a device loop: no enumerate)
     tma.store_wait(0)
 
 

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
-from kernels.gemm import KERNELS, VARIANTS, check_inputs, common, config  # noqa: E402
+from kernels.gemm import KERNELS, VARIANTS, check_inputs, common, config
 
 # (variant, stages) pairs compiled once per session; each compile takes about a second.
 CASES = [("sequential", 1), ("pipelined", 2), ("pipelined", 4), ("ws", 2), ("ws", 3),

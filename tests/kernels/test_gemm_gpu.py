@@ -98,6 +98,6 @@ def test_consan_ws_variants(tmp_path):
     env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
                TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", CONSAN_SCRIPT], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=540)
+                          capture_output=True, text=True, timeout=540, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.stdout.count(" ok ") == 4
