@@ -235,13 +235,3 @@ def store_tile(c_desc, c_smem, acc, off_m, off_n):
     gl.thread_barrier()  # every warp's part is written before one thread issues the copy
     tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
 
-
-def kernel_launcher(kernel, config_fn: Callable[..., Config]):
-    """Glue used by each variant module: ``run(a, b, c, stages=None, persistent=None)``."""
-
-    def run(a, b, c, stages=None, persistent=None):
-        cfg = config_fn(stages, persistent)
-        launch(kernel, a, b, c, cfg)
-        return c
-
-    return run

@@ -25,7 +25,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from .common import Config, kernel_launcher, store_tile, tile_coords, wgmma_layout
+from .common import Config, store_tile, tile_coords, wgmma_layout
 
 STAGES_ALLOWED = range(2, 5)
 
@@ -93,5 +93,3 @@ def pipelined_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.c
     store_tile(c_desc, c_smem, acc, off_m, off_n)
     tma.store_wait(0)
 
-
-run = kernel_launcher(pipelined_kernel, config)

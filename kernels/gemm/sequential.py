@@ -18,7 +18,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma
 
-from .common import Config, kernel_launcher, store_tile, tile_coords, wgmma_layout
+from .common import Config, store_tile, tile_coords, wgmma_layout
 
 STAGES_ALLOWED = range(1, 2)
 
@@ -68,5 +68,3 @@ def sequential_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.
     store_tile(c_desc, c_smem, acc, off_m, off_n)
     tma.store_wait(0)
 
-
-run = kernel_launcher(sequential_kernel, config)

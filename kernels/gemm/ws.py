@@ -31,7 +31,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from .common import Config, kernel_launcher, store_tile, tile_coords, wgmma_layout
+from .common import Config, store_tile, tile_coords, wgmma_layout
 
 STAGES_ALLOWED = range(2, 5)
 PRODUCER_WARPS = gl.constexpr(1)
@@ -120,5 +120,3 @@ def ws_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexp
         (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES)),
     ], [PRODUCER_WARPS], [PRODUCER_REGS])
 
-
-run = kernel_launcher(ws_kernel, config)

@@ -34,7 +34,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from .common import Config, kernel_launcher, store_tile, tile_coords, wgmma_layout
+from .common import Config, store_tile, tile_coords, wgmma_layout
 from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
 
 STAGES_ALLOWED = range(2, 6)  # 5 x 32 KiB + 2 x 32 KiB epilogue tiles = 224 KiB still fits
@@ -107,5 +107,3 @@ def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl
         (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES)),
     ], [CONSUMER_WARPS, PRODUCER_WARPS], [CONSUMER_REGS, PRODUCER_REGS])
 
-
-run = kernel_launcher(ws_pingpong_kernel, config)
