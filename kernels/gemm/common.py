@@ -14,7 +14,6 @@ Vocabulary (the same as in ``sim/``):
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import triton
