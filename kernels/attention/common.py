@@ -100,10 +100,13 @@ class Config:
             raise ValueError(f"{self.variant}: each consumer warpgroup owns 64 rows of Q; "
                              f"BM = {self.BM} with {self.consumers} consumers")
         for name, x in (("BM", self.BM), ("BN", self.BN)):
-            if x & (x - 1) and not (name == "BM" and x == 192):
+            if x & (x - 1) and not (name == "BM" and x == 192 and self.warp_specialized):
                 raise ValueError(f"{self.variant}: {name} must be a power of two; got {x}")
         if not 16 <= self.BN <= 256:
             raise ValueError(f"{self.variant}: BN must be in 16..256 (one wgmma); got {self.BN}")
+        if self.warp_specialized and self.consumers not in (2, 3):
+            raise ValueError(f"{self.variant}: 2 or 3 consumer warpgroups (BM 128 or 192); "
+                             f"got BM = {self.BM}")
         need = self.smem_bytes()
         if need > SMEM_PER_BLOCK:
             raise ValueError(

@@ -115,6 +115,11 @@ def test_configs():
         config("sequential", 128, stages=2)
     with pytest.raises(ValueError, match="stages must be in 2..4"):
         config("ws", 128, stages=1)
+    with pytest.raises(ValueError, match="2 or 3 consumer warpgroups"):
+        config("fa3", 64, tile=(256, 64))
+    with pytest.raises(ValueError, match="power of two"):
+        config("overlap", 64, tile=(192, 128))
+    assert config("ws", 128, tile=(192, 64)).consumers == 3
     assert common.flops(4, 16, 8448, 128, False) == 4 * 4 * 16 * 8448**2 * 128
     assert common.flops(4, 16, 8448, 128, True) == 2 * 4 * 16 * 8448**2 * 128
 
