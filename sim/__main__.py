@@ -4,6 +4,7 @@
     python -m sim predict ...          one prediction (add --json for a machine-readable line)
     python -m sim timeline ...         one variant's Gantt chart (PNG) and Perfetto trace (JSON)
     python -m sim paper                the model against the FA3 paper's numbers
+    python -m sim fidelity             the model against our kernels' H200 measurements
     python -m sim bench                the model's own speed
 """
 from __future__ import annotations
@@ -128,6 +129,12 @@ def cmd_paper(a) -> int:
     return 0 if all(c.ok for c in rows) else 1
 
 
+def cmd_fidelity(a) -> int:
+    from .fidelity import compare, table
+    print(table(compare(hardware.get(a.hardware), everything=a.all)))
+    return 0
+
+
 def cmd_bench(a) -> int:
     """How fast the model is: the tab. 2 prediction of each variant, and the default story."""
     from .paper import TAB2
@@ -163,12 +170,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="out/timeline")
     p = sub.add_parser("paper", help="the model against FA3's numbers")
     p.add_argument("--hardware", default="h100")
+    p = sub.add_parser("fidelity", help="the model against our kernels' H200 measurements")
+    p.add_argument("--hardware", default="h200")
+    p.add_argument("--all", action="store_true", help="every measured shape, not the headlines")
     p = sub.add_parser("bench", help="the model's own speed")
     p.add_argument("--story", action="store_true", help="also time the default story")
     p.add_argument("--out", default="out/bench-story")
     a = parser.parse_args(argv)
     handler = {"predict": cmd_predict, "timeline": cmd_timeline, "paper": cmd_paper,
-               "bench": cmd_bench, None: cmd_story}[a.cmd]
+               "bench": cmd_bench, "fidelity": cmd_fidelity, None: cmd_story}[a.cmd]
     try:
         return handler(a)
     except ValueError as e:

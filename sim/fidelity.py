@@ -1,0 +1,130 @@
+"""The model against the machine: every committed H200 measurement of our kernels, predicted.
+
+`python -m sim fidelity [--hardware h200] [--all]` reads `kernels/results/h200.json` (GEMM) and
+`kernels/results/h200-attention.json` (attention), builds the model's configuration of each
+measured kernel — same variant, shape, dtype, ring depth and tile — and prints measured, model and
+their relative error. By default only the headline shapes (GEMM 8192³, attention at FA3 tab. 2's
+shape) are predicted; `--all` takes every row. Vendor peers (cuBLAS, SDPA) are not our schedules
+and are left out.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import attention, gemm
+from .config import AttentionConfig, GemmConfig
+from .hardware import Hardware
+from .predict import predict
+
+RESULTS = Path(__file__).resolve().parents[1] / "kernels" / "results"
+DTYPE = {"float16": "fp16", "bfloat16": "bf16"}
+HEADLINE_GEMM = (8192, 8192, 8192)
+HEADLINE_ATTENTION = (4, 16, 8448, 128)
+
+
+@dataclass
+class Row:
+    workload: str
+    label: str              # variant and what was varied, as measured
+    variant: str
+    shape: str
+    measured: float
+    model: float | None     # None: the model refuses the configuration (and `note` says why)
+    note: str = ""
+
+    @property
+    def error(self) -> float | None:
+        return None if self.model is None else self.model / self.measured - 1
+
+
+def _load(name: str, key: str) -> list[dict]:
+    path = RESULTS / name
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text())
+    return data.get(key, {}).get("rows", [])
+
+
+def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
+    out = []
+    for r in _load("h200.json", "gemm"):
+        base = r["variant"]
+        if base not in gemm.VARIANTS or not r.get("ok") or "tflops" not in r:
+            continue
+        if not everything and (r["M"], r["N"], r["K"]) != HEADLINE_GEMM:
+            continue
+        bm, bn, bk = r.get("tile") or (None, None, None)
+        cfg = GemmConfig(m=r["M"], n=r["N"], k=r["K"], dtype=DTYPE[r["dtype"]], variant=base,
+                         block_m=bm, block_n=bn, block_k=bk, stages=r.get("stages"))
+        label = f"{base} s{r.get('stages')}" + ("" if r.get("persistent") in (None, True) else " np")
+        out.append(_predict("gemm", label, base, f"{r['M']}×{r['N']}×{r['K']} {r['dtype']}",
+                            r["tflops"], cfg, hw))
+    return out
+
+
+def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
+    out = []
+    for r in _load("h200-attention.json", "attention"):
+        base = r["variant"].split(":")[0]
+        if base not in attention.VARIANTS or not r.get("ok") or "tflops" not in r:
+            continue
+        if not everything and ((r["B"], r["H"], r["S"], r["d"]) != HEADLINE_ATTENTION
+                               or r["causal"]):
+            continue
+        bm, bn = r.get("tile") or (None, None)
+        cfg = AttentionConfig(batch=r["B"], heads=r["H"], seqlen=r["S"], headdim=r["d"],
+                              causal=r["causal"], dtype=DTYPE[r["dtype"]], variant=base,
+                              block_m=bm, block_n=bn, stages=r.get("stages") or 2)
+        shape = f"B{r['B']} H{r['H']} S{r['S']} d{r['d']}{' causal' if r['causal'] else ''}"
+        out.append(_predict("attention", f"{base} s{cfg.stages}", base, shape, r["tflops"], cfg,
+                            hw))
+    return out
+
+
+def _predict(workload, label, variant, shape, measured, cfg, hw) -> Row:
+    try:
+        return Row(workload, label, variant, shape, measured, predict(cfg, hw).tflops)
+    except ValueError as e:
+        return Row(workload, label, variant, shape, measured, None, str(e))
+
+
+def compare(hw: Hardware, everything: bool = False) -> list[Row]:
+    return _gemm_rows(hw, everything) + _attention_rows(hw, everything)
+
+
+def summary(rows: list[Row]) -> dict:
+    errs = [abs(r.error) for r in rows if r.error is not None]
+    return {
+        "rows": len(rows),
+        "predicted": len(errs),
+        "within_10pct": sum(e <= 0.10 for e in errs),
+        "median_abs_error": sorted(errs)[len(errs) // 2] if errs else math.nan,
+        "max_abs_error": max(errs, default=math.nan),
+    }
+
+
+def best_by_variant(rows: list[Row], workload: str, shape: str) -> dict[str, tuple[float, float]]:
+    """variant → (best measured, model at that configuration) among the rows of one shape."""
+    best: dict[str, tuple[float, float]] = {}
+    for r in rows:
+        if r.workload == workload and r.shape == shape and r.model is not None:
+            if r.variant not in best or r.measured > best[r.variant][0]:
+                best[r.variant] = (r.measured, r.model)
+    return best
+
+
+def table(rows: list[Row]) -> str:
+    lines = [f"{'workload':9s} {'kernel':18s} {'shape':30s} {'measured':>8s} {'model':>7s} {'error':>7s}"]
+    for r in rows:
+        model = "refused" if r.model is None else f"{r.model:7.0f}"
+        err = "" if r.error is None else f"{r.error:+7.1%}"
+        lines.append(f"{r.workload:9s} {r.label:18s} {r.shape:30s} {r.measured:8.0f} {model:>7s} "
+                     f"{err:>7s}" + (f"  ({r.note})" if r.note else ""))
+    s = summary(rows)
+    lines.append(f"\n{s['predicted']} of {s['rows']} measured kernels predicted; "
+                 f"{s['within_10pct']} within ±10%; median |error| {s['median_abs_error']:.1%}, "
+                 f"max {s['max_abs_error']:.1%}")
+    return "\n".join(lines)
