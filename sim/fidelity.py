@@ -34,6 +34,7 @@ class Row:
     measured: float
     model: float | None     # None: the model refuses the configuration (and `note` says why)
     note: str = ""
+    override: bool = False  # a tile the kernel does not take by default (an experiment)
 
     @property
     def error(self) -> float | None:
@@ -60,8 +61,12 @@ def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
         cfg = GemmConfig(m=r["M"], n=r["N"], k=r["K"], dtype=DTYPE[r["dtype"]], variant=base,
                          block_m=bm, block_n=bn, block_k=bk, stages=r.get("stages"))
         label = f"{base} s{r.get('stages')}" + ("" if r.get("persistent") in (None, True) else " np")
-        out.append(_predict("gemm", label, base, f"{r['M']}×{r['N']}×{r['K']} {r['dtype']}",
-                            r["tflops"], cfg, hw))
+        if r.get("tile_override"):
+            label += f" {bm}×{bn}×{bk}"
+        row = _predict("gemm", label, base, f"{r['M']}×{r['N']}×{r['K']} {r['dtype']}",
+                       r["tflops"], cfg, hw)
+        row.override = bool(r.get("tile_override"))
+        out.append(row)
     return out
 
 
@@ -107,12 +112,13 @@ def summary(rows: list[Row]) -> dict:
 
 
 def best_by_variant(rows: list[Row], workload: str, shape: str) -> dict[str, tuple[float, float]]:
-    """variant → (best measured, model at that configuration) among the rows of one shape."""
+    """variant → (best measured, model at that configuration) among the rows of one shape that
+    the model predicts, leaving out tile experiments."""
     best: dict[str, tuple[float, float]] = {}
     for r in rows:
-        if r.workload == workload and r.shape == shape and r.model is not None:
-            if r.variant not in best or r.measured > best[r.variant][0]:
-                best[r.variant] = (r.measured, r.model)
+        keep = r.workload == workload and r.shape == shape and r.model is not None
+        if keep and not r.override and (r.variant not in best or r.measured > best[r.variant][0]):
+            best[r.variant] = (r.measured, r.model)
     return best
 
 
