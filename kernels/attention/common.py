@@ -154,7 +154,8 @@ def config(variant: str, head_dim: int, causal: bool = False, stages: int | None
         lo = 1 if variant == "sequential" else 2
         raise ValueError(f"{variant}: stages must be in {lo}..{STAGES_ALLOWED.stop - 1}; got {stages}")
     ws = variant in WARP_SPECIALIZED
-    if not ws and BM == 192 and tile is None:  # one partition of 12 warps would hold a 192-row tensor: not a power of 2
+    if not ws and BM == 192 and tile is None:
+        # one 12-warp partition would hold a 192-row tensor (not a power of 2): 128 rows
         BM, consumers = 128, 2
     cfg = Config(variant, head_dim, BM, BN, consumers, stages, ws,
                  consumer_regs=240 if consumers == 2 else 160,
