@@ -79,14 +79,29 @@ def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
         if not everything and ((r["B"], r["H"], r["S"], r["d"]) != HEADLINE_ATTENTION
                                or r["causal"]):
             continue
-        bm, bn = r.get("tile") or (None, None)
+        bm, bn, consumers = _kernel_tile(base, r)
         cfg = AttentionConfig(batch=r["B"], heads=r["H"], seqlen=r["S"], headdim=r["d"],
                               causal=r["causal"], dtype=DTYPE[r["dtype"]], variant=base,
-                              block_m=bm, block_n=bn, stages=r.get("stages") or 2)
+                              block_m=bm, block_n=bn, consumers=consumers,
+                              stages=r.get("stages") or 2)
         shape = f"B{r['B']} H{r['H']} S{r['S']} d{r['d']}{' causal' if r['causal'] else ''}"
         out.append(_predict("attention", f"{base} s{cfg.stages}", base, shape, r["tflops"], cfg,
                             hw))
     return out
+
+
+def _kernel_tile(variant: str, row: dict) -> tuple[int | None, int | None, int | None]:
+    """The tile the measured kernel ran: the row's override, else the kernel's own default (our
+    Gluon kernels need power-of-two tiles: FA3's d128 128×176 runs as 128×128)."""
+    if row.get("tile"):
+        bm, bn = row["tile"]
+        return bm, bn, bm // 64
+    try:
+        from kernels.attention.common import config
+    except ImportError:                     # no triton here: the model's own defaults
+        return None, None, None
+    cfg = config(variant, row["d"], row["causal"], row.get("stages"))
+    return cfg.BM, cfg.BN, cfg.consumers
 
 
 def _predict(workload, label, variant, shape, measured, cfg, hw) -> Row:
