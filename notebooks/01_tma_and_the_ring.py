@@ -105,20 +105,9 @@ explore(lambda stages: timeline("pipelined" if stages > 1 else "sequential", sta
 # our H200 measured (`kernels/results/h200.json`, same run as cuBLAS).
 
 # %%
-from course import best_by_variant, hopper_gpu, live_gemm, measured
+from course import gemm_ladder
 
-gpu = hopper_gpu()
-res = measured("gemm")
-if gpu:
-    best = live_gemm(["sequential", "pipelined"])
-    print(f"measured live on {gpu}, 8192³ fp16:", {k: round(v) for k, v in best.items()})
-elif res is not None:
-    best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
-    print(f"no Hopper GPU here: the committed measurements of {res['environment']['gpu']} "
-          f"({res['environment']['date']}), best TFLOP/s per variant at 8192³ fp16")
-else:
-    best = None
-    print("no Hopper GPU here and no committed GEMM measurements yet")
+best = gemm_ladder(["sequential", "pipelined"])
 if best:
     names = [n for n in ("sequential", "pipelined", "cublas") if n in best]
     model = {"sequential": tf[0], "pipelined": tf[-1]}

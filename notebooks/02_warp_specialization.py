@@ -117,23 +117,9 @@ explore(ws_with, consumers=(1, 3, 1, 2), headdim=(64, 256, 64, 128))
 # every CI run.
 
 # %%
-from course import best_by_variant, hopper_gpu, live_gemm, measured
+from course import gemm_ladder
 
-gpu = hopper_gpu()
-res = measured("gemm")
-if gpu:
-    best = live_gemm(["sequential", "pipelined", "ws"])
-    print(f"measured live on {gpu}, 8192³ fp16:")
-elif res is not None:
-    best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
-    print(f"no Hopper GPU here: committed measurements of {res['environment']['gpu']} "
-          f"({res['environment']['date']}), 8192³ fp16:")
-else:
-    best = {}
-    print("no Hopper GPU here and no committed GEMM measurements yet")
-for v in ("sequential", "pipelined", "ws", "ws_pingpong", "cublas"):
-    if v in best:
-        print(f"  {v:12s} {best[v]:6.0f} TFLOP/s")
+gemm_ladder(["sequential", "pipelined", "ws", "ws_pingpong"])
 
 # %% [markdown]
 # **Exercise** [`exercises/ch02_ws_gluon`](../exercises/ch02_ws_gluon/README.md): fill in the

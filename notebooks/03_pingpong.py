@@ -115,19 +115,9 @@ fig.tight_layout()
 # its last wgmmas are issued. Measured numbers, when committed, are in `kernels/results/h200.json`.
 
 # %%
-from course import best_by_variant, hopper_gpu, live_gemm, measured
+from course import gemm_ladder
 
-gpu = hopper_gpu()
-res = measured("gemm")
-if gpu:
-    best = live_gemm(["ws", "ws_pingpong"])
-    print(f"measured live on {gpu}, 8192³ fp16:", {k: round(v) for k, v in best.items()})
-elif res is not None:
-    best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
-    print(f"no Hopper GPU here: committed measurements of {res['environment']['gpu']} "
-          f"({res['environment']['date']}), 8192³ fp16:", {k: round(v) for k, v in best.items()})
-else:
-    print("no Hopper GPU here and no committed GEMM measurements yet")
+gemm_ladder(["ws", "ws_pingpong"])
 
 # %% [markdown]
 # **Exercise** [`exercises/ch03_pingpong`](../exercises/ch03_pingpong/README.md): add the turn

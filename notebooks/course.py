@@ -85,6 +85,26 @@ def live_attention(variants=("fa3",), batch=2, heads=16, seqlen=8192, headdim=12
     return out
 
 
+def gemm_ladder(variants) -> dict[str, float]:
+    """TFLOP/s at 8192³ fp16 of `variants` and cuBLAS: live on a Hopper GPU, else the best of the
+    committed H200 measurements; prints which. Empty if neither exists."""
+    gpu = hopper_gpu()
+    if gpu:
+        best = live_gemm(variants)
+        print(f"measured live on {gpu}, 8192³ fp16:")
+    elif (res := measured("gemm")) is not None:
+        best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
+        print(f"no Hopper GPU here: the committed measurements of {res['environment']['gpu']} "
+              f"({res['environment']['date']}), best per variant at 8192³ fp16:")
+    else:
+        print("no Hopper GPU here and no committed GEMM measurements yet")
+        return {}
+    for v in (*variants, "cublas"):
+        if v in best:
+            print(f"  {v:12s} {best[v]:6.0f} TFLOP/s")
+    return best
+
+
 def best_by_variant(rows: list[dict], **where) -> dict[str, float]:
     """The best TFLOP/s each variant reached among the rows matching `where` (e.g. M=8192)."""
     best: dict[str, float] = {}
