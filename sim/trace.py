@@ -9,7 +9,6 @@ ending. Export goes to the Chrome/Perfetto trace format that Proton writes for r
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 UNITS = ("tma", "tensor", "sfu", "fma", "lsu")   # lsu: ldmatrix reads of shared memory (fa2)
@@ -91,12 +90,6 @@ class Trace:
     def actors(self) -> list[str]:
         seen = dict.fromkeys(i.actor for i in self.intervals)
         return sorted(seen, key=lambda a: (not a.startswith("producer"), a))
-
-    def by_actor(self) -> dict[str, list[Interval]]:
-        out = defaultdict(list)
-        for i in self.intervals:
-            out[i.actor].append(i)
-        return dict(out)
 
     # --- export --------------------------------------------------------------------------------
     def to_chrome(self, clock_hz: float, process: str = "SM 0") -> dict:
