@@ -12,7 +12,9 @@ Times inside the model are in SM clock cycles; ``clock_hz`` turns them into seco
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 KIB = 1024
 
@@ -95,9 +97,36 @@ class Hardware:
 H100 = Hardware(name="h100")
 
 # H200 SXM: the same GH100 die and compute (H200.md; NVIDIA H200 datasheet), more and faster HBM3e.
-# Clock: our lent H200 reports 1980 MHz max; under tensor load it runs lower — issue 5 measures it.
-# Until then the model uses the H100's 1830 MHz, the clock the FA3 paper quotes its peak at.
-H200 = Hardware(name="h200", hbm_bytes_per_s=4.8e12)    # 4.8 TB/s, H200 datasheet
+# `h200-datasheet` is that, at the H100's 1830 MHz (our H200 reports 1980 MHz max, and read 1305-1575
+# MHz right after long tensor-core runs: "clocks_after" in kernels/results/h200*.json). `h200` is the
+# same machine with whatever the
+# microbenchmarks measured on our H200 (`python -m kernels.bench micro` →
+# kernels/results/h200-micro.json, "constants"), and the datasheet preset where nothing was measured.
+H200_DATASHEET = Hardware(name="h200-datasheet", hbm_bytes_per_s=4.8e12)   # 4.8 TB/s, datasheet
+MICRO = Path(__file__).resolve().parents[1] / "kernels" / "results" / "h200-micro.json"
+# What a microbenchmark may set, and the field it sets.
+MEASURED_FIELDS = {
+    "clock_hz_under_load": "clock_hz", "tensor_flop_per_clk": "tensor_flop_per_clk",
+    "wgmma_overhead_clk": "wgmma_overhead_clk", "sfu_exp_per_clk": "sfu_exp_per_clk",
+    "fma_lanes_per_clk": "fma_lanes_per_clk", "tma_latency_clk": "tma_latency_clk",
+    "l2_bytes_per_clk_per_sm": "l2_bytes_per_clk_per_sm", "mbarrier_clk": "mbarrier_clk",
+}
+
+
+def with_measurements(base: Hardware, path: Path, name: str) -> Hardware:
+    """`base` with the constants a microbenchmark run measured (the file's "micro"/"constants");
+    `base` unchanged, renamed, if the file does not exist."""
+    if not path.exists():
+        return replace(base, name=name)
+    constants = json.loads(path.read_text())["micro"]["constants"]
+    unknown = set(constants) - set(MEASURED_FIELDS)
+    if unknown:
+        raise ValueError(f"{path.name}: unknown measured constants {sorted(unknown)}; "
+                         f"expected some of {sorted(MEASURED_FIELDS)}")
+    return replace(base, name=name, **{MEASURED_FIELDS[k]: float(v) for k, v in constants.items()})
+
+
+H200 = with_measurements(H200_DATASHEET, MICRO, "h200")
 
 # Blackwell what-if for chapter 06 (a model, not a measurement: no Blackwell here). FA4 §2.2:
 # 8192 dense fp16 FLOP/clk/SM, MUFU still 16 exp/clk/SM; 148 SMs, and 2.25 PF dense bf16
@@ -106,7 +135,7 @@ H200 = Hardware(name="h200", hbm_bytes_per_s=4.8e12)    # 4.8 TB/s, H200 datashe
 B200 = Hardware(name="b200", sms=148, tensor_flop_per_clk=8192, clock_hz=1.856e9,
                 hbm_bytes_per_s=8.0e12, wgmma_overhead_clk=H100.wgmma_overhead_clk / 2)
 
-PRESETS: dict[str, Hardware] = {h.name: h for h in (H100, H200, B200)}
+PRESETS: dict[str, Hardware] = {h.name: h for h in (H100, H200, H200_DATASHEET, B200)}
 
 
 def get(name: str) -> Hardware:
