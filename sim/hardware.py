@@ -99,9 +99,8 @@ H100 = Hardware(name="h100")
 # H200 SXM: the same GH100 die and compute (H200.md; NVIDIA H200 datasheet), more and faster HBM3e.
 # `h200-datasheet` is that, at the H100's 1830 MHz (our H200 reports 1980 MHz max, and read 1305-1575
 # MHz right after long tensor-core runs: "clocks_after" in kernels/results/h200*.json). `h200` is the
-# same machine with whatever the
-# microbenchmarks measured on our H200 (`python -m kernels.bench micro` →
-# kernels/results/h200-micro.json, "constants"), and the datasheet preset where nothing was measured.
+# same machine with whatever the microbenchmarks measured on our H200 (`python -m kernels.bench
+# micro` → kernels/results/h200-micro.json, "constants"), the datasheet where nothing was measured.
 H200_DATASHEET = Hardware(name="h200-datasheet", hbm_bytes_per_s=4.8e12)   # 4.8 TB/s, datasheet
 MICRO = Path(__file__).resolve().parents[1] / "kernels" / "results" / "h200-micro.json"
 # What a microbenchmark may set, and the field it sets.
