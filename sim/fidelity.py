@@ -115,6 +115,20 @@ def compare(hw: Hardware, everything: bool = False) -> list[Row]:
     return _gemm_rows(hw, everything) + _attention_rows(hw, everything)
 
 
+def measured_attention_ladder() -> dict[str, float]:
+    """Best measured TFLOP/s of each attention kernel at FA3 tab. 2's shape, non-causal fp16: ours,
+    and the SDPA peers of the same run (flash as `fa2`, `sdpa_cudnn`); empty without results."""
+    best: dict[str, float] = {}
+    for r in _load("h200-attention.json", "attention"):
+        if ((r["B"], r["H"], r["S"], r["d"]) == HEADLINE_ATTENTION and not r["causal"]
+                and r["dtype"] == "float16" and r.get("ok") and "tflops" in r):
+            v = r["variant"].split(":")[0]
+            best[v] = max(best.get(v, 0.0), r["tflops"])
+    if "sdpa_flash" in best:                 # SDPA's flash backend is FA2: the `fa2` schedule
+        best["fa2"] = best.pop("sdpa_flash")
+    return best
+
+
 def summary(rows: list[Row]) -> dict:
     errs = [abs(r.error) for r in rows if r.error is not None]
     return {
