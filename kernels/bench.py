@@ -1,4 +1,4 @@
-"""Benchmark harness: ``python -m kernels.bench gemm|gemm_probe [--quick] [--out DIR]``.
+"""Benchmark harness: ``python -m kernels.bench gemm|gemm_probe|micro [--quick] [--out DIR]``.
 
 Every kernel and its vendor peer are timed **in the same run** with ``triton.testing.do_bench``
 medians (warm-up first; fresh random inputs, never zeros), after a correctness check against a
@@ -225,9 +225,36 @@ def print_gemm_table(rows: list[dict]) -> None:
             print(f"  {name:<28} {r['tflops']:7.1f}  {frac}{gr}  (rel_err {r['rel_err']:.1e})")
 
 
+# ------------------------------------------------------------------------------------ micro
+def write_micro(env: dict, rows: list[dict], constants: dict,
+                out_dirs: list[Path] | None = None) -> list[Path]:
+    """``<dir>/<gpu>-micro.json``: {"micro": {"environment", "constants", "rows"}} (sim reads it)."""
+    written = []
+    for d in out_dirs or [RESULTS_DIR]:
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{gpu_slug(env['gpu'])}-micro.json"
+        data = {"micro": {"environment": env, "constants": constants, "rows": rows}}
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        written.append(path)
+    return written
+
+
+def main_micro(args, env: dict) -> int:
+    """The microbenchmarks of kernels/micro (see its README): rows + the model's constants."""
+    from kernels.micro.run import bench_micro, print_table
+
+    rows, constants = bench_micro(seed=args.seed, quick=args.quick)
+    env["clocks_after"] = _smi("clocks.sm,clocks.mem")
+    outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
+    for path in write_micro(env, rows, constants, outs):
+        print(f"wrote {path}")
+    print_table(rows, constants)
+    return 0 if all(r.get("ok") for r in rows) else 1
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m kernels.bench")
-    p.add_argument("what", choices=["gemm", "gemm_probe"], help="which kernels to benchmark")
+    p.add_argument("what", choices=["gemm", "gemm_probe", "micro"], help="which kernels to benchmark")
     p.add_argument("--quick", action="store_true", help="a few sizes and default configs only")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None,
@@ -241,6 +268,8 @@ def main(argv=None) -> int:
         return 2
     env = environment()
     print(json.dumps(env), flush=True)
+    if args.what == "micro":
+        return main_micro(args, env)
     rows, extra = {"gemm": bench_gemm, "gemm_probe": bench_gemm_probe}[args.what](args)
     env["clocks_after"] = _smi("clocks.sm,clocks.mem")
     outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])

@@ -1,0 +1,114 @@
+"""Shared pieces of the microbenchmarks: in-kernel clocks, the SM id, a CPU-only compile helper
+for sm_90a, and per-CTA bookkeeping on the host.
+
+In-kernel timing reads PTX special registers through ``gl.inline_asm_elementwise`` (Gluon has
+no clock builtin in Triton 3.6):
+
+* ``%clock64``     -- the SM's cycle counter (per SM; the unit every model constant is in);
+* ``%globaltimer`` -- nanoseconds, the same on every SM (its update step is coarse, ~32 ns to
+  1 us: only long spans are read with it);
+* ``%smid``        -- which SM the CTA ran on (to check one CTA per SM).
+
+The reads are ``is_pure=False`` (volatile asm), so neither LLVM nor ptxas moves them across the
+other volatile asm or the barriers around them.
+"""
+from __future__ import annotations
+
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+try:  # torch is needed to launch, not to read this file
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+SM90_TARGET = ("cuda", 90, 32)
+
+
+@gluon.jit
+def clock64(dep):
+    """The SM cycle counter. ``dep`` (any int32 scalar) only gives the asm an operand."""
+    return gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l,r", [dep], dtype=gl.int64,
+                                     is_pure=False, pack=1)
+
+
+@gluon.jit
+def globaltimer(dep):
+    """Nanoseconds of the global timer (same clock on every SM)."""
+    return gl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l,r", [dep], dtype=gl.int64,
+                                     is_pure=False, pack=1)
+
+
+@gluon.jit
+def smid(dep):
+    return gl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r,r", [dep], dtype=gl.int32,
+                                     is_pure=False, pack=1)
+
+
+@gluon.jit
+def record(stats_ptr, t0, t1, g0, g1, sm):
+    """Write one CTA's [clock start, clock end, globaltimer start, end, smid] (int64 x 5)."""
+    base = stats_ptr + gl.program_id(0) * 5
+    gl.store(base + 0, t0)
+    gl.store(base + 1, t1)
+    gl.store(base + 2, g0)
+    gl.store(base + 3, g1)
+    gl.store(base + 4, sm.to(gl.int64))
+
+
+def stats_buffer(ctas: int, device="cuda"):
+    return torch.full((ctas, 5), -1, dtype=torch.int64, device=device)
+
+
+def cta_stats(stats) -> dict:
+    """Per-CTA cycles and ns, and whether every CTA had an SM of its own."""
+    s = stats.cpu()
+    cycles = (s[:, 1] - s[:, 0]).double()
+    ns = (s[:, 3] - s[:, 2]).double()
+    sms = s[:, 4].tolist()
+    return {"cycles": cycles, "ns": ns, "smids": sms, "written": bool((s >= 0).all()),
+            "one_cta_per_sm": len(set(sms)) == len(sms)}
+
+
+def median(t) -> float:
+    return float(t.median().item()) if hasattr(t, "median") else float(sorted(t)[len(t) // 2])
+
+
+def sm_count(device=None) -> int:
+    return torch.cuda.get_device_properties(device or 0).multi_processor_count
+
+
+def compile_sm90(kernel, signature: dict, constexprs: dict, num_warps: int = 4, **options):
+    """Compile a Gluon kernel for sm_90a without a GPU. ``signature`` maps each runtime argument
+    to its type string ('*fp16', 'i32', or a mangled TMA descriptor); ``constexprs`` the rest.
+    Returns triton's CompiledKernel (``.asm['ptx']``, ``.metadata``)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    cex = dict(constexprs)
+    if "num_warps" in kernel.arg_names:
+        cex["num_warps"] = num_warps
+    sig = dict(signature)
+    for n in cex:
+        sig[n] = "constexpr"
+    sig = {n: sig[n] for n in kernel.arg_names}  # in argument order
+    src = GluonASTSource(kernel, sig, cex)
+    return triton.compile(src, target=GPUTarget(*SM90_TARGET),
+                          options={"num_warps": num_warps, **options})
+
+
+def descriptor_type(t_shape, block, torch_dtype) -> tuple:
+    """(mangled signature type, descriptor) of a TMA descriptor over a CPU tensor -- for
+    ``compile_sm90`` without a GPU."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+    from triton.runtime.jit import mangle_type
+
+    t = torch.empty(*t_shape, dtype=torch_dtype)
+    layout = gl.NVMMASharedLayout.get_default_for(list(block), _gl_dtype(torch_dtype))
+    d = TensorDescriptor.from_tensor(t, list(block), layout)
+    return mangle_type(d), d
+
+
+def _gl_dtype(torch_dtype):
+    return {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16, torch.float32: gl.float32}[torch_dtype]

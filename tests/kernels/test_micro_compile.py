@@ -1,0 +1,142 @@
+"""CPU-only checks of the microbenchmarks (kernels/micro): each kernel compiles for sm_90a without
+a GPU, and its PTX (and, where the wheel's cuobjdump is present, its SASS) holds the instruction
+it claims to time, as many times per loop body as the rate arithmetic assumes. Also: the model
+constants are derived correctly from rows (synthetic rows here; nothing is measured on CPU)."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton.experimental.gluon")
+
+from kernels.micro import mbar, run, tma, units, wgmma
+
+
+def count(text: str, pattern: str) -> int:
+    return len(re.findall(pattern, text))
+
+
+def _cuobjdump() -> str | None:
+    import triton
+
+    p = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+    return str(p) if p.exists() else shutil.which("cuobjdump")
+
+
+def sass(kernel) -> str:
+    tool = _cuobjdump()
+    if tool is None:
+        pytest.skip("no cuobjdump for SASS")
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(kernel.asm["cubin"])
+        f.flush()
+        return subprocess.run([tool, "-sass", f.name], capture_output=True, text=True,
+                              check=True).stdout
+
+
+def timers(ptx: str) -> None:
+    assert ".target sm_90a" in ptx
+    assert count(ptx, r"mov\.u64 %rd\d+, %clock64;") == 2, "clock64 read before and after"
+
+
+@pytest.mark.parametrize("N,wgs,wait,dtype", [(64, 1, 1, "fp16"), (128, 2, 1, "bf16"),
+                                              (256, 2, 1, "fp16"), (256, 1, 0, "fp16")])
+def test_wgmma_rate(N, wgs, wait, dtype):
+    k = wgmma.compile_sm90(N, wgs, wait, dtype, unroll=8)
+    ptx = k.asm["ptx"]
+    timers(ptx)
+    kind = "f16" if dtype == "fp16" else "bf16"
+    assert count(ptx, rf"wgmma\.mma_async\.sync\.aligned\.m64n{N}k16\.f32\.{kind}\.{kind}") == 8
+    assert count(ptx, rf"wgmma\.wait_group\.sync\.aligned {wait};") >= 8
+    assert k.metadata.num_warps == 4 * wgs
+    if N == 256 and wgs == 2:
+        s = sass(k)
+        assert count(s, rf"HGMMA\.64x{N}x16\.F32") == 8, "8 back-to-back wgmmas per loop body"
+
+
+@pytest.mark.parametrize("which,op", [("exp2", r"ex2\.approx\.ftz\.f32"), ("fma", r"fma\.rn\.f32")])
+def test_unit_rate(which, op):
+    k = units.compile_sm90(which, vec=8, num_warps=8, unroll=16)
+    ptx = k.asm["ptx"]
+    timers(ptx)
+    assert count(ptx, op) == 8 * 16, "VEC x UNROLL instructions per loop body"
+    s = sass(k)
+    assert count(s, r"MUFU\.EX2" if which == "exp2" else r"FFMA") == 8 * 16
+
+
+@pytest.mark.parametrize("BR", [8, 256])
+def test_tma_latency(BR):
+    ptx = tma.compile_sm90("latency", BR=BR, iters=64).asm["ptx"]
+    assert count(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global") == 1
+    assert count(ptx, r"mbarrier\.arrive\.expect_tx") == 1
+    assert count(ptx, r"mbarrier\.try_wait\.parity") == 1
+    assert count(ptx, r"%clock64") == 2  # around the copy, inside the loop
+
+
+@pytest.mark.parametrize("depth", [1, 4])
+def test_tma_bandwidth(depth):
+    k = tma.compile_sm90("bandwidth", BR=128, depth=depth)
+    ptx = k.asm["ptx"]
+    timers(ptx)
+    # the prologue's DEPTH copies (unrolled) + the refill in the loop
+    assert count(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global") == depth + 1
+    assert count(ptx, r"mbarrier\.init\.shared") == depth
+    assert k.metadata.shared >= depth * 128 * tma.BC * 2
+
+
+def test_mbarrier_pingpong():
+    k = mbar.compile_sm90()
+    ptx = k.asm["ptx"]
+    timers(ptx)
+    assert count(ptx, r"mbarrier\.try_wait\.parity") == 2  # one per side
+    assert count(ptx, r"mbarrier\.arrive\.shared::cta\.b64") == 2
+    assert count(ptx, r"mbarrier\.init\.shared") == 2
+    assert k.metadata.num_warps == 8  # ping warpgroup + pong warp, padded to a warpgroup
+    assert re.search(r"\.maxnreg\s+128", ptx), "setmaxnreg needs a register cap at entry"
+
+
+def test_constants_from_rows():
+    """derive_constants on made-up rows: the wgmma fit recovers a known peak and overhead."""
+    P, o = 4096.0, 30.0
+    rows = [{"bench": "wgmma", "ok": True, "dtype": "float16", "warpgroups": 2, "wait": 1, "N": N,
+             "clk_per_instr": 2048 * N / P + o} for N in (64, 128, 256)]
+    rows += [{"bench": "wgmma", "ok": False, "dtype": "float16", "warpgroups": 2, "wait": 1,
+              "N": 64, "clk_per_instr": 1.0}]  # a failed check never counts
+    rows += [{"bench": "exp2", "ok": True, "per_clk_per_sm": 15.9},
+             {"bench": "fma", "ok": True, "per_clk_per_sm": 127.0},
+             {"bench": "tma_latency", "ok": True, "mode": "l2", "box_bytes": 1024,
+              "latency_clk_median": 500 + 1024 / 100},
+             {"bench": "tma_latency", "ok": True, "mode": "l2", "box_bytes": 16384,
+              "latency_clk_median": 500 + 16384 / 100},
+             {"bench": "tma_bandwidth", "ok": True, "mode": "l2", "bytes_per_clk_per_sm": 40.0},
+             {"bench": "tma_bandwidth", "ok": True, "mode": "l2", "bytes_per_clk_per_sm": 60.0},
+             {"bench": "tma_bandwidth", "ok": True, "mode": "hbm", "bytes_per_clk_per_sm": 90.0},
+             {"bench": "mbarrier", "ok": True, "clk_per_handoff": 55.0},
+             {"bench": "clock", "ok": True, "clock_hz_globaltimer": 1.75e9}]
+    c = run.derive_constants(rows)
+    assert set(c) == {"clock_hz_under_load", "tensor_flop_per_clk", "wgmma_overhead_clk",
+                      "sfu_exp_per_clk", "fma_lanes_per_clk", "tma_latency_clk",
+                      "l2_bytes_per_clk_per_sm", "mbarrier_clk"}
+    assert c["tensor_flop_per_clk"] == pytest.approx(P)
+    assert c["wgmma_overhead_clk"] == pytest.approx(o)
+    assert c["tma_latency_clk"] == pytest.approx(500)
+    assert c["l2_bytes_per_clk_per_sm"] == 60.0
+    assert (c["sfu_exp_per_clk"], c["fma_lanes_per_clk"], c["mbarrier_clk"]) == (15.9, 127.0, 55.0)
+    assert c["clock_hz_under_load"] == 1.75e9
+    assert all(v is None for v in run.derive_constants([]).values())
+    run.print_table([], c)
+
+
+def test_bench_micro_needs_a_gpu(capsys):
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: the real run is test_micro_gpu's business")
+    from kernels import bench
+
+    assert bench.main(["micro"]) == 2
+    assert "no CUDA GPU" in capsys.readouterr().err

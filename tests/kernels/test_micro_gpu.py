@@ -1,0 +1,121 @@
+"""GPU checks of the microbenchmarks (kernels/micro): each one's correctness check passes and its
+rate lies in a physically sane range for an H100/H200 SM. Ranges are wide on purpose: they catch a
+broken benchmark (a rate 10x off, a wrong count), not a slow card. Skipped without a Hopper GPU.
+Short loops: the whole file takes a few seconds of GPU time."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture
+def gen():
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    g = torch.Generator(device="cuda")
+    g.manual_seed(1234)
+    return g
+
+
+@pytest.mark.parametrize("N,wgs,dtype", [(64, 1, torch.float16), (256, 2, torch.float16),
+                                         (128, 2, torch.bfloat16)])
+def test_wgmma_rate(gen, N, wgs, dtype):
+    from kernels.micro import wgmma
+
+    r = wgmma.run(N, wgs, 1, dtype, iters=2000, gen=gen)
+    assert r["rel_err"] < 1e-3, r
+    assert r["ok"], r
+    # no SM does more than 4096 dense FLOP/clk (a little slack for clock64 granularity)
+    assert 300 < r["flop_per_clk_per_sm"] <= 4096 * 1.02, r
+    assert -2 < r["overhead_beyond_half_n"] < 400, r
+
+
+def test_wgmma_latency_mode_is_slower(gen):
+    from kernels.micro import wgmma
+
+    w1 = wgmma.run(128, 1, 1, torch.float16, iters=1000, gen=gen)
+    w0 = wgmma.run(128, 1, 0, torch.float16, iters=1000, gen=gen)
+    assert w1["ok"] and w0["ok"], (w1, w0)
+    assert w0["clk_per_instr"] >= 0.95 * w1["clk_per_instr"]
+
+
+def test_exp2_rate(gen):
+    from kernels.micro import units
+
+    r = units.run("exp2", iters=200, gen=gen)
+    assert r["rel_err"] < 1e-5 and r["ok"], r
+    assert 4 < r["per_clk_per_sm"] < 40, r  # datasheet 16 MUFU ex2 per clk per SM
+
+
+def test_fma_rate(gen):
+    from kernels.micro import units
+
+    r = units.run("fma", iters=1000, gen=gen)
+    assert r["rel_err"] < 1e-5 and r["ok"], r
+    assert 32 < r["per_clk_per_sm"] <= 128 * 1.02, r  # datasheet 128 FP32 lanes per SM
+
+
+@pytest.mark.parametrize("mode", ["l2", "hbm"])
+def test_tma_latency(gen, mode):
+    from kernels.micro import tma
+
+    r = tma.run_latency(64, mode, gen, iters=128)
+    assert r["ok"], r
+    assert 100 < r["latency_clk_median"] < 20_000, r
+
+
+@pytest.mark.parametrize("depth", [1, 4])
+def test_tma_bandwidth(gen, depth):
+    from kernels.micro import tma
+
+    r = tma.run_bandwidth(128, depth, "l2", gen, iters=500)
+    assert r["ok"], r
+    assert 2 < r["bytes_per_clk_per_sm"] < 512, r
+
+
+def test_tma_more_in_flight_is_not_slower(gen):
+    from kernels.micro import tma
+
+    one = tma.run_bandwidth(128, 1, "l2", gen, iters=500)
+    four = tma.run_bandwidth(128, 4, "l2", gen, iters=500)
+    assert one["ok"] and four["ok"]
+    assert four["bytes_per_clk_per_sm"] > 0.9 * one["bytes_per_clk_per_sm"], (one, four)
+
+
+def test_mbarrier_round_trip(gen):
+    from kernels.micro import mbar
+
+    r = mbar.run(iters=20_000)
+    assert r["ok"], r
+    assert 5 < r["clk_per_handoff"] < 5_000, r
+
+
+def test_clock_under_load(gen):
+    from kernels.micro import run
+
+    r = run.clock_under_load(gen, None, seconds=0.2)
+    assert r["ok"], r
+    assert 0.5e9 < r["clock_hz_globaltimer"] < 2.2e9, r   # H100/H200 max boost 1980 MHz
+    assert abs(r["clock_hz_events"] / r["clock_hz_globaltimer"] - 1) < 0.1, r
+
+
+def test_bench_micro_quick_writes_the_file(gen, tmp_path):
+    """The whole suite in its quick form; the file has the shape sim reads."""
+    import json
+
+    from kernels import bench
+
+    rc = bench.main(["micro", "--quick", "--out", str(tmp_path)])
+    files = list(tmp_path.glob("*-micro.json"))
+    assert len(files) == 1
+    data = json.loads(files[0].read_text())["micro"]
+    assert set(data) == {"environment", "constants", "rows"}
+    assert set(data["constants"]) == {"clock_hz_under_load", "tensor_flop_per_clk",
+                                      "wgmma_overhead_clk", "sfu_exp_per_clk", "fma_lanes_per_clk",
+                                      "tma_latency_clk", "l2_bytes_per_clk_per_sm", "mbarrier_clk"}
+    bad = [r for r in data["rows"] if not r.get("ok")]
+    assert rc == 0 and not bad, bad
+    assert all(isinstance(v, float) for v in data["constants"].values()), data["constants"]
