@@ -112,3 +112,22 @@ def descriptor_type(t_shape, block, torch_dtype) -> tuple:
 
 def _gl_dtype(torch_dtype):
     return {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16, torch.float32: gl.float32}[torch_dtype]
+
+
+ONE_CTA_SMEM = gl.constexpr(128 * 1024)  # > half of an SM's 228 KiB: no second CTA fits
+
+
+@gluon.jit
+def occupy_smem(num_warps: gl.constexpr):
+    """Hold ``ONE_CTA_SMEM`` bytes of shared memory for the CTA's lifetime, so that no second CTA of the
+    launch can share this SM (the block scheduler would otherwise be free to double up). One
+    row is written so that the allocation is not optimised away. Call it after the kernel's
+    other shared-memory allocations: the buffer is dead once written, and the allocator could
+    otherwise place a later buffer on top of it."""
+    ROW: gl.constexpr = 256
+    buf = gl.allocate_shared_memory(gl.int32, [ONE_CTA_SMEM // (4 * ROW), ROW],
+                                    gl.SwizzledSharedLayout(1, 1, 1, [1, 0]))
+    layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, num_warps], [1, 0])
+    row = gl.expand_dims(gl.arange(0, ROW, gl.SliceLayout(0, layout)), 0)
+    buf.slice(0, 1).store(row)
+    return buf

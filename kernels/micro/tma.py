@@ -17,7 +17,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
-from .common import clock64, globaltimer, record, smid
+from .common import clock64, globaltimer, occupy_smem, record, smid
 
 BC = 64  # columns of a box: 64 fp16 = 128-byte rows (128-byte swizzle)
 
@@ -60,6 +60,7 @@ def tma_bandwidth_kernel(desc, out_ptr, stats_ptr, n_tiles, iters, DEPTH: gl.con
     bars = gl.allocate_shared_memory(gl.int64, [DEPTH, 1], mbarrier.MBarrierLayout())
     for s2 in gl.static_range(DEPTH):
         mbarrier.init(bars.index(s2), count=1)
+    occupy_smem(num_warps)  # one CTA per SM (after the ring and barriers: it cannot alias them)
     gl.thread_barrier()
     pid = gl.program_id(0)
     grid = gl.num_programs(0)

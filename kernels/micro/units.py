@@ -20,7 +20,7 @@ import math
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from .common import clock64, globaltimer, record, smid
+from .common import clock64, globaltimer, occupy_smem, record, smid
 
 
 @gluon.jit
@@ -38,6 +38,7 @@ def ffma(x, a, b):
 @gluon.jit
 def exp2_rate_kernel(x_ptr, a_ptr, out_ptr, stats_ptr, iters, VEC: gl.constexpr,
                      UNROLL: gl.constexpr, num_warps: gl.constexpr):
+    occupy_smem(num_warps)  # one CTA per SM
     layout: gl.constexpr = gl.BlockedLayout([VEC], [32], [num_warps], [0])
     n: gl.constexpr = VEC * 32 * num_warps
     offs = gl.program_id(0) * n + gl.arange(0, n, layout)
@@ -58,6 +59,7 @@ def exp2_rate_kernel(x_ptr, a_ptr, out_ptr, stats_ptr, iters, VEC: gl.constexpr,
 @gluon.jit
 def fma_rate_kernel(x_ptr, a_ptr, b_ptr, out_ptr, stats_ptr, iters, VEC: gl.constexpr,
                     UNROLL: gl.constexpr, num_warps: gl.constexpr):
+    occupy_smem(num_warps)  # one CTA per SM
     layout: gl.constexpr = gl.BlockedLayout([VEC], [32], [num_warps], [0])
     n: gl.constexpr = VEC * 32 * num_warps
     offs = gl.program_id(0) * n + gl.arange(0, n, layout)

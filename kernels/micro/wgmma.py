@@ -26,7 +26,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from .common import clock64, globaltimer, record, smid
+from .common import clock64, globaltimer, occupy_smem, record, smid
 
 K_STEP = 16  # one wgmma's K for fp16/bf16
 
@@ -60,6 +60,7 @@ def wgmma_rate_kernel(a_ptr, b_ptr, out_ptr, stats_ptr, iters, N: gl.constexpr,
                                     load_2d(a_ptr, BM, BK, num_warps))
     b_s = gl.allocate_shared_memory(dtype, [BK, N], smem_layout([BK, N], dtype),
                                     load_2d(b_ptr, BK, N, num_warps))
+    occupy_smem(num_warps)  # one CTA per SM (allocated after A, B: it cannot alias them)
     fence_async_shared()  # generic-proxy stores -> visible to the tensor cores
     gl.thread_barrier()
     acc = gl.zeros([BM, N], gl.float32, acc_layout(N, num_warps))

@@ -15,7 +15,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
-from kernels.micro import mbar, run, tma, units, wgmma
+from kernels.micro import common, mbar, run, tma, units, wgmma
+
+ONE_CTA = int(common.ONE_CTA_SMEM)  # > half an SM's shared memory: one CTA per SM
 
 
 def count(text: str, pattern: str) -> int:
@@ -55,6 +57,7 @@ def test_wgmma_rate(N, wgs, wait, dtype):
     assert count(ptx, rf"wgmma\.mma_async\.sync\.aligned\.m64n{N}k16\.f32\.{kind}\.{kind}") == 8
     assert count(ptx, rf"wgmma\.wait_group\.sync\.aligned {wait};") >= 8
     assert k.metadata.num_warps == 4 * wgs
+    assert k.metadata.shared >= ONE_CTA + (64 * wgs + N) * 16 * 2, "hog + A + B, not aliased"
     if N == 256 and wgs == 2:
         s = sass(k)
         assert count(s, rf"HGMMA\.64x{N}x16\.F32") == 8, "8 back-to-back wgmmas per loop body"
@@ -66,6 +69,7 @@ def test_unit_rate(which, op):
     ptx = k.asm["ptx"]
     timers(ptx)
     assert count(ptx, op) == 8 * 16, "VEC x UNROLL instructions per loop body"
+    assert k.metadata.shared >= ONE_CTA, "one CTA per SM"
     s = sass(k)
     assert count(s, r"MUFU\.EX2" if which == "exp2" else r"FFMA") == 8 * 16
 
@@ -87,7 +91,7 @@ def test_tma_bandwidth(depth):
     # the prologue's DEPTH copies (unrolled) + the refill in the loop
     assert count(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global") == depth + 1
     assert count(ptx, r"mbarrier\.init\.shared") == depth
-    assert k.metadata.shared >= depth * 128 * tma.BC * 2
+    assert k.metadata.shared >= ONE_CTA + depth * 128 * tma.BC * 2, "hog + ring, not aliased"
 
 
 def test_mbarrier_pingpong():
