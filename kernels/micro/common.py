@@ -24,6 +24,33 @@ except ImportError:  # pragma: no cover
     torch = None
 
 SM90_TARGET = ("cuda", 90, 32)
+# Where the host side puts its tensors. Only the CPU test of the host code (kernels replaced by
+# torch fakes, tests/kernels/test_micro_compile.py) sets it to "cpu".
+DEVICE = "cuda"
+
+
+def sync() -> None:
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+class _HostEvent:
+    """Stands in for ``torch.cuda.Event`` when DEVICE is "cpu" (host-code test only)."""
+
+    def record(self):
+        import time
+
+        self.t = time.perf_counter()
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, end) -> float:
+        return (end.t - self.t) * 1e3
+
+
+def event():
+    return torch.cuda.Event(enable_timing=True) if DEVICE == "cuda" else _HostEvent()
 
 
 @gluon.jit
@@ -57,8 +84,8 @@ def record(stats_ptr, t0, t1, g0, g1, sm):
     gl.store(base + 4, sm.to(gl.int64))
 
 
-def stats_buffer(ctas: int, device="cuda"):
-    return torch.full((ctas, 5), -1, dtype=torch.int64, device=device)
+def stats_buffer(ctas: int):
+    return torch.full((ctas, 5), -1, dtype=torch.int64, device=DEVICE)
 
 
 def cta_stats(stats) -> dict:
@@ -75,8 +102,8 @@ def median(t) -> float:
     return float(t.median().item()) if hasattr(t, "median") else float(sorted(t)[len(t) // 2])
 
 
-def sm_count(device=None) -> int:
-    return torch.cuda.get_device_properties(device or 0).multi_processor_count
+def sm_count() -> int:
+    return torch.cuda.get_device_properties(0).multi_processor_count
 
 
 def compile_sm90(kernel, signature: dict, constexprs: dict, num_warps: int = 4, **options):

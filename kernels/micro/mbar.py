@@ -21,6 +21,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 
+from . import common
 from .common import clock64, globaltimer, record, smid
 
 
@@ -64,7 +65,6 @@ MAXNREG = 128  # register cap at entry (setmaxnreg needs one): 2 warpgroups x 12
 
 
 def compile_sm90(num_warps: int = 4):
-    from . import common
 
     return common.compile_sm90(mbarrier_pingpong_kernel,
                                {"stats_ptr": "*i64", "count_ptr": "*i32", "iters": "i32"}, {},
@@ -74,17 +74,16 @@ def compile_sm90(num_warps: int = 4):
 def run(iters: int = 100_000, num_warps: int = 4) -> dict:
     import torch
 
-    from . import common
     from .common import cta_stats
 
-    counts = torch.full((2,), -1, device="cuda", dtype=torch.int32)
+    counts = torch.full((2,), -1, device=common.DEVICE, dtype=torch.int32)
     stats = common.stats_buffer(1)
     mbarrier_pingpong_kernel[(1,)](stats, counts, 100, num_warps=num_warps, maxnreg=MAXNREG)  # warm-up
     counts.fill_(-1)
     stats = common.stats_buffer(1)
     mbarrier_pingpong_kernel[(1,)](stats, counts, iters, num_warps=num_warps,
                                          maxnreg=MAXNREG)
-    torch.cuda.synchronize()
+    common.sync()
     s = cta_stats(stats)
     cyc = float(s["cycles"][0])
     c = counts.cpu().tolist()

@@ -7,7 +7,7 @@ import json
 import subprocess
 import time
 
-from . import mbar, tma, units, wgmma
+from . import common, mbar, tma, units, wgmma
 
 NS = (64, 128, 256)
 
@@ -31,22 +31,21 @@ def clock_under_load(gen, wgmma_row: dict | None, seconds: float = 1.0) -> dict:
     CUDA-event time, and nvidia-smi's clocks.sm sampled while the kernel runs."""
     import torch
 
-    from . import common
     from .common import cta_stats, median
 
     N, wgs, unroll = 256, 2, 8
     per_instr = (wgmma_row or {}).get("clk_per_instr") or (N / 2 + 40)
     iters = _iters_for(seconds, per_instr * wgs * unroll)
     grid = common.sm_count()
-    a = torch.randn(64 * wgs, 16, device="cuda", generator=gen).half()
-    b = torch.randn(16, N, device="cuda", generator=gen).half()
-    out = torch.empty(64 * wgs, N, device="cuda")
+    a = torch.randn(64 * wgs, 16, device=common.DEVICE, generator=gen).half()
+    b = torch.randn(16, N, device=common.DEVICE, generator=gen).half()
+    out = torch.empty(64 * wgs, N, device=common.DEVICE)
     kw = {"N": N, "UNROLL": unroll, "WAIT": 1, "num_warps": 4 * wgs}
     stats = common.stats_buffer(grid)
     wgmma.wgmma_rate_kernel[(grid,)](a, b, out, stats, 16, **kw)  # compile + warm-up
-    torch.cuda.synchronize()
+    common.sync()
     stats = common.stats_buffer(grid)
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    e0, e1 = common.event(), common.event()
     e0.record()
     wgmma.wgmma_rate_kernel[(grid,)](a, b, out, stats, iters, **kw)
     e1.record()
@@ -58,7 +57,7 @@ def clock_under_load(gen, wgmma_row: dict | None, seconds: float = 1.0) -> dict:
             samples.append(c)
         else:
             time.sleep(0.05)
-    torch.cuda.synchronize()
+    common.sync()
     s = cta_stats(stats)
     ms = e0.elapsed_time(e1)
     hz = (s["cycles"] / s["ns"]).median().item() * 1e9
@@ -119,7 +118,7 @@ def bench_micro(seed: int = 0, quick: bool = False) -> tuple[list[dict], dict]:
     """Every microbenchmark once (``quick``: shorter loops, fewer configurations)."""
     import torch
 
-    gen = torch.Generator(device="cuda")
+    gen = torch.Generator(device=common.DEVICE)
     gen.manual_seed(seed)
     sec = 0.005 if quick else 0.02
     rows: list[dict] = []
@@ -174,7 +173,8 @@ def print_table(rows: list[dict], constants: dict) -> None:
             v = r.get("flop_per_clk_per_sm")
             extra = (f"{v:7.0f} FLOP/clk  {r['clk_per_instr']:6.1f} clk/instr  "
                      f"+{r['overhead_beyond_half_n']:5.1f}") if v else f"rel_err {r['rel_err']:.1e}"
-            print(f" {flag} wgmma {r['dtype'][:4]} n{r['N']:<3} {r['warpgroups']}wg w{r['wait']}  {extra}")
+            dt = {"float16": "fp16", "bfloat16": "bf16"}.get(r["dtype"], r["dtype"])
+            print(f" {flag} wgmma {dt} n{r['N']:<3} {r['warpgroups']}wg w{r['wait']}  {extra}")
         elif b in ("exp2", "fma"):
             v = r.get("per_clk_per_sm")
             print(f" {flag} {b:<22} " + (f"{v:7.1f} /clk" if v else f"rel_err {r['rel_err']:.1e}"))

@@ -17,9 +17,12 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
+from . import common
 from .common import clock64, globaltimer, occupy_smem, record, smid
 
 BC = 64  # columns of a box: 64 fp16 = 128-byte rows (128-byte swizzle)
+# Source sizes: "l2" fits in the 50 MiB L2 with room to spare, "hbm" is 5x larger than it.
+SOURCE_BYTES = {"l2": 16 << 20, "hbm": 256 << 20}
 
 
 @gluon.jit
@@ -97,7 +100,6 @@ def _desc(t, BR):
 def compile_sm90(which: str, BR: int = 128, depth: int = 2, iters: int = 64):
     import torch
 
-    from . import common
 
     sig_t, _ = common.descriptor_type((4 * BR, BC), (BR, BC), torch.float16)
     if which == "latency":
@@ -112,9 +114,9 @@ def compile_sm90(which: str, BR: int = 128, depth: int = 2, iters: int = 64):
 def _source(mode: str, BR: int, gen):
     import torch
 
-    nbytes = (16 << 20) if mode == "l2" else (256 << 20)
+    nbytes = SOURCE_BYTES[mode]
     rows = nbytes // (BC * 2)
-    src = torch.randn(rows, BC, device="cuda", generator=gen, dtype=torch.float16)
+    src = torch.randn(rows, BC, device=common.DEVICE, generator=gen, dtype=torch.float16)
     return src, rows // BR
 
 
@@ -127,12 +129,13 @@ def run_latency(BR: int, mode: str, gen, iters: int = 512) -> dict:
         n_use, step = 4, 1          # 4 tiles, over and over: L2 hits after the first pass
     else:
         n_use, step = n_tiles, 977  # hop through 256 MiB: a fresh tile each time
-    out = torch.full((BR, BC), float("nan"), device="cuda", dtype=torch.float16)
-    lat = torch.full((iters,), -1, device="cuda", dtype=torch.int64)
+    out = torch.full((BR, BC), float("nan"), device=common.DEVICE, dtype=torch.float16)
+    lat = torch.full((iters,), -1, device=common.DEVICE, dtype=torch.int64)
     if mode == "hbm":
-        torch.empty(256 << 20, dtype=torch.int8, device="cuda").fill_(1)  # push src out of L2
+        # push src out of L2
+        torch.empty(SOURCE_BYTES["hbm"], dtype=torch.int8, device=common.DEVICE).fill_(1)
     tma_latency_kernel[(1,)](_desc(src, BR), out, lat, n_use, step, ITERS=iters, num_warps=4)
-    torch.cuda.synchronize()
+    common.sync()
     last = ((iters - 1) * step) % n_use
     ok = bool(torch.equal(out, src[last * BR:(last + 1) * BR]))
     lat = lat.cpu().double()
@@ -150,18 +153,17 @@ def run_bandwidth(BR: int, depth: int, mode: str, gen, iters: int = 2000,
     """Every SM: ``iters + depth`` copies of a BR x 64 fp16 box, ``depth`` in flight."""
     import torch
 
-    from . import common
     from .common import cta_stats, median
 
     grid = grid or common.sm_count()
     src, n_tiles = _source(mode, BR, gen)
-    out = torch.full((grid, depth, BR, BC), float("nan"), device="cuda", dtype=torch.float16)
+    out = torch.full((grid, depth, BR, BC), float("nan"), device=common.DEVICE, dtype=torch.float16)
     stats = common.stats_buffer(grid)
     d = _desc(src, BR)
     tma_bandwidth_kernel[(grid,)](d, out, stats, n_tiles, 8, DEPTH=depth, num_warps=4)  # warm-up
     stats = common.stats_buffer(grid)
     tma_bandwidth_kernel[(grid,)](d, out, stats, n_tiles, iters, DEPTH=depth, num_warps=4)
-    torch.cuda.synchronize()
+    common.sync()
     # slot s last received copy c in [iters, iters + depth) with c % depth == s
     tiles = src.view(n_tiles, BR, BC)
     ok = True

@@ -20,6 +20,7 @@ import math
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from . import common
 from .common import clock64, globaltimer, occupy_smem, record, smid
 
 
@@ -79,7 +80,6 @@ def fma_rate_kernel(x_ptr, a_ptr, b_ptr, out_ptr, stats_ptr, iters, VEC: gl.cons
 
 
 def compile_sm90(which: str, vec: int = 8, num_warps: int = 8, unroll: int = 16):
-    from . import common
 
     if which == "exp2":
         k, sig = exp2_rate_kernel, {"x_ptr": "*fp32", "a_ptr": "*fp32", "out_ptr": "*fp32",
@@ -95,12 +95,11 @@ def run(which: str, iters: int, gen, vec: int = 8, num_warps: int = 8, unroll: i
     """Check then time ``which`` ('exp2' or 'fma') on every SM; one row."""
     import torch
 
-    from . import common
     from .common import cta_stats, median
 
     grid = grid or common.sm_count()
     n = grid * vec * 32 * num_warps
-    dev = "cuda"
+    dev = common.DEVICE
     x = torch.rand(n, device=dev, generator=gen, dtype=torch.float64)
     steps = lambda it: it * unroll
     kw = {"VEC": vec, "UNROLL": unroll, "num_warps": num_warps}
@@ -131,7 +130,7 @@ def run(which: str, iters: int, gen, vec: int = 8, num_warps: int = 8, unroll: i
     stats = common.stats_buffer(grid)
     check_iters = 3
     kern[(grid,)](*args, out, stats, check_iters, **kw)
-    torch.cuda.synchronize()
+    common.sync()
     r = ref(check_iters)
     err = float((out.double() - r).norm() / r.norm())
     err = float("inf") if math.isnan(err) else err
@@ -141,7 +140,7 @@ def run(which: str, iters: int, gen, vec: int = 8, num_warps: int = 8, unroll: i
         return row
     stats = common.stats_buffer(grid)
     kern[(grid,)](*args, out, stats, iters, **kw)
-    torch.cuda.synchronize()
+    common.sync()
     s = cta_stats(stats)
     cyc = median(s["cycles"])
     ops = iters * unroll * vec * 32 * num_warps  # per CTA

@@ -26,6 +26,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from . import common
 from .common import clock64, globaltimer, occupy_smem, record, smid
 
 K_STEP = 16  # one wgmma's K for fp16/bf16
@@ -86,7 +87,6 @@ def config_name(dtype_name: str, N: int, wgs: int, wait: int) -> str:
 
 
 def compile_sm90(N: int = 128, wgs: int = 2, wait: int = 1, dtype: str = "fp16", unroll: int = 8):
-    from . import common
 
     return common.compile_sm90(
         wgmma_rate_kernel,
@@ -101,12 +101,11 @@ def run(N: int, wgs: int, wait: int, torch_dtype, iters: int, gen, unroll: int =
     per warpgroup on every SM. Returns one row."""
     import torch
 
-    from . import common
     from .common import cta_stats, median
 
     BM = 64 * wgs
     grid = grid or common.sm_count()
-    dev = "cuda"
+    dev = common.DEVICE
     a = torch.randn(BM, K_STEP, device=dev, generator=gen).to(torch_dtype)
     b = torch.randn(K_STEP, N, device=dev, generator=gen).to(torch_dtype)
     out = torch.full((BM, N), float("nan"), device=dev)
@@ -114,7 +113,7 @@ def run(N: int, wgs: int, wait: int, torch_dtype, iters: int, gen, unroll: int =
     kw = {"N": N, "UNROLL": unroll, "WAIT": wait, "num_warps": 4 * wgs}
     check_iters = 4
     wgmma_rate_kernel[(grid,)](a, b, out, stats, check_iters, **kw)
-    torch.cuda.synchronize()
+    common.sync()
     ref = (check_iters * unroll) * (a.double() @ b.double())
     err = float((out.double() - ref).norm() / ref.norm())
     err = float("inf") if math.isnan(err) else err
@@ -126,7 +125,7 @@ def run(N: int, wgs: int, wait: int, torch_dtype, iters: int, gen, unroll: int =
     wgmma_rate_kernel[(grid,)](a, b, out, stats, 2, **kw)  # warm-up (compiled already)
     stats = common.stats_buffer(grid)
     wgmma_rate_kernel[(grid,)](a, b, out, stats, iters, **kw)
-    torch.cuda.synchronize()
+    common.sync()
     s = cta_stats(stats)
     n_instr = iters * unroll  # per warpgroup
     cyc = median(s["cycles"])

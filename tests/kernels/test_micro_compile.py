@@ -144,3 +144,134 @@ def test_bench_micro_needs_a_gpu(capsys):
 
     assert bench.main(["micro"]) == 2
     assert "no CUDA GPU" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
+# The host side of every benchmark, run on CPU with each kernel replaced by a torch fake that
+# computes what the kernel should and reports made-up cycle counts. It catches bugs in the
+# checks, the bookkeeping, the file and the table -- code that otherwise runs only on the GPU.
+# The fake numbers never leave tmp_path.
+# --------------------------------------------------------------------------------------------
+CLK = 1.5e9  # the fakes' clock: cycles / ns
+
+
+class Fake:
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __getitem__(self, grid):
+        return lambda *a, **kw: self.fn(grid[0], *a, **kw)
+
+
+def _stats(stats, cycles):
+    g = stats.shape[0]
+    stats[:, 0] = 1000
+    stats[:, 1] = 1000 + int(cycles)
+    stats[:, 2] = 5000
+    stats[:, 3] = 5000 + int(cycles / CLK * 1e9)
+    stats[:, 4] = torch.arange(g)
+
+
+def fake_wgmma(grid, a, b, out, stats, iters, N, UNROLL, WAIT, num_warps):
+    out.copy_((iters * UNROLL) * (a.float() @ b.float()))
+    _stats(stats, iters * UNROLL * (num_warps // 4) * (N / 2 + 30))
+
+
+def fake_exp2(grid, x, a, out, stats, iters, VEC, UNROLL, num_warps):
+    for _ in range(min(iters * UNROLL, 64)):
+        x = torch.exp2(a - x)
+    out.copy_(x)
+    _stats(stats, iters * UNROLL * VEC * 32 * num_warps / 16)
+
+
+def fake_fma(grid, x, a, b, out, stats, iters, VEC, UNROLL, num_warps):
+    for _ in range(min(iters * UNROLL, 64)):
+        x = x * a + b
+    out.copy_(x)
+    _stats(stats, iters * UNROLL * VEC * 32 * num_warps / 128)
+
+
+def fake_tma_latency(grid, desc, out, lat, n_use, step, ITERS, num_warps):
+    BR = desc.block_shape[0]
+    last = ((ITERS - 1) * step) % n_use
+    out.copy_(desc.base[last * BR:(last + 1) * BR])
+    lat.fill_(600)
+
+
+def fake_tma_bandwidth(grid, desc, out, stats, n_tiles, iters, DEPTH, num_warps):
+    BR = desc.block_shape[0]
+    tiles = desc.base.view(n_tiles, BR, -1)
+    for pid in range(grid):
+        for c in range(iters, iters + DEPTH):
+            out[pid, c % DEPTH] = tiles[(pid + c * grid) % n_tiles]
+    _stats(stats, (iters + DEPTH) * BR * 128 / (20 * DEPTH))
+
+
+def fake_mbar(grid, stats, counts, iters, num_warps, maxnreg):
+    counts.fill_(iters)
+    _stats(stats, 2 * iters * 60)
+
+
+@pytest.fixture
+def on_cpu(monkeypatch):
+    from kernels.micro import common as cm
+
+    monkeypatch.setattr(cm, "DEVICE", "cpu")
+    monkeypatch.setattr(cm, "sm_count", lambda: 8)
+    monkeypatch.setattr(tma, "SOURCE_BYTES", {"l2": 1 << 20, "hbm": 4 << 20})
+    monkeypatch.setattr(run, "_smi_clock", lambda: None)
+    for mod, name, fn in ((wgmma, "wgmma_rate_kernel", fake_wgmma),
+                          (units, "exp2_rate_kernel", fake_exp2),
+                          (units, "fma_rate_kernel", fake_fma),
+                          (tma, "tma_latency_kernel", fake_tma_latency),
+                          (tma, "tma_bandwidth_kernel", fake_tma_bandwidth),
+                          (mbar, "mbarrier_pingpong_kernel", fake_mbar)):
+        monkeypatch.setattr(mod, name, Fake(fn))
+
+
+def test_host_side_with_fake_kernels(on_cpu, tmp_path, capsys):
+    import json
+
+    from kernels import bench
+
+    rows, constants = run.bench_micro(seed=0, quick=True)
+    assert rows and all(r["ok"] for r in rows), [r for r in not_ok(rows)]
+    # the fakes' made-up rates come back out through the same arithmetic the GPU run uses
+    assert constants["tensor_flop_per_clk"] == pytest.approx(4096, rel=1e-3)
+    assert constants["wgmma_overhead_clk"] == pytest.approx(30, rel=1e-2)
+    assert constants["sfu_exp_per_clk"] == pytest.approx(16, rel=1e-3)
+    assert constants["fma_lanes_per_clk"] == pytest.approx(128, rel=1e-3)
+    assert constants["tma_latency_clk"] == pytest.approx(600)
+    assert constants["mbarrier_clk"] == pytest.approx(60)
+    assert constants["l2_bytes_per_clk_per_sm"] == pytest.approx(80, rel=1e-2)
+    assert constants["clock_hz_under_load"] == pytest.approx(CLK, rel=1e-3)
+    env = {"gpu": "NVIDIA H200 (fake)"}
+    (path,) = bench.write_micro(env, rows, constants, [tmp_path])
+    assert path.name == "h200-micro.json"
+    data = json.loads(path.read_text())
+    assert set(data) == {"micro"} and set(data["micro"]) == {"environment", "constants", "rows"}
+    run.print_table(rows, constants)
+    out = capsys.readouterr().out
+    assert "model constants" in out and "wgmma" in out and "!" not in out.split("model")[0][-200:]
+
+
+def test_a_wrong_kernel_fails_its_check(on_cpu, monkeypatch):
+    """A kernel that skips work is caught by the check, and its rates stay out of the row."""
+    def lazy_wgmma(grid, a, b, out, stats, iters, N, UNROLL, WAIT, num_warps):
+        fake_wgmma(grid, a, b, out, stats, max(iters - 1, 0), N, UNROLL, WAIT, num_warps)
+
+    def short_fma(grid, x, a, b, out, stats, iters, VEC, UNROLL, num_warps):
+        fake_fma(grid, x, a, b, out, stats, iters, VEC, UNROLL - 1, num_warps)
+
+    monkeypatch.setattr(wgmma, "wgmma_rate_kernel", Fake(lazy_wgmma))
+    monkeypatch.setattr(units, "fma_rate_kernel", Fake(short_fma))
+    gen = torch.Generator()
+    r = wgmma.run(128, 2, 1, torch.float16, 100, gen)
+    assert not r["ok"] and "flop_per_clk_per_sm" not in r
+    r = units.run("fma", 100, gen)
+    assert not r["ok"] and "per_clk_per_sm" not in r
+    assert all(v is None for v in run.derive_constants([r]).values())
+
+
+def not_ok(rows):
+    return [r for r in rows if not r.get("ok")]
