@@ -1,6 +1,6 @@
 """TMA (``cp.async.bulk.tensor``) load latency and per-SM bandwidth.
 
-* **latency** -- one CTA, one copy at a time: ``clock64`` before ``mbarrier.expect`` + the copy,
+* **latency** -- one CTA of one warp, one copy at a time: ``clock64`` before ``mbarrier.expect`` + the copy,
   ``clock64`` after ``mbarrier.try_wait`` sees the phase flip; one sample per copy. ``mode``
   ``l2``: a few tiles read over and over (L2 hits after the first pass, as the K/V tiles of
   attention are); ``hbm``: each copy a tile of a 256 MiB tensor not touched for a while.
@@ -23,6 +23,9 @@ from .common import clock64, globaltimer, occupy_smem, record, smid
 BC = 64  # columns of a box: 64 fp16 = 128-byte rows (128-byte swizzle)
 # Source sizes: "l2" fits in the 50 MiB L2 with room to spare, "hbm" is 5x larger than it.
 SOURCE_BYTES = {"l2": 16 << 20, "hbm": 256 << 20}
+# The latency kernel is one warp, like the producer warp of the course's ws kernels (with more
+# warps, Gluon puts a CTA barrier around each expect, copy and wait).
+LATENCY_WARPS = 1
 
 
 @gluon.jit
@@ -105,7 +108,8 @@ def compile_sm90(which: str, BR: int = 128, depth: int = 2, iters: int = 64):
     if which == "latency":
         return common.compile_sm90(
             tma_latency_kernel, {"desc": sig_t, "out_ptr": "*fp16", "lat_ptr": "*i64",
-                                 "n_tiles": "i32", "tile_step": "i32"}, {"ITERS": iters}, num_warps=4)
+                                 "n_tiles": "i32", "tile_step": "i32"}, {"ITERS": iters},
+            num_warps=LATENCY_WARPS)
     return common.compile_sm90(
         tma_bandwidth_kernel, {"desc": sig_t, "out_ptr": "*fp16", "stats_ptr": "*i64",
                                "n_tiles": "i32", "iters": "i32"}, {"DEPTH": depth}, num_warps=4)
@@ -134,7 +138,8 @@ def run_latency(BR: int, mode: str, gen, iters: int = 512) -> dict:
     if mode == "hbm":
         # push src out of L2
         torch.empty(SOURCE_BYTES["hbm"], dtype=torch.int8, device=common.DEVICE).fill_(1)
-    tma_latency_kernel[(1,)](_desc(src, BR), out, lat, n_use, step, ITERS=iters, num_warps=4)
+    tma_latency_kernel[(1,)](_desc(src, BR), out, lat, n_use, step, ITERS=iters,
+                             num_warps=LATENCY_WARPS)
     common.sync()
     last = ((iters - 1) * step) % n_use
     ok = bool(torch.equal(out, src[last * BR:(last + 1) * BR]))
