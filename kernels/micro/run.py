@@ -108,7 +108,7 @@ def derive_constants(rows: list[dict]) -> dict:
     bw = pick("tma_bandwidth", mode="l2")
     if bw:
         c["l2_bytes_per_clk_per_sm"] = float(max(r["bytes_per_clk_per_sm"] for r in bw))
-    mb = pick("mbarrier")
+    mb = pick("mbarrier", ping="warp")
     if mb:
         c["mbarrier_clk"] = float(mb[0]["clk_per_handoff"])
     return c
@@ -154,7 +154,8 @@ def bench_micro(seed: int = 0, quick: bool = False) -> tuple[list[dict], dict]:
         for depth in (1, 2, 3, 4):
             add(tma.run_bandwidth, 128, depth, mode, gen, 1000 if quick else 4000)
     # 5. mbarrier
-    add(mbar.run, 20_000 if quick else 200_000)
+    for wg in (False, True):  # ping from a warp (the constant), then from a warpgroup
+        add(mbar.run, 20_000 if quick else 200_000, ping_warpgroup=wg)
     # 6. SM clock under tensor load
     wg_row = next((r for r in rows if r.get("bench") == "wgmma" and r.get("N") == 256
                    and r.get("warpgroups") == 2 and r.get("ok")), None)
@@ -185,7 +186,7 @@ def print_table(rows: list[dict], constants: dict) -> None:
             print(f" {flag} tma bw {r['mode']:<3} depth {r['depth']}       "
                   f"{r['bytes_per_clk_per_sm']:6.1f} B/clk  ({r['tb_per_s_total']:.2f} TB/s total)")
         elif b == "mbarrier":
-            print(f" {flag} mbarrier hand-off      {r['clk_per_handoff']:6.1f} clk")
+            print(f" {flag} mbarrier hand-off {r['ping']:<9}{r['clk_per_handoff']:6.1f} clk")
         elif b == "clock":
             smi = r.get("clock_hz_smi_median")
             print(f" {flag} clock under load       {r['clock_hz_globaltimer'] / 1e6:6.0f} MHz "

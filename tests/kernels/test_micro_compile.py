@@ -94,15 +94,18 @@ def test_tma_bandwidth(depth):
     assert k.metadata.shared >= ONE_CTA + depth * 128 * tma.BC * 2, "hog + ring, not aliased"
 
 
-def test_mbarrier_pingpong():
-    k = mbar.compile_sm90()
+@pytest.mark.parametrize("ping_warpgroup", [False, True])
+def test_mbarrier_pingpong(ping_warpgroup):
+    k = mbar.compile_sm90(ping_warpgroup)
     ptx = k.asm["ptx"]
     timers(ptx)
     assert count(ptx, r"mbarrier\.try_wait\.parity") == 2  # one per side
     assert count(ptx, r"mbarrier\.arrive\.shared::cta\.b64") == 2
     assert count(ptx, r"mbarrier\.init\.shared") == 2
-    assert k.metadata.num_warps == 8  # ping warpgroup + pong warp, padded to a warpgroup
+    assert k.metadata.num_warps == 8  # default warpgroup + ping + pong, padded to warpgroups
     assert re.search(r"\.maxnreg\s+128", ptx), "setmaxnreg needs a register cap at entry"
+    # a warp's hand-off has no CTA barrier in its loop; a warpgroup's has one per arrive/wait
+    assert count(ptx, r"bar\.sync") == (3 if ping_warpgroup else 1)
 
 
 def test_constants_from_rows():
@@ -121,7 +124,8 @@ def test_constants_from_rows():
              {"bench": "tma_bandwidth", "ok": True, "mode": "l2", "bytes_per_clk_per_sm": 40.0},
              {"bench": "tma_bandwidth", "ok": True, "mode": "l2", "bytes_per_clk_per_sm": 60.0},
              {"bench": "tma_bandwidth", "ok": True, "mode": "hbm", "bytes_per_clk_per_sm": 90.0},
-             {"bench": "mbarrier", "ok": True, "clk_per_handoff": 55.0},
+             {"bench": "mbarrier", "ok": True, "ping": "warpgroup", "clk_per_handoff": 99.0},
+             {"bench": "mbarrier", "ok": True, "ping": "warp", "clk_per_handoff": 55.0},
              {"bench": "clock", "ok": True, "clock_hz_globaltimer": 1.75e9}]
     c = run.derive_constants(rows)
     assert set(c) == {"clock_hz_under_load", "tensor_flop_per_clk", "wgmma_overhead_clk",
@@ -207,9 +211,9 @@ def fake_tma_bandwidth(grid, desc, out, stats, n_tiles, iters, DEPTH, num_warps)
     _stats(stats, (iters + DEPTH) * BR * 128 / (20 * DEPTH))
 
 
-def fake_mbar(grid, stats, counts, iters, num_warps, maxnreg):
+def fake_mbar(grid, stats, counts, iters, PING_WARPGROUP, num_warps, maxnreg):
     counts.fill_(iters)
-    _stats(stats, 2 * iters * 60)
+    _stats(stats, 2 * iters * (90 if PING_WARPGROUP else 60))
 
 
 @pytest.fixture

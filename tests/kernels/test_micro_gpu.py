@@ -88,9 +88,11 @@ def test_tma_more_in_flight_is_not_slower(gen):
 def test_mbarrier_round_trip(gen):
     from kernels.micro import mbar
 
-    r = mbar.run(iters=20_000)
-    assert r["ok"], r
-    assert 5 < r["clk_per_handoff"] < 5_000, r
+    warp = mbar.run(iters=20_000)
+    wg = mbar.run(iters=20_000, ping_warpgroup=True)
+    assert warp["ok"] and wg["ok"], (warp, wg)
+    assert 5 < warp["clk_per_handoff"] < 5_000, warp
+    assert 5 < wg["clk_per_handoff"] < 5_000, wg
 
 
 def test_clock_under_load(gen):
