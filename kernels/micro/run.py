@@ -21,6 +21,20 @@ def _smi_clock() -> float | None:
         return None
 
 
+def _smi_state() -> str | None:
+    """Power, temperature and why the clock is held down (as nvidia-smi words them), or None."""
+    for q in ("power.draw,temperature.gpu,clocks_event_reasons.active",
+              "power.draw,temperature.gpu,clocks_throttle_reasons.active"):
+        try:
+            out = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if out.returncode == 0 and out.stdout.strip():
+            return f"{q}: {out.stdout.strip().splitlines()[0]}"
+    return None
+
+
 def _iters_for(seconds: float, clk_per_iter: float, clock_hz: float = 1.98e9) -> int:
     return max(16, int(seconds * clock_hz / clk_per_iter))
 
@@ -51,6 +65,7 @@ def clock_under_load(gen, wgmma_row: dict | None, seconds: float = 1.0) -> dict:
     e1.record()
     samples = []
     time.sleep(0.05)
+    state = _smi_state() if common.DEVICE == "cuda" else None
     while not e1.query():
         c = _smi_clock()
         if c is not None:
@@ -66,7 +81,7 @@ def clock_under_load(gen, wgmma_row: dict | None, seconds: float = 1.0) -> dict:
             "clock_hz_globaltimer": hz,
             "clock_hz_globaltimer_min": float((s["cycles"] / s["ns"]).min()) * 1e9,
             "clock_hz_events": median(s["cycles"]) / (ms * 1e-3),
-            "clock_hz_smi_samples": samples,
+            "clock_hz_smi_samples": samples, "smi_state_during": state,
             "clock_hz_smi_median": sorted(samples)[len(samples) // 2] if samples else None}
 
 
