@@ -4,6 +4,7 @@ the per-benchmark ``run`` functions with shorter loops."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import time
 
@@ -94,16 +95,21 @@ def _fit_intercept(points: list[tuple[float, float]]) -> float | None:
     return my - slope * mx
 
 
+CONSTANTS = ("clock_hz_under_load", "tensor_flop_per_clk", "wgmma_overhead_clk",
+             "sfu_exp_per_clk", "fma_lanes_per_clk", "tma_latency_clk",
+             "l2_bytes_per_clk_per_sm", "mbarrier_clk")
+
+
 def derive_constants(rows: list[dict]) -> dict:
-    """The model's constants (sim/hardware.py names) from the ok rows; None where not measured."""
+    """The model's constants (the keys sim/hardware.py's MEASURED_FIELDS reads) from the ok rows.
+    A constant with no ok row (or a non-finite fit) is left out, not set to null: sim then keeps
+    its datasheet value for it, and the table says "not measured"."""
     ok = [r for r in rows if r.get("ok")]
 
     def pick(bench, **kw):
         return [r for r in ok if r["bench"] == bench and all(r.get(k) == v for k, v in kw.items())]
 
-    c = dict.fromkeys(("clock_hz_under_load", "tensor_flop_per_clk", "wgmma_overhead_clk",
-                       "sfu_exp_per_clk", "fma_lanes_per_clk", "tma_latency_clk",
-                       "l2_bytes_per_clk_per_sm", "mbarrier_clk"))
+    c = dict.fromkeys(CONSTANTS)
     clk = pick("clock")
     if clk:
         c["clock_hz_under_load"] = float(clk[0]["clock_hz_globaltimer"])
@@ -126,7 +132,7 @@ def derive_constants(rows: list[dict]) -> dict:
     mb = pick("mbarrier", ping="warp")
     if mb:
         c["mbarrier_clk"] = float(mb[0]["clk_per_handoff"])
-    return c
+    return {k: v for k, v in c.items() if v is not None and math.isfinite(v) and v > 0}
 
 
 def bench_micro(seed: int = 0, quick: bool = False) -> tuple[list[dict], dict]:
@@ -210,5 +216,7 @@ def print_table(rows: list[dict], constants: dict) -> None:
         else:
             print(f" {flag} {b}")
     print("\nmodel constants (sim/hardware.py names)")
-    for k, v in constants.items():
-        print(f"   {k:<26} " + ("not measured" if v is None else f"{v:.4g}"))
+    for k in CONSTANTS:
+        v = constants.get(k)
+        print(f"   {k:<26} " + ("not measured (sim keeps its datasheet value)" if v is None
+                                else f"{v:.4g}"))

@@ -137,7 +137,7 @@ def test_constants_from_rows():
     assert c["l2_bytes_per_clk_per_sm"] == 60.0
     assert (c["sfu_exp_per_clk"], c["fma_lanes_per_clk"], c["mbarrier_clk"]) == (15.9, 127.0, 55.0)
     assert c["clock_hz_under_load"] == 1.75e9
-    assert all(v is None for v in run.derive_constants([]).values())
+    assert run.derive_constants([]) == {}  # left out, never null: sim keeps its datasheet value
     run.print_table([], c)
 
 
@@ -254,6 +254,11 @@ def test_host_side_with_fake_kernels(on_cpu, tmp_path, capsys):
     assert path.name == "h200-micro.json"
     data = json.loads(path.read_text())
     assert set(data) == {"micro"} and set(data["micro"]) == {"environment", "constants", "rows"}
+    # what sim/hardware.py does with the file: every key known, every value a float
+    from sim.hardware import H200_DATASHEET, with_measurements
+
+    hw = with_measurements(H200_DATASHEET, path, "h200")
+    assert hw.clock_hz == pytest.approx(CLK, rel=1e-3) and hw.mbarrier_clk == pytest.approx(60)
     run.print_table(rows, constants)
     out = capsys.readouterr().out
     assert "model constants" in out and "wgmma" in out and "!" not in out.split("model")[0][-200:]
@@ -274,7 +279,7 @@ def test_a_wrong_kernel_fails_its_check(on_cpu, monkeypatch):
     assert not r["ok"] and "flop_per_clk_per_sm" not in r
     r = units.run("fma", 100, gen)
     assert not r["ok"] and "per_clk_per_sm" not in r
-    assert all(v is None for v in run.derive_constants([r]).values())
+    assert run.derive_constants([r]) == {}
 
 
 def not_ok(rows):
