@@ -39,6 +39,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 from triton.language.core import _unwrap_if_constexpr
 
+from ..hopper import gl_dtype, require_hopper
+
 try:  # torch is needed to launch and check, not to read this file
     import torch
 except ImportError:  # pragma: no cover
@@ -199,32 +201,19 @@ def check_inputs(q, k, v, variant: str, require_gpu: bool = True) -> None:
             raise ValueError(f"{name} must start at a 16-byte aligned address (TMA); "
                              f"got {t.data_ptr():#x}")
     if require_gpu:
-        devs = {t.device for t in (q, k, v)}
-        if any(d.type != "cuda" for d in devs):
-            raise ValueError(f"q, k and v must be on a CUDA device (a Hopper sm_90 GPU); "
-                             f"got {', '.join(str(t.device) for t in (q, k, v))}")
-        if len(devs) != 1:
-            raise ValueError(f"q, k and v must be on the same device; got {sorted(map(str, devs))}")
-        cap = torch.cuda.get_device_capability(q.device)
-        if cap != (9, 0):
-            raise ValueError(f"these kernels need a Hopper GPU (sm_90: wgmma, TMA, setmaxnreg); "
-                             f"{torch.cuda.get_device_name(q.device)} is sm_{cap[0]}{cap[1]}")
+        require_hopper({"q": q, "k": k, "v": v})
 
 
 # --------------------------------------------------------------------------------------------
 # Host side: descriptors, launch, CPU compile
 # --------------------------------------------------------------------------------------------
-def _gl_dtype(torch_dtype):
-    return {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}[torch_dtype]
-
-
 def make_descriptors(q, k, v, cfg: Config):
     """TMA descriptors over the 2-D (batch·heads·seq, d) views: Q in boxes of ``q_rows`` rows,
     K and V in blocks of ``BN`` rows. Past the end of the tensor a box reads zeros."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     D = q.shape[-1]
-    dt = _gl_dtype(q.dtype)
+    dt = gl_dtype(q.dtype)
     out = []
     for t, rows in ((q, cfg.q_rows), (k, cfg.BN), (v, cfg.BN)):
         blk = [rows, D]

@@ -21,6 +21,8 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, tma
 
+from ..hopper import gl_dtype, require_hopper
+
 try:  # torch is needed to launch, not to read this file
     import torch
 except ImportError:  # pragma: no cover
@@ -112,27 +114,16 @@ def check_inputs(a, b, variant: str, require_gpu: bool = True) -> None:
         if t.data_ptr() % 16:
             raise ValueError(f"{name} must start at a 16-byte aligned address (TMA); got {t.data_ptr():#x}")
     if require_gpu:
-        if a.device.type != "cuda" or b.device.type != "cuda":
-            raise ValueError(f"a and b must be on a CUDA device (a Hopper sm_90 GPU); got {a.device} and {b.device}")
-        if a.device != b.device:
-            raise ValueError(f"a and b must be on the same device; got {a.device} and {b.device}")
-        cap = torch.cuda.get_device_capability(a.device)
-        if cap != (9, 0):
-            raise ValueError(f"these kernels need a Hopper GPU (sm_90: wgmma, TMA, setmaxnreg); "
-                             f"{torch.cuda.get_device_name(a.device)} is sm_{cap[0]}{cap[1]}")
+        require_hopper({"a": a, "b": b})
 
 
 # --------------------------------------------------------------------------------------------
 # Host side: descriptors and launch
 # --------------------------------------------------------------------------------------------
-def _gl_dtype(torch_dtype):
-    return {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}[torch_dtype]
-
-
 @functools.cache
 def _smem_layout(block: tuple, torch_dtype):
     # ~10 us each to build; cached so that small GEMMs do not pay it on every call
-    return gl.NVMMASharedLayout.get_default_for(list(block), _gl_dtype(torch_dtype))
+    return gl.NVMMASharedLayout.get_default_for(list(block), gl_dtype(torch_dtype))
 
 
 def make_descriptors(a, b, c, cfg: Config):
