@@ -191,8 +191,12 @@ def bench_gemm_probe(args) -> tuple[list[dict], dict]:
     gen = torch.Generator(device="cuda")
     gen.manual_seed(args.seed + 1)
     fp16 = torch.float16
-    rows = gemm_rows(8192, 8192, 8192, fp16, [
-        ("ws", 3, True), ("ws_pingpong", 4, True), ("ws_pingpong", 4, True, (64, 256, 64))], gen)
+    headline = [("ws", 3, True), ("ws_pingpong", 4, True), ("ws_pingpong", 5, True),
+                ("ws_pingpong", 4, True, (64, 256, 64)), ("ws_pingpong", 2, True, (128, 128, 128)),
+                ("ws", 3, True), ("ws_pingpong", 4, True)]  # the repeats show run-to-run spread
+    rows = []
+    for dtype in (fp16, torch.bfloat16):
+        rows += gemm_rows(8192, 8192, 8192, dtype, headline, gen)
     defaults = [(v, None, None) for v in ("pipelined", "ws", "ws_pingpong")]
     for M, N, K in ((1024,) * 3, (2048,) * 3, (3000, 5000, 1336)):
         rows += gemm_rows(M, N, K, fp16, defaults, gen, graph=True)

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One device call that runs several independent jobs in priority order, each under its own
+# timeout (a barrier-protocol bug hangs rather than crashes), logs and JSON under $OUT.
+# Usage: bash kernels/tools/device_session.sh STEP...
+#   micro       GPU tests of the microbenchmarks, then `kernels.bench micro`     (issue 5)
+#   attn_probe  fa3 ring depth / order / cache probe, a fresh then a cached process (issue 4)
+#   gemm_probe  pingpong tiles at 8192^3 fp16+bf16, CUDA-graph replays at small sizes (issue 3)
+#   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
+#   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
+#   notebooks   chapters 01-05 run as scripts, so their live-GPU cells execute   (issue 7)
+# Carry `.whl` (simpy, pytest, ...) for the steps that import the model or the grader.
+# Logs and JSON are written to a work folder and packed at the end into $OUT/session.tgz (the
+# device tool returns at most 8 files), beside $OUT/session.log.
+set -u
+export PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+FINAL=${OUT:-/tmp/out}; mkdir -p "$FINAL"
+OUT=/tmp/session_work; rm -rf "$OUT"; mkdir -p "$OUT"
+trap 'tar czf "$FINAL/session.tgz" -C "$OUT" . ; cp "$OUT/session.log" "$FINAL/"' EXIT
+if compgen -G ".whl/*.whl" > /dev/null; then
+  pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl > /dev/null 2>&1
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+export TRITON_CACHE_DIR=/tmp/tcache
+smi() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu,driver_version --format=csv,noheader; }
+echo "start $(date -u +%FT%TZ) $(smi)" | tee "$OUT/session.log"
+step_run() {  # name timeout command...
+  local name=$1 t=$2; shift 2
+  local t0=$SECONDS
+  timeout "$t" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  echo "== $name rc=$rc $((SECONDS - t0))s $(smi)" | tee -a "$OUT/session.log"
+  grep -v '^{' "$OUT/$name.log" | tail -${TAIL:-25}
+}
+for step in "$@"; do
+  case $step in
+  micro)
+    step_run micro_pytest 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/kernels/test_micro_gpu.py
+    step_run micro 300 python3 -m kernels.bench micro --out "$OUT" ;;
+  attn_probe)
+    step_run attn_probe_fresh 150 python3 -m kernels.attention.probe fresh
+    step_run attn_probe_cached 100 python3 -m kernels.attention.probe cached ;;
+  gemm_probe)
+    step_run gemm_probe 300 python3 -m kernels.bench gemm_probe --out "$OUT" ;;
+  gputests)
+    TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
+  grade)
+    step_run grade 200 python3 -m exercises grade --only ch02_ws_gluon --only ch04_tl_attention -v ;;
+  notebooks)
+    for nb in 01_tma_and_the_ring 02_warp_specialization 03_pingpong 05_fa3_ablation; do
+      TAIL=6 step_run "nb_$nb" 120 python3 "notebooks/$nb.py"
+    done ;;
+  *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
+echo "end $(date -u +%FT%TZ)" | tee -a "$OUT/session.log"
