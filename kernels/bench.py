@@ -7,7 +7,16 @@ float64 reference with a poisoned output buffer. Results go to ``kernels/results
 the raw numbers. The last thing printed is a short table.
 
 Generic parts for later subcommands (``attention``): ``environment()``, ``measure()``,
-``rel_error()``, ``write_results()``; a subcommand returns a list of row dicts.
+``interleaved()``, ``ClockLog``, ``rel_error()``, ``write_results()``; a subcommand returns a
+list of row dicts.
+
+Why interleaved rounds and a clock log: this H200 boosts to 1980 MHz when cool and settles at
+1.55-1.75 GHz under sustained tensor load (power cap; measured 2026-12-02, NOTES.md). Timed one
+after another, the first kernel of a run gets the boost: in one process fa3 gave 670 TFLOP/s
+first and 590 twice later (``kernels/attention/probe.py``). So every kernel of a comparison is
+timed in several rounds, in a rotated order, the median over rounds is reported, and each row
+carries the SM clock nvidia-smi saw during its own measurements (``sm_mhz``), so a model
+prediction in FLOP per clock can be compared at the clock the kernel actually ran.
 """
 from __future__ import annotations
 
@@ -16,9 +25,13 @@ import datetime as _dt
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Self
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -70,6 +83,77 @@ def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100, graph: 
     return {"ms": ms, "ms_p20": lo, "ms_p80": hi, "tflops": flops / (ms * 1e-3) / 1e12}
 
 
+class ClockLog:
+    """``nvidia-smi`` sampling the SM clock and board power every ``period_ms`` in the
+    background, each sample stamped on arrival, so a measurement can ask what the clock was
+    during its own window. Without nvidia-smi the log stays empty and windows report None."""
+
+    def __init__(self, period_ms: int = 50):
+        self.period_ms, self.samples, self.proc = period_ms, [], None
+
+    def __enter__(self) -> Self:
+        try:
+            self.proc = subprocess.Popen(
+                ["nvidia-smi", "--query-gpu=clocks.sm,power.draw", "--format=csv,noheader,nounits",
+                 f"--loop-ms={self.period_ms}"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True)
+        except OSError:
+            return self
+        threading.Thread(target=self._read, daemon=True).start()
+        return self
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            try:
+                mhz, watts = (float(x) for x in line.split(","))
+            except ValueError:  # a header or "[N/A]": not a sample
+                continue
+            self.samples.append((time.monotonic(), mhz, watts))
+
+    def window(self, t0: float, t1: float) -> dict:
+        inside = [(m, w) for t, m, w in self.samples if t0 <= t <= t1]
+        if not inside:
+            return {"sm_mhz": None, "power_w": None, "clock_samples": 0}
+        return {"sm_mhz": statistics.median(m for m, _ in inside),
+                "power_w": statistics.median(w for _, w in inside), "clock_samples": len(inside)}
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+
+def interleaved(fns: dict, flops: dict, rounds: int = 5, clock_log: ClockLog | None = None,
+                **measure_kw) -> dict[str, dict]:
+    """Time every ``fns[name]`` ``rounds`` times, the order rotated each round so that no
+    kernel always runs first (cool, boosted) or last (hot). Per name: the median over rounds of
+    the per-round medians (``ms``, ``tflops``), the spread over rounds, and the median SM clock
+    and power seen during its windows (``sm_mhz``, ``power_w``; None without nvidia-smi)."""
+    names = list(fns)
+    per = {n: [] for n in names}
+    for r in range(rounds):
+        k = r % len(names) if names else 0
+        for n in names[k:] + names[:k]:
+            t0 = time.monotonic()
+            m = measure(fns[n], flops[n], **measure_kw)
+            m.update(clock_log.window(t0, time.monotonic()) if clock_log else {})
+            per[n].append(m)
+    out = {}
+    for n, ms in per.items():
+        t = statistics.median(x["ms"] for x in ms)
+        clocks = [x["sm_mhz"] for x in ms if x.get("sm_mhz")]
+        watts = [x["power_w"] for x in ms if x.get("power_w")]
+        out[n] = {"ms": t, "tflops": flops[n] / (t * 1e-3) / 1e12, "rounds": rounds,
+                  "ms_rounds": [round(x["ms"], 5) for x in ms],
+                  "tflops_min": min(flops[n] / (x["ms"] * 1e-3) / 1e12 for x in ms),
+                  "tflops_max": max(flops[n] / (x["ms"] * 1e-3) / 1e12 for x in ms),
+                  "ms_p20": statistics.median(x["ms_p20"] for x in ms),
+                  "ms_p80": statistics.median(x["ms_p80"] for x in ms),
+                  "sm_mhz": statistics.median(clocks) if clocks else None,
+                  "power_w": statistics.median(watts) if watts else None}
+    return out
+
+
 def rel_error(out, ref) -> float:
     """||out - ref|| / ||ref|| in float64; NaN (e.g. an unwritten poisoned element) gives inf."""
     import torch
@@ -119,9 +203,11 @@ def gemm_configs(quick: bool) -> list[tuple]:
             ("ws", 3, True, (256, 128, 64)), ("ws_pingpong", 4, True, (128, 128, 32))]
 
 
-def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False) -> list[dict]:
-    """Check then time cuBLAS and each (variant, stages, persistent[, tile]) on one fresh pair
-    of random inputs. ``graph``: also time replays of a CUDA graph (no host launch overhead)."""
+def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False, rounds: int = 5,
+              clock_log: ClockLog | None = None) -> list[dict]:
+    """Check, then time (``interleaved`` rounds) cuBLAS and each (variant, stages,
+    persistent[, tile]) on one fresh pair of random inputs. ``graph``: also time replays of a
+    CUDA graph (no host launch overhead)."""
     import torch
 
     from kernels.gemm import config as gemm_config
@@ -134,8 +220,8 @@ def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False) -> list[dict]:
     flops = 2.0 * M * N * K
     dname = str(dtype).removeprefix("torch.")
     out = torch.empty(M, N, device="cuda", dtype=dtype)
-    rows = []
-    for entry in [("cublas", None, None)] + list(configs):
+    rows, fns = [], {}
+    for i, entry in enumerate([("cublas", None, None)] + list(configs)):
         variant, stages, persistent = entry[:3]
         tile = entry[3] if len(entry) > 3 else None
         row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": variant}
@@ -152,13 +238,17 @@ def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False) -> list[dict]:
         row["rel_err"] = rel_error(out, ref)
         row["ok"] = row["rel_err"] < GEMM_TOL[dname]
         if row["ok"]:
-            row.update(measure(fn, flops))
+            fns[i] = fn
+        rows.append(row)
+    timed = interleaved(fns, dict.fromkeys(fns, flops), rounds, clock_log)
+    for i, row in enumerate(rows):
+        if i in timed:
+            row.update(timed[i])
             if graph:
                 try:
-                    row.update({f"graph_{k}": v for k, v in measure(fn, flops, graph=True).items()})
+                    row.update({f"graph_{k}": v for k, v in measure(fns[i], flops, graph=True).items()})
                 except Exception as e:  # noqa: BLE001 -- record it, keep the other numbers
                     row["graph_error"] = f"{type(e).__name__}: {e}"[:300]
-        rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
 
@@ -169,18 +259,19 @@ def bench_gemm(args) -> tuple[list[dict], dict]:
     headline = (8192, 8192, 8192)
     sweep = [(1024,) * 3, (2048,) * 3, (4096,) * 3, (6144,) * 3,
              (8192, 8192, 2048), (2048, 2048, 8192), (8000, 8008, 4104), (3000, 5000, 1336),
-             (8192, 4096, 16384)]
+             (8192, 4096, 16384), (8192, 8192, 1024), (16384, 16384, 1024)]
     if args.quick:
         sweep = [(1024,) * 3, (8000, 8008, 4104)]
     gen = torch.Generator(device="cuda")
     gen.manual_seed(args.seed)
     rows = []
     for dtype in (torch.float16, torch.bfloat16):
-        rows += gemm_rows(*headline, dtype, gemm_configs(args.quick), gen)
+        rows += gemm_rows(*headline, dtype, gemm_configs(args.quick), gen, rounds=5,
+                          clock_log=args.clock_log)
     defaults = [(v, None, None) for v in ("sequential", "pipelined", "ws", "ws_pingpong")]
     for M, N, K in sweep:
-        rows += gemm_rows(M, N, K, torch.float16, defaults, gen)
-    return rows, {"headline": list(headline), "tolerance": GEMM_TOL}
+        rows += gemm_rows(M, N, K, torch.float16, defaults, gen, rounds=3, clock_log=args.clock_log)
+    return rows, {"headline": list(headline), "tolerance": GEMM_TOL, "rounds": "5 headline, 3 sweep"}
 
 
 def bench_gemm_probe(args) -> tuple[list[dict], dict]:
@@ -192,14 +283,14 @@ def bench_gemm_probe(args) -> tuple[list[dict], dict]:
     gen.manual_seed(args.seed + 1)
     fp16 = torch.float16
     headline = [("ws", 3, True), ("ws_pingpong", 4, True), ("ws_pingpong", 5, True),
-                ("ws_pingpong", 4, True, (64, 256, 64)), ("ws_pingpong", 2, True, (128, 128, 128)),
-                ("ws", 3, True), ("ws_pingpong", 4, True)]  # the repeats show run-to-run spread
+                ("ws_pingpong", 4, True, (64, 256, 64))]
     rows = []
     for dtype in (fp16, torch.bfloat16):
-        rows += gemm_rows(8192, 8192, 8192, dtype, headline, gen)
+        rows += gemm_rows(8192, 8192, 8192, dtype, headline, gen, clock_log=args.clock_log)
     defaults = [(v, None, None) for v in ("pipelined", "ws", "ws_pingpong")]
     for M, N, K in ((1024,) * 3, (2048,) * 3, (3000, 5000, 1336)):
-        rows += gemm_rows(M, N, K, fp16, defaults, gen, graph=True)
+        rows += gemm_rows(M, N, K, fp16, defaults, gen, graph=True, rounds=3,
+                          clock_log=args.clock_log)
     return rows, {"tolerance": GEMM_TOL}
 
 
@@ -209,7 +300,8 @@ def print_gemm_table(rows: list[dict]) -> None:
         key = (r["M"], r["N"], r["K"], r["dtype"])
         if key not in sizes:
             sizes.append(key)
-    print("\nGEMM TFLOP/s (do_bench median; x = fraction of cuBLAS in the same run; ! = failed check)")
+    print("\nGEMM TFLOP/s (median over interleaved rounds of do_bench medians [round min-max]; "
+          "x = fraction of cuBLAS in the same run; SM clock during it; ! = failed check)")
     for key in sizes:
         rs = [r for r in rows if (r["M"], r["N"], r["K"], r["dtype"]) == key]
         cub = next((r.get("tflops") for r in rs if r["variant"] == "cublas"), None)
@@ -226,7 +318,9 @@ def print_gemm_table(rows: list[dict]) -> None:
                 continue
             frac = f"{r['tflops'] / cub:5.2f}x" if cub else ""
             gr = f"  graph {r['graph_tflops']:7.1f}" if "graph_tflops" in r else ""
-            print(f"  {name:<28} {r['tflops']:7.1f}  {frac}{gr}  (rel_err {r['rel_err']:.1e})")
+            spread = f"[{r['tflops_min']:.0f}-{r['tflops_max']:.0f}]" if "tflops_min" in r else ""
+            mhz = f" {r['sm_mhz']:.0f} MHz" if r.get("sm_mhz") else ""
+            print(f"  {name:<28} {r['tflops']:7.1f} {spread:>11} {frac}{mhz}{gr}  (rel_err {r['rel_err']:.1e})")
 
 
 # ------------------------------------------------------------------------------------ micro
@@ -274,7 +368,8 @@ def main(argv=None) -> int:
     print(json.dumps(env), flush=True)
     if args.what == "micro":
         return main_micro(args, env)
-    rows, extra = {"gemm": bench_gemm, "gemm_probe": bench_gemm_probe}[args.what](args)
+    with ClockLog() as args.clock_log:
+        rows, extra = {"gemm": bench_gemm, "gemm_probe": bench_gemm_probe}[args.what](args)
     env["clocks_after"] = _smi("clocks.sm,clocks.mem")
     outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
     for path in write_results(args.what, env, rows, extra, outs):

@@ -1,7 +1,8 @@
 """Attention benchmark: ``python -m kernels.bench_attention [--quick] [--sweep] [--variants ...]``.
 
 Every variant of ``kernels.attention`` and torch SDPA's flash (FA2) and cuDNN backends are timed
-**in the same run** with ``triton.testing.do_bench`` medians (``kernels.bench.measure``), each
+**in the same run** with ``triton.testing.do_bench`` medians, in interleaved rounds with the SM
+clock logged (``kernels.bench.interleaved``: the GPU's boost clock favours whatever runs first), each
 after a correctness check of a poisoned output against a float64 reference (on the first two
 (batch, head) pairs: the full float64 reference at S 8448 would take longer than the kernels),
 on fresh random inputs (never zeros). FLOPs = 4·B·H·S²·d, halved for causal.
@@ -21,7 +22,7 @@ import os
 import sys
 from pathlib import Path
 
-from kernels.bench import RESULTS_DIR, _smi, environment, gpu_slug, measure
+from kernels.bench import RESULTS_DIR, ClockLog, _smi, environment, gpu_slug, interleaved
 
 VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
 # ring-depth experiments, timed at the headline (non-causal) only
@@ -56,7 +57,7 @@ def peer_fn(name, q, k, v, causal):
     return fn
 
 
-def one_setting(B, H, S, D, causal, dtype, variants, gen, rows):
+def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_log=None):
     import torch
 
     from kernels.attention import attention, config, flops
@@ -66,6 +67,7 @@ def one_setting(B, H, S, D, causal, dtype, variants, gen, rows):
     f = flops(B, H, S, D, causal)
     dname = str(dtype).removeprefix("torch.")
     out = torch.empty_like(q)
+    mine, fns = [], {}
     for name in PEERS + tuple(variants):
         row = {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname, "variant": name,
                "flops": f}
@@ -86,9 +88,13 @@ def one_setting(B, H, S, D, causal, dtype, variants, gen, rows):
             row["rel_err"] = err if math.isfinite(err) else float("inf")
             row["ok"] = row["rel_err"] < TOL[dname]
             if row["ok"]:
-                row.update(measure(fn, f))
+                fns[name] = fn
         except Exception as e:  # noqa: BLE001 -- a peer backend may refuse a shape; record it, go on
             row.update(ok=False, error=f"{type(e).__name__}: {str(e)[:300]}")
+        mine.append(row)
+    timed = interleaved(fns, dict.fromkeys(fns, f), rounds, clock_log)
+    for row in mine:
+        row.update(timed.get(row["variant"], {}))
         rows.append(row)
         print(json.dumps(row), flush=True)
     del q, k, v, ref, out
@@ -107,7 +113,8 @@ def write(env, rows, extra, out_dirs):
 
 
 def print_table(rows):
-    print("\nAttention fwd TFLOP/s (do_bench median; x = vs SDPA flash in the same run; ! = failed)")
+    print("\nAttention fwd TFLOP/s (median over interleaved rounds [round min-max]; x = vs SDPA flash "
+          "in the same run; SM clock during it; ! = failed)")
     keys = []
     for r in rows:
         key = (r["B"], r["H"], r["S"], r["d"], r["causal"], r["dtype"])
@@ -123,7 +130,10 @@ def print_table(rows):
                 print(f"  {r['variant']:<12} !  {why}")
                 continue
             x = f"{r['tflops'] / fl:5.2f}x" if fl else ""
-            print(f"  {r['variant']:<12} {r['tflops']:7.1f}  {x}  {r['ms']:.3f} ms  (rel_err {r['rel_err']:.1e})")
+            spread = f"[{r['tflops_min']:.0f}-{r['tflops_max']:.0f}]" if "tflops_min" in r else ""
+            mhz = f"{r['sm_mhz']:.0f} MHz" if r.get("sm_mhz") else ""
+            print(f"  {r['variant']:<15} {r['tflops']:7.1f} {spread:>11} {x}  {r['ms']:.3f} ms  {mhz}"
+                  f"  (rel_err {r['rel_err']:.1e})")
 
 
 def main(argv=None) -> int:
@@ -146,17 +156,20 @@ def main(argv=None) -> int:
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
     rows: list[dict] = []
     extras = [e for e in EXTRAS if e.partition(":")[0] in variants]
-    for causal in ((False,) if args.quick else (False, True)):
-        one_setting(4, 16, 8448, 128, causal, torch.float16,
-                    variants + ([] if causal else extras), gen, rows)
-    if args.sweep:
-        sweep_variants = [v for v in variants if v == "fa3"]  # (not fa3:s3)
-        for D in (64, 128, 256):
-            for S in (1024, 4096, 16384):
-                for causal in (False, True):
-                    one_setting(16384 // S, 2048 // D, S, D, causal, torch.float16, sweep_variants, gen, rows)
+    with ClockLog() as clock_log:
+        for causal in ((False,) if args.quick else (False, True)):
+            one_setting(4, 16, 8448, 128, causal, torch.float16,
+                        variants + ([] if causal else extras), gen, rows, 5, clock_log)
+        if args.sweep:
+            sweep_variants = [v for v in variants if v == "fa3"]  # (not fa3:s3)
+            for D in (64, 128, 256):
+                for S in (1024, 4096, 16384):
+                    for causal in (False, True):
+                        one_setting(16384 // S, 2048 // D, S, D, causal, torch.float16,
+                                    sweep_variants, gen, rows, 3, clock_log)
     env["clocks_after"] = _smi("clocks.sm,clocks.mem")
     extra = {"headline": "FA3 tab. 2: B 4, H 16, S 8448, d 128, fp16", "tolerance": TOL,
+             "rounds": "5 headline, 3 sweep (interleaved, rotated order)",
              "check": f"float64 reference on the first {CHECK_HEADS} (batch, head) pairs",
              "written": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
     outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])

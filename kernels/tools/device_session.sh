@@ -5,6 +5,8 @@
 #   micro       GPU tests of the microbenchmarks, then `kernels.bench micro`     (issue 5)
 #   attn_probe  fa3 ring depth / order / cache probe, a fresh then a cached process (issue 4)
 #   gemm_probe  pingpong tiles at 8192^3 fp16+bf16, CUDA-graph replays at small sizes (issue 3)
+#   gemm_bench  `kernels.bench gemm`: the whole GEMM ladder, interleaved rounds, clock logged (issue 3)
+#   attn_bench  `kernels.bench_attention --sweep`: the attention ladder and fig. 5 part     (issue 4)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
 #   notebooks   chapters 01-05 run as scripts, so their live-GPU cells execute   (issue 7)
@@ -25,6 +27,7 @@ fi
 export TRITON_CACHE_DIR=/tmp/tcache
 smi() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu,driver_version --format=csv,noheader; }
 echo "start $(date -u +%FT%TZ) $(smi)" | tee "$OUT/session.log"
+python3 -c "import numpy, torch, triton; print('numpy', numpy.__version__, 'torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/session.log"
 step_run() {  # name timeout command...
   local name=$1 t=$2; shift 2
   local t0=$SECONDS
@@ -42,6 +45,10 @@ for step in "$@"; do
     step_run attn_probe_cached 100 python3 -m kernels.attention.probe cached ;;
   gemm_probe)
     step_run gemm_probe 300 python3 -m kernels.bench gemm_probe --out "$OUT" ;;
+  gemm_bench)
+    TAIL=70 step_run gemm_bench 400 python3 -m kernels.bench gemm --out "$OUT" ;;
+  attn_bench)
+    TAIL=80 step_run attn_bench 400 python3 -m kernels.bench_attention --sweep --out "$OUT" ;;
   gputests)
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
   grade)
