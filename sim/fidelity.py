@@ -6,6 +6,11 @@ measured kernel — same variant, shape, dtype, ring depth and tile — and prin
 their relative error. By default only the headline shapes (GEMM 8192³, attention at FA3 tab. 2's
 shape) are predicted; `--all` takes every row. Vendor peers (cuBLAS, SDPA) are not our schedules
 and are left out.
+
+Clock: a row that logged the SM clock during its own measurement (`sm_mhz`, from
+`kernels.bench.interleaved`) is predicted at that clock — the model works in clocks, and our H200
+runs anywhere from 1.5 to 1.98 GHz depending on load and heat (NOTES.md); rows without it are
+predicted at the preset's clock.
 """
 from __future__ import annotations
 
@@ -64,7 +69,7 @@ def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
         if r.get("tile_override"):
             label += f" {bm}×{bn}×{bk}"
         row = _predict("gemm", label, base, f"{r['M']}×{r['N']}×{r['K']} {r['dtype']}",
-                       r["tflops"], cfg, hw)
+                       r["tflops"], cfg, at_clock(hw, r))
         row.override = bool(r.get("tile_override"))
         out.append(row)
     return out
@@ -86,7 +91,7 @@ def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
                               stages=r.get("stages") or 2)
         shape = f"B{r['B']} H{r['H']} S{r['S']} d{r['d']}{' causal' if r['causal'] else ''}"
         out.append(_predict("attention", f"{base} s{cfg.stages}", base, shape, r["tflops"], cfg,
-                            hw))
+                            at_clock(hw, r)))
     return out
 
 
@@ -102,6 +107,12 @@ def _kernel_tile(variant: str, row: dict) -> tuple[int | None, int | None, int |
         return None, None, None
     cfg = config(variant, row["d"], row["causal"], row.get("stages"))
     return cfg.BM, cfg.BN, cfg.consumers
+
+
+def at_clock(hw: Hardware, row: dict) -> Hardware:
+    """`hw` at the SM clock the measurement logged, if it logged one."""
+    mhz = row.get("sm_mhz")
+    return hw.with_(clock_hz=mhz * 1e6) if mhz else hw
 
 
 def _predict(workload, label, variant, shape, measured, cfg, hw) -> Row:

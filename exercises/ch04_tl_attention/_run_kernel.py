@@ -22,6 +22,7 @@ for name in sorted({k.split("/")[0] for k in cases.files}):
         results[f"{name}/o"] = o.float().cpu().numpy()
         results[f"{name}/lse"] = lse.float().cpu().numpy()
     except Exception:  # noqa: BLE001
-        errors[name] = traceback.format_exc()[-2000:]
+        tb = traceback.format_exc()  # the root cause is at the top of a chained traceback
+        errors[name] = tb if len(tb) <= 3000 else tb[:1500] + "\n[...]\n" + tb[-1500:]
 np.savez(out_path, **results)
 print(json.dumps(errors))

@@ -1,7 +1,7 @@
 """The benchmark's timing protocol, on CPU (``measure`` faked: do_bench needs a GPU)."""
 import time
 
-import kernels.bench as bench
+from kernels import bench
 
 
 def test_interleaved_rotates_the_order_and_takes_the_median_over_rounds(monkeypatch):

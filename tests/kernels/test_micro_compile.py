@@ -115,6 +115,8 @@ def test_constants_from_rows():
              "clk_per_instr": 2048 * N / P + o} for N in (64, 128, 256)]
     rows += [{"bench": "wgmma", "ok": False, "dtype": "float16", "warpgroups": 2, "wait": 1,
               "N": 64, "clk_per_instr": 1.0}]  # a failed check never counts
+    rows += [{"bench": "wgmma", "ok": True, "dtype": "float16", "warpgroups": 1, "wait": 0, "N": N,
+              "clk_per_instr": N / 2 + lat} for N, lat in ((64, 50.0), (128, 54.0), (256, 70.0))]
     rows += [{"bench": "exp2", "ok": True, "per_clk_per_sm": 15.9},
              {"bench": "fma", "ok": True, "per_clk_per_sm": 127.0},
              {"bench": "tma_latency", "ok": True, "mode": "l2", "box_bytes": 1024,
@@ -128,11 +130,11 @@ def test_constants_from_rows():
              {"bench": "mbarrier", "ok": True, "ping": "warp", "clk_per_handoff": 55.0},
              {"bench": "clock", "ok": True, "clock_hz_globaltimer": 1.75e9}]
     c = run.derive_constants(rows)
-    assert set(c) == {"clock_hz_under_load", "tensor_flop_per_clk", "wgmma_overhead_clk",
+    assert set(c) == {"clock_hz_under_load", "tensor_flop_per_clk", "wgmma_latency_clk",
                       "sfu_exp_per_clk", "fma_lanes_per_clk", "tma_latency_clk",
                       "l2_bytes_per_clk_per_sm", "mbarrier_clk"}
     assert c["tensor_flop_per_clk"] == pytest.approx(P)
-    assert c["wgmma_overhead_clk"] == pytest.approx(o)
+    assert c["wgmma_latency_clk"] == 54.0  # the median over N of the exposed latency
     assert c["tma_latency_clk"] == pytest.approx(500)
     assert c["l2_bytes_per_clk_per_sm"] == 60.0
     assert (c["sfu_exp_per_clk"], c["fma_lanes_per_clk"], c["mbarrier_clk"]) == (15.9, 127.0, 55.0)
@@ -178,7 +180,7 @@ def _stats(stats, cycles):
 
 def fake_wgmma(grid, a, b, out, stats, iters, N, UNROLL, WAIT, num_warps):
     out.copy_((iters * UNROLL) * (a.float() @ b.float()))
-    _stats(stats, iters * UNROLL * (num_warps // 4) * (N / 2 + 30))
+    _stats(stats, iters * UNROLL * (num_warps // 4) * (N / 2 + (30 if WAIT else 55)))
 
 
 def fake_exp2(grid, x, a, out, stats, iters, VEC, UNROLL, num_warps):
@@ -242,7 +244,7 @@ def test_host_side_with_fake_kernels(on_cpu, tmp_path, capsys):
     assert rows and all(r["ok"] for r in rows), [r for r in not_ok(rows)]
     # the fakes' made-up rates come back out through the same arithmetic the GPU run uses
     assert constants["tensor_flop_per_clk"] == pytest.approx(4096, rel=1e-3)
-    assert constants["wgmma_overhead_clk"] == pytest.approx(30, rel=1e-2)
+    assert constants["wgmma_latency_clk"] == pytest.approx(55, rel=1e-2)
     assert constants["sfu_exp_per_clk"] == pytest.approx(16, rel=1e-3)
     assert constants["fma_lanes_per_clk"] == pytest.approx(128, rel=1e-3)
     assert constants["tma_latency_clk"] == pytest.approx(600)

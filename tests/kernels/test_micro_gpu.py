@@ -116,7 +116,7 @@ def test_bench_micro_quick_writes_the_file(gen, tmp_path):
     data = json.loads(files[0].read_text())["micro"]
     assert set(data) == {"environment", "constants", "rows"}
     assert set(data["constants"]) == {"clock_hz_under_load", "tensor_flop_per_clk",
-                                      "wgmma_overhead_clk", "sfu_exp_per_clk", "fma_lanes_per_clk",
+                                      "wgmma_latency_clk", "sfu_exp_per_clk", "fma_lanes_per_clk",
                                       "tma_latency_clk", "l2_bytes_per_clk_per_sm", "mbarrier_clk"}
     bad = [r for r in data["rows"] if not r.get("ok")]
     assert rc == 0 and not bad, bad

@@ -35,3 +35,13 @@ def test_unknown_constant_is_refused(tmp_path):
 def test_every_measured_field_exists():
     for field in MEASURED_FIELDS.values():
         assert hasattr(H200_DATASHEET, field)
+
+
+def test_a_constant_not_taken_keeps_the_model_value(tmp_path):
+    from sim.hardware import NOT_TAKEN
+
+    assert set(NOT_TAKEN) <= set(MEASURED_FIELDS)
+    path = _write(tmp_path, {"l2_bytes_per_clk_per_sm": 36.0, "wgmma_latency_clk": 54.0})
+    hw = with_measurements(H200_DATASHEET, path, "h200")
+    assert hw.l2_bytes_per_clk_per_sm == H200_DATASHEET.l2_bytes_per_clk_per_sm
+    assert hw.wgmma_latency_clk == 54.0
