@@ -1,0 +1,137 @@
+"""CUDA C++ twins of the Gluon kernels, written with the raw Hopper instructions (inline PTX):
+
+    gemm_ws.cu        the ``ws`` GEMM: producer warpgroup + 2 consumer warpgroups, 128x256x64
+                      tiles, a 3-stage TMA ring on mbarriers, persistent, setmaxnreg
+    attention_fa3.cu  the ``fa3`` attention forward (d = 128): producer + 2 consumers, K and V
+                      rings, intra-warpgroup overlap, pingpong on named barriers
+    hopper.cuh        the PTX wrappers both use (one place)
+
+Built on first use by ``torch.utils.cpp_extension.load`` (ninja, nvcc with
+``-gencode=arch=compute_90a,code=sm_90a``) as a plain shared library, called through ctypes.
+The inputs are checked by the same functions as the Gluon kernels' (``kernels.gemm.check_inputs``,
+``kernels.attention.check_inputs``), so the errors read the same.
+
+>>> from kernels import cuda
+>>> c = cuda.gemm(a, b)                                  # a: M x K, b: K x N
+>>> o, lse = cuda.attention(q, k, v, causal=True, return_lse=True)   # (B, H, S, 128)
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SOURCES = ("gemm_ws.cu", "attention_fa3.cu")
+HEADERS = ("hopper.cuh", "twins.h")
+# -gencode with the "a" target: wgmma and setmaxnreg exist only in sm_90a. (Naming the arch
+# here also keeps torch from adding its own plain sm_90 pass, which would reject them.)
+NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-lineinfo")
+GEMM_STAGES = (2, 3)
+HEAD_DIM = 128
+
+
+@functools.cache
+def library() -> ctypes.CDLL:
+    """Build (once; ninja rebuilds only when a source changed) and load the shared library."""
+    from torch.utils import cpp_extension
+
+    build = Path(os.environ.get("KERNELS_CUDA_BUILD", HERE / "build"))
+    build.mkdir(parents=True, exist_ok=True)
+    path = cpp_extension.load(
+        name="hopper_cuda_twins", sources=[str(HERE / s) for s in SOURCES],
+        extra_cuda_cflags=list(NVCC_FLAGS), extra_include_paths=[str(HERE)],
+        build_directory=str(build), is_python_module=False, verbose=False)
+    lib = ctypes.CDLL(str(path))
+    p, i, b, f = ctypes.c_void_p, ctypes.c_int, ctypes.c_bool, ctypes.c_float
+    lib.twin_gemm_ws.argtypes = [p, p, p, i, i, i, b, i, i, p]
+    lib.twin_gemm_ws.restype = ctypes.c_char_p
+    lib.twin_attention_fa3.argtypes = [p, p, p, p, p, i, i, f, b, b, p]
+    lib.twin_attention_fa3.restype = ctypes.c_char_p
+    return lib
+
+
+def _raise_on(err: bytes | None, what: str) -> None:
+    if err is not None:
+        raise RuntimeError(f"{what}: {err.decode()}")
+
+
+def _stream(device) -> int:
+    import torch
+
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+@functools.cache
+def _sm_count(index: int) -> int:
+    import torch
+
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def gemm(a, b, stages: int = 3, out=None):
+    """C = A @ B with the CUDA ``ws`` twin: a (M, K), b (K, N), both fp16 or both bf16,
+    contiguous, 16-byte aligned, on one CUDA sm_90 device; M, N, K positive multiples of 8.
+    Returns C (M, N) in the input dtype. Raises TypeError/ValueError otherwise."""
+    from kernels.gemm import check_inputs
+    from kernels.hopper import require_hopper
+
+    check_inputs(a, b, "ws", require_gpu=False)
+    if stages not in GEMM_STAGES:
+        raise ValueError(f"cuda ws: stages must be in {GEMM_STAGES}; got {stages}")
+    require_hopper({"a": a, "b": b})
+    import torch
+
+    M, K = a.shape
+    N = b.shape[1]
+    if out is None:
+        out = torch.empty((M, N), dtype=a.dtype, device=a.device)
+    elif out.shape != (M, N) or out.dtype != a.dtype or not out.is_contiguous() or out.device != a.device:
+        raise ValueError(f"out must be a contiguous {M} x {N} {a.dtype} tensor on {a.device}")
+    lib = library()
+    with torch.cuda.device(a.device):
+        err = lib.twin_gemm_ws(a.data_ptr(), b.data_ptr(), out.data_ptr(), M, N, K,
+                               a.dtype == torch.bfloat16, stages, _sm_count(a.device.index),
+                               _stream(a.device))
+    _raise_on(err, "cuda gemm_ws")
+    return out
+
+
+def attention(q, k, v, causal: bool = False, scale: float | None = None,
+              return_lse: bool = False, out=None):
+    """Attention forward with the CUDA ``fa3`` twin. q, k, v: (batch, heads, seq, 128), all fp16
+    or all bf16, the same shape, contiguous, 16-byte aligned, on one CUDA sm_90 device; any
+    seq >= 1. ``scale`` defaults to 1/sqrt(128). Returns O, or (O, LSE) with LSE float32
+    (batch, heads, seq), natural log. Raises TypeError/ValueError otherwise."""
+    from kernels.attention import check_inputs, common
+    from kernels.hopper import require_hopper
+
+    check_inputs(q, k, v, "fa3", require_gpu=False)
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be a bool; got {type(causal).__name__}")
+    B, H, S, D = q.shape
+    if D != HEAD_DIM:
+        raise ValueError(f"the CUDA fa3 twin is written for head dim {HEAD_DIM}; got {D}")
+    scale = common.default_scale(D) if scale is None else float(scale)
+    if not scale > 0:
+        raise ValueError(f"scale must be positive; got {scale}")
+    require_hopper({"q": q, "k": k, "v": v})
+    import torch
+
+    if out is None:
+        out = torch.empty_like(q)
+    elif out.shape != q.shape or out.dtype != q.dtype or not out.is_contiguous() or out.device != q.device:
+        raise ValueError(f"out must be a contiguous {tuple(q.shape)} {q.dtype} tensor on {q.device}")
+    lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
+    lib = library()
+    with torch.cuda.device(q.device):
+        err = lib.twin_attention_fa3(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
+                                     lse.data_ptr(), B * H, S, scale, causal,
+                                     q.dtype == torch.bfloat16, _stream(q.device))
+    _raise_on(err, "cuda attention_fa3")
+    return (out, lse) if return_lse else out
+
+
+__all__ = ["GEMM_STAGES", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
+           "library"]

@@ -1,0 +1,20 @@
+// twins.h -- the host entry points of the CUDA C++ twins (defined in gemm_ws.cu and
+// attention_fa3.cu). Plain C: pointers, sizes and the stream, called through ctypes from
+// kernels/cuda/__init__.py, which makes the shape/dtype checks (the same ones as the Gluon
+// kernels) before it calls. No torch header is compiled: the build stays a few seconds.
+#pragma once
+
+#include <cuda_runtime.h>
+
+extern "C" {
+
+// C (M x N) = A (M x K) @ B (K x N); row-major, fp16 or bf16, fp32 accumulation.
+// Returns a message on failure (nullptr on success).
+const char* twin_gemm_ws(const void* a, const void* b, void* c, int M, int N, int K, bool bf16,
+                         int stages, int num_sms, cudaStream_t stream);
+
+// O = softmax(Q K^T * scale) V and LSE (natural log), q/k/v/o (batch*heads, S, 128) row-major.
+const char* twin_attention_fa3(const void* q, const void* k, const void* v, void* o, float* lse,
+                               int BH, int S, float scale, bool causal, bool bf16,
+                               cudaStream_t stream);
+}
