@@ -9,6 +9,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
 LOG=$(mktemp -d)
 export PYTHONUNBUFFERED=1 KERNELS_CUDA_BUILD=/tmp/cuda-twins-build
+export PATH="$PATH:/usr/local/cuda/bin:/usr/local/cuda/compute-sanitizer"
 BENCH_ARGS=${BENCH_ARGS:-"$@"}
 t0=$(date +%s)
 step() {  # step NAME SECONDS CMD...: run, log, print the tail and the exit code
@@ -25,11 +26,13 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw,p
   --format=csv >"$LOG/smi.txt" 2>&1; cat "$LOG/smi.txt"
 step build 150 python3 -c "from kernels import cuda; print(cuda.library())" || finish 1
 step smoke 60 python3 -m kernels.cuda.smoke
-[ $? -eq 124 ] && finish 1  # hung: nothing later can be trusted
-TAIL=25 step tests 150 python3 -m pytest -q -p no:cacheprovider tests/kernels/test_cuda_gpu.py \
+smoke=$?
+[ $smoke -eq 124 ] && finish 1  # hung: nothing later can be trusted
+TAIL=25 step tests 120 python3 -m pytest -q -p no:cacheprovider tests/kernels/test_cuda_gpu.py \
   tests/kernels/test_cuda_compile.py
-step memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m kernels.cuda.smoke
-step racecheck 120 compute-sanitizer --tool racecheck --error-exitcode 9 python3 -m kernels.cuda.smoke
-TAIL=40 step bench 240 python3 -m kernels.cuda.bench --out "$LOG" $BENCH_ARGS
+[ $smoke -ne 0 ] && finish 1  # wrong answers: save the device time for the fixed version
+step memcheck 90 compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m kernels.cuda.smoke
+step racecheck 90 compute-sanitizer --tool racecheck --error-exitcode 9 python3 -m kernels.cuda.smoke
+TAIL=40 step bench 180 python3 -m kernels.cuda.bench --out "$LOG" $BENCH_ARGS
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >>"$LOG/smi.txt" 2>&1
 finish 0

@@ -90,17 +90,6 @@ def test_attention_scale_and_large_inputs():
         assert (lse.double() - ref_lse).abs().max().item() < 5e-2  # |LSE| ~ 1e3 here
 
 
-def test_attention_agrees_with_gluon_fa3():
-    from kernels import cuda
-    from kernels.attention import attention
-
-    q, k, v = (torch.randn(2, 4, 700, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-    for causal in (False, True):
-        a = cuda.attention(q, k, v, causal=causal)
-        g = attention(q, k, v, causal=causal, variant="fa3")
-        assert rel_err(a, g.double()) < 2 * ATTN_TOL[torch.bfloat16]
-
-
 def test_wrong_device_raises():
     from kernels import cuda
 
