@@ -109,3 +109,30 @@ def ablation(model: dict[str, float], paper: dict[str, float] | None = None,
     ax.legend(fontsize=8)
     ax.figure.tight_layout()
     return ax
+
+
+def lane_rows(ax, rows: list[tuple[str, list]], window: tuple[float, float]):
+    """Named lanes of spans [(scope, start, end)] in clk, top to bottom, on one time axis: the
+    measured-vs-model figure (sim/fidelity_trace.py). Scope names take the Gantt's colours
+    (QK as QKᵀ, the waits grey, the rest their own)."""
+    lo, hi = window
+    names = {"QK": "QKᵀ", "softmax": "softmax: exp", "wait turn": "turn"}
+    seen = {}
+    for k, (_label, spans) in enumerate(rows):
+        y = len(rows) - 1 - k
+        for n, s, e in spans:
+            if e < lo or s > hi:
+                continue
+            wait = n.startswith("wait")
+            color = WAIT_COLOR if wait else _color(names.get(n, n))
+            if n == "wait turn":
+                color = "#bbbbbb"
+            ax.broken_barh([(s, e - s)], (y - (0.15 if wait else 0.4), 0.3 if wait else 0.8),
+                           color=color, linewidth=0)
+            seen[n] = color
+    ax.set_yticks(range(len(rows)), [label for label, _ in reversed(rows)])
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("SM clock cycles")
+    ax.legend(handles=[Patch(color=c, label=n) for n, c in seen.items()], loc="upper left",
+              bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return ax

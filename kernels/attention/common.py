@@ -40,6 +40,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from triton.language.core import _unwrap_if_constexpr
 
 from ..hopper import gl_dtype, require_hopper
+from ..scopes import enter, exit
 
 try:  # torch is needed to launch and check, not to read this file
     import torch
@@ -233,14 +234,19 @@ def grid(B: int, H: int, S: int, cfg: Config) -> tuple[int, int]:
     return (triton.cdiv(S, cfg.BM), B * H)
 
 
-def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float) -> None:
+def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
+           profile: bool = False) -> None:
+    """``profile``: compile in the Proton scopes (ws variants; ``kernels/scopes.py``)."""
     B, H, S, _ = q.shape
     q_desc, k_desc, v_desc = make_descriptors(q, k, v, cfg)
+    extra = {"PROFILE": True} if profile else {}
     kernel[grid(B, H, S, cfg)](q_desc, k_desc, v_desc, o, lse, S, scale * LOG2E,
-                               cfg.BM, cfg.stages, cfg.consumers, causal, **_launch_options(cfg))
+                               cfg.BM, cfg.stages, cfg.consumers, causal, **extra,
+                               **_launch_options(cfg))
 
 
-def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False):
+def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
+                 profile: bool = False):
     """Compile ``kernel`` for sm_90a (no GPU needed) with the exact constexprs and descriptor
     layouts ``launch`` uses; returns triton's CompiledKernel (``.asm['ptx']``, ``.metadata``)."""
     from triton.backends.compiler import GPUTarget
@@ -258,6 +264,8 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False):
                  names[5]: "i32", names[6]: "fp32"}
     constexprs = {names[7]: cfg.BM, names[8]: cfg.stages, names[9]: cfg.consumers,
                   names[10]: causal, "num_warps": cfg.num_warps}
+    if "PROFILE" in names:
+        constexprs["PROFILE"] = profile
     for n in names[7:]:
         signature[n] = "constexpr"
     src = GluonASTSource(kernel, signature, constexprs)
@@ -320,11 +328,15 @@ def load_block(desc, ring, full, j, row0, STAGES: gl.constexpr, pred=True):
 
 
 @gluon.jit
-def produce(desc, ring, full, empty, j, row0, STAGES: gl.constexpr):
+def produce(desc, ring, full, empty, j, row0, STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
     """Producer side: wait until block j's slot is free (first lap passes), then load it."""
     s = j % STAGES
+    enter("wait slot", PROFILE)
     mbarrier.wait(empty.index(s), ((j // STAGES) & 1) ^ 1)
+    exit("wait slot", PROFILE)
+    enter("TMA issue", PROFILE)
     load_block(desc, ring, full, j, row0, STAGES)
+    exit("TMA issue", PROFILE)
 
 
 @gluon.jit
@@ -506,7 +518,8 @@ def warp_specialize(functions_and_args, worker_num_warps, worker_num_regs, _sema
 @gluon.jit
 def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_desc, v_desc,
                      o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr, STAGES: gl.constexpr,
-                     CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, TURNS: gl.constexpr):
+                     CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, TURNS: gl.constexpr,
+                     PROFILE: gl.constexpr = False):
     """The ws region: consumer 0 is the default partition (the kernel's 4 warps), consumers
     1.. are 4-warp workers with ``consumer_regs`` registers, the producer a 1-warp worker with
     ``producer_regs`` (``worker_num_regs`` -> setmaxnreg)."""
@@ -519,44 +532,45 @@ def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_d
         warp_specialize([
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 0, TURNS, 0, 4)),
+                        k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE)),
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 1, TURNS, 0, 4)),
+                        k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE)),
             (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn)),
+                        k_empty, v_empty, turn, PROFILE)),
         ], [4, 1], [CR, PR])
     else:
         gl.static_assert(CONSUMERS == 3, "1 producer + 2 or 3 consumer warpgroups")
         warp_specialize([
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 0, TURNS, 0, 4)),
+                        k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE)),
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 1, TURNS, 0, 4)),
+                        k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE)),
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 2, TURNS, 0, 4)),
+                        k_empty, v_empty, turn, 2, TURNS, 0, 4, PROFILE)),
             (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn)),
+                        k_empty, v_empty, turn, PROFILE)),
         ], [4, 4, 1], [CR, CR, PR])
 
 
 @gluon.jit
 def producer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-             q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn):
+             q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
+             PROFILE: gl.constexpr = False):
     """The producer warp (FA3 alg. 1; ``sim/attention/ws.py``): Q once, then for each block
     wait for a free K slot and TMA K_j, wait for a free V slot and TMA V_j."""
     BN: gl.constexpr = k_desc.block_type.shape[0]
     row0, m0 = tile_position(seqlen, BM, CAUSAL)
     load_q(q_desc, q_smem, q_full, row0, m0, CONSUMERS)
     for j in range(num_blocks(m0, seqlen, BM, BN, CAUSAL)):
-        produce(k_desc, k_ring, k_full, k_empty, j, row0, STAGES)  # wait k.empty, TMA K_j -> k.full
-        produce(v_desc, v_ring, v_full, v_empty, j, row0, STAGES)  # wait v.empty, TMA V_j -> v.full
+        produce(k_desc, k_ring, k_full, k_empty, j, row0, STAGES, PROFILE)  # wait k.empty, TMA K_j
+        produce(v_desc, v_ring, v_full, v_empty, j, row0, STAGES, PROFILE)  # wait v.empty, TMA V_j
 
 
 @gluon.jit

@@ -25,6 +25,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, warpgroup_mma_wait
 
+from ..scopes import enter, exit
 from .common import (
     acquire,
     epilogue,
@@ -51,7 +52,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
              WG: gl.constexpr, TURNS: gl.constexpr, REFILL: gl.constexpr,
-             num_warps: gl.constexpr):
+             num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     gl.static_assert(REFILL != 2, "overlap refills each slot as soon as its GEMM is done")
     M: gl.constexpr = q_smem.type.shape[1]
     D: gl.constexpr = q_smem.type.shape[2]
@@ -81,22 +82,39 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     p, alpha, m_i, l_i = softmax(s, m_i, l_i, 0, m0, rows, seqlen, qk_scale, BN, CAUSAL)
     p = to_operand(p, dtype, D, num_warps)
 
+    # Scopes (PROFILE): "QK" runs from issuing both GEMMs to the scores being in, "PV" is what
+    # is left of P_{j-1}·V_{j-1} once the softmax is done (often nothing), "softmax" holds the
+    # rescale of O and the fp16 pack of P too (FMA-pipe work of the same warps).
     for j in range(1, n):
+        enter("wait K", PROFILE)
         ks = acquire(k_full, j, STAGES)
+        exit("wait K", PROFILE)
+        enter("wait V", PROFILE)
         vs = acquire(v_full, j - 1, STAGES)
+        exit("wait V", PROFILE)
         if TURNS:
+            enter("wait turn", PROFILE)
             wait_turn(turn, j, WG)
+            exit("wait turn", PROFILE)
+        enter("QK", PROFILE)
         s_tok = qk(q, k_ring.index(ks), num_warps, is_async=True)  # S_j = Q K_jᵀ
         o_tok = pv(p, v_ring.index(vs), acc, is_async=True)  # O += P_{j-1} V_{j-1}
         if TURNS:
             pass_turn(turn, WG, CONSUMERS)  # both queued: the next WG's turn
         s = warpgroup_mma_wait(1, deps=(s_tok,))  # the scores only
+        exit("QK", PROFILE)
         release(k_desc, k_ring, k_full, k_empty, ks, j + STAGES, n, row0, STAGES, REFILL)
+        enter("softmax", PROFILE)
         p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL)
+        exit("softmax", PROFILE)
+        enter("PV", PROFILE)
         acc = warpgroup_mma_wait(0, deps=(o_tok,))  # P_{j-1} V_{j-1} done
+        exit("PV", PROFILE)
         release(v_desc, v_ring, v_full, v_empty, vs, j - 1 + STAGES, n, row0, STAGES, REFILL)
+        enter("softmax", PROFILE)
         acc = rescale(acc, alpha)
         p = to_operand(p, dtype, D, num_warps)
+        exit("softmax", PROFILE)
 
     # the last P·V
     vs = acquire(v_full, n - 1, STAGES)

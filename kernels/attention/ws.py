@@ -26,6 +26,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 
+from ..scopes import enter, exit
 from .common import (
     acquire,
     epilogue,
@@ -68,7 +69,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
              WG: gl.constexpr, TURNS: gl.constexpr, REFILL: gl.constexpr,
-             num_warps: gl.constexpr):
+             num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     M: gl.constexpr = q_smem.type.shape[1]  # my rows: 64 (ws) or the whole tile (in-line)
     D: gl.constexpr = q_smem.type.shape[2]
     BN: gl.constexpr = k_ring.type.shape[1]
@@ -85,18 +86,30 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     q = q_smem.index(WG)
     mbarrier.wait(q_full, 0)
     for j in range(n):
+        enter("wait K", PROFILE)
         ks = acquire(k_full, j, STAGES)  # K_j landed
+        exit("wait K", PROFILE)
         if TURNS:
+            enter("wait turn", PROFILE)
             wait_turn(turn, j, WG)  # my turn on the tensor cores
+            exit("wait turn", PROFILE)
+        enter("QK", PROFILE)
         s = qk(q, k_ring.index(ks), num_warps)  # S = Q K_jᵀ; wgmma wait
+        exit("QK", PROFILE)
         if TURNS:
             pass_turn(turn, WG, CONSUMERS)  # scores in: the next WG's turn
         if REFILL != 2:
             release(k_desc, k_ring, k_full, k_empty, ks, j + STAGES, n, row0, STAGES, REFILL)
+        enter("softmax", PROFILE)
         p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL)
         acc = rescale(acc, alpha)
+        exit("softmax", PROFILE)
+        enter("wait V", PROFILE)
         vs = acquire(v_full, j, STAGES)  # V_j landed
+        exit("wait V", PROFILE)
+        enter("PV", PROFILE)  # (the fp16 pack of P is in here: it is an argument of pv)
         acc = pv(to_operand(p, q_smem.dtype, D, num_warps), v_ring.index(vs), acc)  # O += P V_j
+        exit("PV", PROFILE)
         if REFILL == 2:  # block j fully done: only now load block j + 1
             release(k_desc, k_ring, k_full, k_empty, ks, j + 1, n, row0, STAGES, REFILL)
             load_block(v_desc, v_ring, v_full, j + 1, row0, STAGES, pred=j + 1 < n)
@@ -108,7 +121,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
 @gluon.jit
 def ws_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
               STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-              num_warps: gl.constexpr):
+              num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     gl.static_assert(num_warps == 4, "the default partition is consumer 0 (one warpgroup)")
     warp_specialized(consumer, producer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
-                     BM, STAGES, CONSUMERS, CAUSAL, False)
+                     BM, STAGES, CONSUMERS, CAUSAL, False, PROFILE)

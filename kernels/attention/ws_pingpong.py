@@ -28,7 +28,7 @@ from .ws import consumer
 @gluon.jit
 def ws_pingpong_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
                        BM: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
-                       CAUSAL: gl.constexpr, num_warps: gl.constexpr):
+                       CAUSAL: gl.constexpr, num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     gl.static_assert(num_warps == 4, "the default partition is consumer 0 (one warpgroup)")
     warp_specialized(consumer, producer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
-                     BM, STAGES, CONSUMERS, CAUSAL, True)
+                     BM, STAGES, CONSUMERS, CAUSAL, True, PROFILE)

@@ -154,10 +154,13 @@ def grid(M: int, N: int, cfg: Config, device) -> tuple[int]:
     return (min(tiles, _SM_COUNT[key]),)
 
 
-def launch(kernel, a, b, c, cfg: Config) -> None:
+def launch(kernel, a, b, c, cfg: Config, profile: bool = False) -> None:
+    """``profile``: compile in the Proton scopes (ws variants; ``kernels/scopes.py``)."""
     M, N = c.shape
     a_desc, b_desc, c_desc = make_descriptors(a, b, c, cfg)
     kwargs = {"num_warps": cfg.num_warps}
+    if profile:
+        kwargs["PROFILE"] = True
     if cfg.maxnreg is not None:
         kwargs["maxnreg"] = cfg.maxnreg
     kernel[grid(M, N, cfg, a.device)](a_desc, b_desc, c_desc, cfg.stages, cfg.group_m, **kwargs)
@@ -166,7 +169,7 @@ def launch(kernel, a, b, c, cfg: Config) -> None:
 # --------------------------------------------------------------------------------------------
 # CPU-only compile (no GPU needed): what the CPU tests read the PTX of
 # --------------------------------------------------------------------------------------------
-def compile_sm90(kernel, cfg: Config, torch_dtype=None):
+def compile_sm90(kernel, cfg: Config, torch_dtype=None, profile: bool = False):
     """Compile ``kernel`` for sm_90a with the exact constexprs and descriptor layouts ``launch``
     would use, and return triton's CompiledKernel (``.asm['ptx']``, ``.metadata``)."""
     from triton.backends.compiler import GPUTarget
@@ -182,6 +185,8 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None):
     names = kernel.arg_names
     signature = {n: mangle_type(d) for n, d in zip(names[:3], descs)}
     constexprs = {names[3]: cfg.stages, names[4]: cfg.group_m, "num_warps": cfg.num_warps}
+    if "PROFILE" in names:
+        constexprs["PROFILE"] = profile
     for n in names[3:]:
         signature[n] = "constexpr"
     src = GluonASTSource(kernel, signature, constexprs)

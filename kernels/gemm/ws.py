@@ -31,6 +31,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from ..scopes import enter, exit
 from .common import Config, store_tile, tile_coords, wgmma_layout
 
 STAGES_ALLOWED = range(2, 5)
@@ -48,7 +49,7 @@ def config(stages=None, persistent=None) -> Config:
 
 @gluon.jit
 def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
-             STAGES: gl.constexpr):
+             STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
     BM: gl.constexpr = a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     BN: gl.constexpr = b_desc.block_type.shape[1]
@@ -64,16 +65,20 @@ def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
             s = it % STAGES
             # A fresh mbarrier counts as having completed the phase before phase 0, so the
             # first pass over the ring (parity 1) does not wait: the ring starts empty.
+            enter("wait slot", PROFILE)
             mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
+            exit("wait slot", PROFILE)
+            enter("TMA issue", PROFILE)
             mbarrier.expect(full.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
             tma.async_copy_global_to_shared(a_desc, [pid_m * BM, k], full.index(s), a_ring.index(s))
             tma.async_copy_global_to_shared(b_desc, [k, pid_n * BN], full.index(s), b_ring.index(s))
+            exit("TMA issue", PROFILE)
             it += 1
 
 
 @gluon.jit
 def consumer(c_desc, a_ring, b_ring, full, empty, c_smem, K, GROUP_M: gl.constexpr,
-             STAGES: gl.constexpr, num_warps: gl.constexpr):
+             STAGES: gl.constexpr, num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_ring.type.shape[2]
@@ -86,21 +91,27 @@ def consumer(c_desc, a_ring, b_ring, full, empty, c_smem, K, GROUP_M: gl.constex
         acc = gl.zeros([BM, BN], gl.float32, wgmma_layout(BN, num_warps))
         for ki in range(k_steps):
             s = it % STAGES
+            enter("wait full", PROFILE)
             mbarrier.wait(full.index(s), (it // STAGES) & 1)
+            exit("wait full", PROFILE)
+            enter("MMA", PROFILE)  # issue k-step it, wait for k-step it-1
             acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
             acc = warpgroup_mma_wait(1, deps=(acc,))
+            exit("MMA", PROFILE)
             # k-step it-1 has been read by both warpgroups' wgmmas: hand its slot back.
             mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), pred=ki > 0)
             it += 1
+        enter("epilogue", PROFILE)
         acc = warpgroup_mma_wait(0, deps=(acc,))
         mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES))
         store_tile(c_desc, c_smem, acc, pid_m * BM, pid_n * BN)
+        exit("epilogue", PROFILE)
     tma.store_wait(0)
 
 
 @gluon.jit
 def ws_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
-              num_warps: gl.constexpr):
+              num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_desc.block_type.shape[1]
@@ -116,7 +127,7 @@ def ws_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexp
 
     gl.warp_specialize([
         (consumer, (c_desc, a_ring, b_ring, full, empty, c_smem, a_desc.shape[1], GROUP_M, STAGES,
-                    num_warps)),
-        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES)),
+                    num_warps, PROFILE)),
+        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES, PROFILE)),
     ], [PRODUCER_WARPS], [PRODUCER_REGS])
 

@@ -34,6 +34,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from ..scopes import enter, exit
 from .common import Config, store_tile, tile_coords, wgmma_layout
 from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
 
@@ -52,7 +53,7 @@ def config(stages=None, persistent=None) -> Config:
 
 @gluon.jit
 def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.constexpr,
-             STAGES: gl.constexpr, WG: gl.constexpr):
+             STAGES: gl.constexpr, WG: gl.constexpr, PROFILE: gl.constexpr = False):
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_ring.type.shape[2]
@@ -64,26 +65,34 @@ def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.c
     for tile_id in range(gl.program_id(0) + WG * nprog, num_pid_m * num_pid_n, 2 * nprog):
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
         it = (2 * j + WG) * k_steps  # ring position of my first k-step of this tile
+        enter("wait turn", PROFILE)
         mbarrier.wait(turn.index(WG), (j & 1) ^ (1 - WG))
+        exit("wait turn", PROFILE)
         acc = gl.zeros([BM, BN], gl.float32, wgmma_layout(BN, CONSUMER_WARPS))
         for ki in range(k_steps):
             s = it % STAGES
+            enter("wait full", PROFILE)
             mbarrier.wait(full.index(s), (it // STAGES) & 1)
+            exit("wait full", PROFILE)
+            enter("MMA", PROFILE)  # issue k-step it, wait for k-step it-1
             acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
             acc = warpgroup_mma_wait(1, deps=(acc,))
+            exit("MMA", PROFILE)
             mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), pred=ki > 0)
             it += 1
         mbarrier.arrive(turn.index(1 - WG))  # all my wgmmas are issued: your turn
+        enter("epilogue", PROFILE)
         acc = warpgroup_mma_wait(0, deps=(acc,))
         mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES))
         store_tile(c_desc, c_smem.index(WG), acc, pid_m * BM, pid_n * BN)
+        exit("epilogue", PROFILE)
         j += 1  # noqa: SIM113 (a device loop: no enumerate)
     tma.store_wait(0)
 
 
 @gluon.jit
 def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
-                       num_warps: gl.constexpr):
+                       num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_desc.block_type.shape[1]
@@ -102,8 +111,10 @@ def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl
 
     K = a_desc.shape[1]
     gl.warp_specialize([
-        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES, 0)),
-        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES, 1)),
-        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES)),
+        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES, 0,
+                    PROFILE)),
+        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES, 1,
+                    PROFILE)),
+        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES, PROFILE)),
     ], [CONSUMER_WARPS, PRODUCER_WARPS], [CONSUMER_REGS, PRODUCER_REGS])
 
