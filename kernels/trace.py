@@ -286,21 +286,35 @@ def _runner(spec: dict, shape, profile: bool):
 def _time_ms(fn) -> float:
     import triton
 
-    return triton.testing.do_bench(fn, warmup=25, rep=200, return_mode="median")
+    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
-def _instrumented_time(spec, shape) -> float:
-    """The scoped kernel's time with Proton's device side on (passes, buffer) but none of its
-    launch hooks: do_bench then times the kernel alone, as it times the plain one."""
+def overhead(spec: dict, shape, rounds: int = 3) -> dict:
+    """The scoped kernel against the plain one at `shape`, do_bench medians in `rounds` rounds of
+    alternating order (the SM clock drifts down as the card heats: whoever runs first in a
+    process gains up to ~12 %, NOTES.md run A3). The scoped kernel runs with Proton's device side
+    on (its passes and buffer) but none of its launch hooks, so do_bench times the kernel alone."""
     from triton.profiler.hooks.instrumentation import InstrumentationHook
 
+    plain, _ = _runner(spec, shape, False)
+    scoped, _ = _runner(spec, shape, True)
     hook = InstrumentationHook(_mode(spec["buffer"]))
-    hook.activate()
-    try:
-        launch, _ = _runner(spec, shape, True)
-        return _time_ms(launch)
-    finally:
-        hook.deactivate()
+
+    def time_scoped():
+        hook.activate()
+        try:
+            return _time_ms(scoped)
+        finally:
+            hook.deactivate()
+
+    t = {"plain": [], "scoped": []}
+    for r in range(rounds):
+        order = (("plain", lambda: _time_ms(plain)), ("scoped", time_scoped))
+        for key, fn in order if r % 2 == 0 else order[::-1]:
+            t[key].append(fn())
+    med = {k: statistics.median(v) for k, v in t.items()}
+    return {"shape": list(shape), "plain_ms": med["plain"], "scoped_ms": med["scoped"],
+            "overhead": med["scoped"] / med["plain"] - 1, "rounds_ms": t}
 
 
 def _tile(spec: dict) -> dict:
@@ -352,14 +366,9 @@ def record(name: str, out: Path) -> dict:
             timing[label] = timing["traced_shape"]
             continue
         try:
-            plain, _ = _runner(spec, shape, False)
-            t_plain = _time_ms(plain)
-            t_prof = _instrumented_time(spec, shape)
+            timing[label] = overhead(spec, shape)
         except Exception as e:  # noqa: BLE001 (the trace is worth keeping without the timing)
             timing[label] = {"shape": list(shape), "error": f"{type(e).__name__}: {e}"}
-            continue
-        timing[label] = {"shape": list(shape), "plain_ms": t_plain, "scoped_ms": t_prof,
-                         "overhead": t_prof / t_plain - 1}
     summary.update({
         "kernel": name, "workload": spec["workload"], "variant": spec["variant"],
         "traced_shape": list(spec["shape"]), "dtype": "float16", "causal": False,
