@@ -286,10 +286,10 @@ def _runner(spec: dict, shape, profile: bool):
 def _time_ms(fn) -> float:
     import triton
 
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+    return triton.testing.do_bench(fn, warmup=10, rep=60, return_mode="median")
 
 
-def overhead(spec: dict, shape, rounds: int = 3) -> dict:
+def overhead(spec: dict, shape, rounds: int = 2) -> dict:
     """The scoped kernel against the plain one at `shape`, do_bench medians in `rounds` rounds of
     alternating order (the SM clock drifts down as the card heats: whoever runs first in a
     process gains up to ~12 %, NOTES.md run A3). The scoped kernel runs with Proton's device side
