@@ -28,9 +28,12 @@ export TRITON_CACHE_DIR=/tmp/tcache
 smi() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu,driver_version --format=csv,noheader; }
 echo "start $(date -u +%FT%TZ) $(smi)" | tee "$OUT/session.log"
 python3 -c "import numpy, torch, triton; print('numpy', numpy.__version__, 'torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/session.log"
-step_run() {  # name timeout command...
+BUDGET=${BUDGET:-560}  # seconds for all steps: the device call itself stops at 600
+step_run() {  # name timeout command...  (the timeout shrinks to what is left of BUDGET)
   local name=$1 t=$2; shift 2
-  local t0=$SECONDS
+  local t0=$SECONDS left=$((BUDGET - SECONDS))
+  (( left < t )) && t=$left
+  (( t < 10 )) && { echo "== $name skipped: no time left" | tee -a "$OUT/session.log"; return; }
   timeout "$t" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
   echo "== $name rc=$rc $((SECONDS - t0))s $(smi)" | tee -a "$OUT/session.log"
   grep -v '^{' "$OUT/$name.log" | tail -${TAIL:-25}
