@@ -1,7 +1,9 @@
 """CUDA C++ twins of the Gluon kernels, written with the raw Hopper instructions (inline PTX):
 
     gemm_ws.cu        the ``ws`` GEMM: producer warpgroup + 2 consumer warpgroups, 128x256x64
-                      tiles, a 3-stage TMA ring on mbarriers, persistent, setmaxnreg
+                      tiles, a 3-stage TMA ring on mbarriers, persistent, setmaxnreg; and the
+                      ``ws_pingpong`` GEMM: 128x128 tiles, one per consumer, turns on named
+                      barriers, 4-stage ring
     attention_fa3.cu  the ``fa3`` attention forward (d = 128): producer + 2 consumers, K and V
                       rings, intra-warpgroup overlap, pingpong on named barriers
     hopper.cuh        the PTX wrappers both use (one place)
@@ -28,7 +30,8 @@ HEADERS = ("hopper.cuh", "twins.h")
 # -gencode with the "a" target: wgmma and setmaxnreg exist only in sm_90a. (Naming the arch
 # here also keeps torch from adding its own plain sm_90 pass, which would reject them.)
 NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-lineinfo")
-GEMM_STAGES = (2, 3)
+GEMM_VARIANTS = ("ws", "ws_pingpong")
+GEMM_STAGES = {"ws": (2, 3), "ws_pingpong": (4, 5)}  # the first is the default
 HEAD_DIM = 128
 
 
@@ -45,8 +48,9 @@ def library() -> ctypes.CDLL:
         build_directory=str(build), is_python_module=False, verbose=False)
     lib = ctypes.CDLL(str(path))
     p, i, b, f = ctypes.c_void_p, ctypes.c_int, ctypes.c_bool, ctypes.c_float
-    lib.twin_gemm_ws.argtypes = [p, p, p, i, i, i, b, i, i, p]
-    lib.twin_gemm_ws.restype = ctypes.c_char_p
+    for fn in (lib.twin_gemm_ws, lib.twin_gemm_ws_pingpong):
+        fn.argtypes = [p, p, p, i, i, i, b, i, i, p]
+        fn.restype = ctypes.c_char_p
     lib.twin_attention_fa3.argtypes = [p, p, p, p, p, i, i, f, b, b, p]
     lib.twin_attention_fa3.restype = ctypes.c_char_p
     return lib
@@ -70,16 +74,20 @@ def _sm_count(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
-def gemm(a, b, stages: int = 3, out=None):
-    """C = A @ B with the CUDA ``ws`` twin: a (M, K), b (K, N), both fp16 or both bf16,
+def gemm(a, b, variant: str = "ws", stages: int | None = None, out=None):
+    """C = A @ B with a CUDA twin: ``variant`` "ws" (cooperative, 128x256 tiles, 3 stages) or
+    "ws_pingpong" (128x128 tiles, 4 stages). a (M, K), b (K, N), both fp16 or both bf16,
     contiguous, 16-byte aligned, on one CUDA sm_90 device; M, N, K positive multiples of 8.
     Returns C (M, N) in the input dtype. Raises TypeError/ValueError otherwise."""
     from kernels.gemm import check_inputs
     from kernels.hopper import require_hopper
 
-    check_inputs(a, b, "ws", require_gpu=False)
-    if stages not in GEMM_STAGES:
-        raise ValueError(f"cuda ws: stages must be in {GEMM_STAGES}; got {stages}")
+    if variant not in GEMM_VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(GEMM_VARIANTS)}; got {variant!r}")
+    check_inputs(a, b, variant, require_gpu=False)
+    stages = GEMM_STAGES[variant][0] if stages is None else stages
+    if stages not in GEMM_STAGES[variant]:
+        raise ValueError(f"cuda {variant}: stages must be in {GEMM_STAGES[variant]}; got {stages}")
     require_hopper({"a": a, "b": b})
     import torch
 
@@ -90,11 +98,11 @@ def gemm(a, b, stages: int = 3, out=None):
     elif out.shape != (M, N) or out.dtype != a.dtype or not out.is_contiguous() or out.device != a.device:
         raise ValueError(f"out must be a contiguous {M} x {N} {a.dtype} tensor on {a.device}")
     lib = library()
+    fn = lib.twin_gemm_ws if variant == "ws" else lib.twin_gemm_ws_pingpong
     with torch.cuda.device(a.device):
-        err = lib.twin_gemm_ws(a.data_ptr(), b.data_ptr(), out.data_ptr(), M, N, K,
-                               a.dtype == torch.bfloat16, stages, _sm_count(a.device.index),
-                               _stream(a.device))
-    _raise_on(err, "cuda gemm_ws")
+        err = fn(a.data_ptr(), b.data_ptr(), out.data_ptr(), M, N, K, a.dtype == torch.bfloat16,
+                 stages, _sm_count(a.device.index), _stream(a.device))
+    _raise_on(err, f"cuda gemm {variant}")
     return out
 
 
@@ -133,5 +141,5 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
     return (out, lse) if return_lse else out
 
 
-__all__ = ["GEMM_STAGES", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
+__all__ = ["GEMM_STAGES", "GEMM_VARIANTS", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
            "library"]

@@ -298,17 +298,9 @@ __global__ void __launch_bounds__(384, 1)
   // reads them. Order those async-proxy reads before our generic writes, then the writes
   // before the TMA store.
   fence_proxy_async_smem();
-  const uint32_t base = smem_u32(my_q);
 #pragma unroll
-  for (int j = 0; j < D / 8; ++j) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = warp * 16 + lane / 4 + 8 * h;
-      const uint32_t addr =
-          base + (j / 8) * CHUNK + r * 128 + (((j % 8) ^ (r % 8)) << 4) + (lane % 4) * 4;
-      st_shared_b32(addr, pack2<BF16>(o[4 * j + 2 * h] * inv[h], o[4 * j + 2 * h + 1] * inv[h]));
-    }
-  }
+  for (int i = 0; i < 64; ++i) o[i] *= inv[(i / 2) % 2];
+  stage_accumulator<BF16, D>(o, smem_u32(my_q), CHUNK);
   fence_proxy_async_smem();
   named_bar_sync(EPILOGUE_BAR + cw, 128);
   if (tid == 0) {

@@ -2,7 +2,7 @@
 ``python -m kernels.cuda.bench [--quick] [--out DIR]``.
 
 GEMM (8192^3 fp16 and bf16, and a ragged 8000x8008x4104 fp16): cuBLAS (torch.matmul), Gluon
-``ws`` and ``ws_pingpong``, CUDA ``ws`` with 3 and 2 stages. Attention (FA3 tab. 2's setting: B 4,
+``ws`` and ``ws_pingpong``, CUDA ``ws`` (3 and 2 stages) and ``ws_pingpong`` (4 and 5 stages). Attention (FA3 tab. 2's setting: B 4,
 H 16, S 8448, d 128; fp16 full and causal, bf16 full): SDPA flash (FA2) and cuDNN, Gluon ``fa3``,
 CUDA ``fa3``. Each is checked against a float64 reference on a poisoned output first, then timed
 with ``kernels.bench.interleaved`` (do_bench medians in rotated rounds, SM clock logged: the
@@ -45,8 +45,9 @@ def gemm_setting(M, N, K, dtype, gen, rows, rounds, clock_log, gluon=("ws", "ws_
     cands = {"cublas": lambda: torch.matmul(a, b, out=out)}
     for v in gluon:
         cands[f"gluon_{v}"] = lambda v=v: gemm(a, b, variant=v, out=out)
-    for s in cuda.GEMM_STAGES[::-1]:
-        cands[f"cuda_ws_s{s}"] = lambda s=s: cuda.gemm(a, b, stages=s, out=out)
+    for v in cuda.GEMM_VARIANTS:
+        for s in cuda.GEMM_STAGES[v]:
+            cands[f"cuda_{v}_s{s}"] = lambda v=v, s=s: cuda.gemm(a, b, v, stages=s, out=out)
     fns, mine = {}, []
     for name, fn in cands.items():
         row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": name}

@@ -336,6 +336,28 @@ __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
+// Epilogue staging: write one warpgroup's 64 x N fp32 accumulator (wgmma layout: acc[4j + 2h
+// + e] is row warp*16 + lane/4 + 8h, column 8j + 2(lane%4) + e) in the element type into
+// shared memory laid out exactly as a TMA box of 64 rows x 64 columns with 128-byte swizzle
+// would be: column chunk c (64 columns) at base + c * chunk_bytes, row r at r * 128 bytes, and
+// the row's 16-byte unit u at position u ^ (r % 8). A warp's 8 rows then hit 8 different units,
+// so the stores have no bank conflicts; a TMA store of each chunk writes it out.
+template <bool BF16, int N>
+__device__ __forceinline__ void stage_accumulator(const float (&acc)[N / 2], uint32_t base,
+                                                  uint32_t chunk_bytes) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int j = 0; j < N / 8; ++j) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = warp * 16 + lane / 4 + 8 * h;
+      const uint32_t addr =
+          base + (j / 8) * chunk_bytes + r * 128 + (((j % 8) ^ (r % 8)) << 4) + (lane % 4) * 4;
+      st_shared_b32(addr, pack2<BF16>(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]));
+    }
+  }
+}
+
 __device__ __forceinline__ float exp2_approx(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));

@@ -13,6 +13,10 @@ extern "C" {
 const char* twin_gemm_ws(const void* a, const void* b, void* c, int M, int N, int K, bool bf16,
                          int stages, int num_sms, cudaStream_t stream);
 
+// The same with the pingpong schedule (128 x 128 tiles, one per consumer warpgroup).
+const char* twin_gemm_ws_pingpong(const void* a, const void* b, void* c, int M, int N, int K,
+                                  bool bf16, int stages, int num_sms, cudaStream_t stream);
+
 // O = softmax(Q K^T * scale) V and LSE (natural log), q/k/v/o (batch*heads, S, 128) row-major.
 const char* twin_attention_fa3(const void* q, const void* k, const void* v, void* o, float* lse,
                                int BH, int S, float scale, bool causal, bool bf16,

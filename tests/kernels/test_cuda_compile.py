@@ -17,12 +17,22 @@ from kernels.cuda import compile as cc
 #   UTMASTG     the TMA store of the tile  SYNCS     mbarrier init / arrive / try_wait (+ expect_tx)
 #   USETMAXREG  setmaxnreg.inc / .dec      WARPGROUP wgmma.fence / commit / wait
 COMMON = ("HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "WARPGROUP")
+TURNS = ("BAR.SYNC", "BAR.ARV")  # the pingpong turns: bar.sync / bar.arrive on named barriers
+# kernel name -> (instances: fp16/bf16 x ring depths [x causal], SASS it must hold, wgmma N)
 EXPECT = {
-    "gemm_ws.cu": {"kernels": 4, "sass": COMMON, "hgmma_n": 256},
-    # + the pingpong turns (bar.sync / bar.arrive on named barriers) and the exp2 of the softmax
-    "attention_fa3.cu": {"kernels": 4, "sass": COMMON + ("BAR.SYNC", "BAR.ARV", "MUFU.EX2"),
-                         "hgmma_n": 128},
+    "gemm_ws.cu": {"gemm_ws_kernel": (4, COMMON, 256),
+                   "gemm_ws_pingpong_kernel": (4, COMMON + TURNS, 128)},
+    # + the exp2 of the softmax
+    "attention_fa3.cu": {"attention_fa3_kernel": (4, COMMON + TURNS + ("MUFU.EX2",), 128)},
 }
+
+
+def kind(mangled: str, source: str) -> str:
+    """The kernel a mangled instance name belongs to (longest name first: ws_pingpong ⊃ ws)."""
+    for name in sorted(EXPECT[source], key=len, reverse=True):
+        if f"{len(name)}{name}" in mangled:
+            return name
+    raise AssertionError(f"unexpected kernel {mangled} in {source}")
 
 
 @pytest.fixture(scope="session")
@@ -40,17 +50,20 @@ def built():
 def test_sass_has_the_hopper_pieces(built, source):
     cubin, _ = built[source]
     funcs = cc.sass_by_function(cubin)
-    want = EXPECT[source]
-    assert len(funcs) == want["kernels"], f"{source}: kernels {sorted(funcs)}"
-    for name, sass in funcs.items():
-        missing = [op for op in want["sass"] if op not in sass]
+    seen = {}
+    for mangled, sass in funcs.items():
+        name = kind(mangled, source)
+        seen[name] = seen.get(name, 0) + 1
+        _, ops, n = EXPECT[source][name]
+        missing = [op for op in ops if op not in sass]
         assert not missing, f"{source} {name}: SASS lacks {missing}"
-        # the wgmma shape the design needs (m64n256 for the GEMM, m64n128 for attention)
-        assert re.search(rf"HGMMA\.64x{want['hgmma_n']}x16\.F32", sass), f"{name}: HGMMA shape"
+        # the wgmma shape the design needs (m64n256 for ws, m64n128 for pingpong and attention)
+        assert re.search(rf"HGMMA\.64x{n}x16\.F32", sass), f"{mangled}: no HGMMA.64x{n}x16"
         # the producer gives registers back, the consumers take them
-        assert "USETMAXREG.DEALLOC" in sass, f"{name}: no setmaxnreg.dec (producer)"
-        assert "USETMAXREG.TRY_ALLOC" in sass, f"{name}: no setmaxnreg.inc (consumers)"
-        assert "LDL" not in sass and "STL" not in sass, f"{name}: local-memory traffic (spills)"
+        assert "USETMAXREG.DEALLOC" in sass, f"{mangled}: no setmaxnreg.dec (producer)"
+        assert "USETMAXREG.TRY_ALLOC" in sass, f"{mangled}: no setmaxnreg.inc (consumers)"
+        assert "LDL" not in sass and "STL" not in sass, f"{mangled}: local memory (spills)"
+    assert seen == {k: v[0] for k, v in EXPECT[source].items()}, seen
 
 
 @pytest.mark.parametrize("source", cuda.SOURCES)
@@ -66,12 +79,15 @@ def test_ptxas_keeps_every_feature(built, source):
 
 
 def test_pingpong_turns_use_named_barriers(built):
-    """The attention consumers wait on their own turn (bar.sync 1 or 2, 256 threads) and pass
-    it on with bar.arrive: both must survive in the SASS of every instance."""
-    cubin, _ = built["attention_fa3.cu"]
-    for name, sass in cc.sass_by_function(cubin).items():
-        assert re.search(r"BAR\.SYNC\S*\s+\w+,\s*0x100\b", sass), f"{name}: no turn wait"
-        assert re.search(r"BAR\.ARV\s+\w+,\s*0x100\b", sass), f"{name}: no turn hand-over"
+    """The pingpong consumers wait on their own turn (bar.sync 1 or 2 for 256 threads: both
+    consumer warpgroups) and pass it with bar.arrive: both must survive in every instance."""
+    for source in cuda.SOURCES:
+        cubin, _ = built[source]
+        for mangled, sass in cc.sass_by_function(cubin).items():
+            if TURNS[0] not in EXPECT[source][kind(mangled, source)][1]:
+                continue
+            assert re.search(r"BAR\.SYNC\S*\s+\w+,\s*0x100\b", sass), f"{mangled}: no turn wait"
+            assert re.search(r"BAR\.ARV\s+\w+,\s*0x100\b", sass), f"{mangled}: no hand-over"
 
 
 # ---------------------------------------------------------------- entry points (CPU tensors)
@@ -88,6 +104,8 @@ def test_gemm_errors_read_like_the_gluon_ones():
         cuda.gemm(torch.randn(60, 64, dtype=torch.float16), a)
     with pytest.raises(ValueError, match="stages must be in"):
         cuda.gemm(a, a, stages=5)
+    with pytest.raises(ValueError, match="variant must be one of"):
+        cuda.gemm(a, a, "pipelined")
     with pytest.raises(ValueError, match="CUDA device"):
         cuda.gemm(a, a)
 

@@ -23,9 +23,10 @@ def rel_err(out, ref):
     return ((out.double() - ref).norm() / ref.norm()).item()
 
 
-@pytest.mark.parametrize("stages", [2, 3])
+@pytest.mark.parametrize("variant,stages", [("ws", 2), ("ws", 3), ("ws_pingpong", 4),
+                                            ("ws_pingpong", 5)])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
-def test_gemm_matches_float64(dtype, stages):
+def test_gemm_matches_float64(dtype, variant, stages):
     from kernels import cuda
 
     gen = torch.Generator(device="cuda").manual_seed(1000 + stages)
@@ -33,9 +34,21 @@ def test_gemm_matches_float64(dtype, stages):
         a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
         b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen)
         out = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)  # poisoned
-        cuda.gemm(a, b, stages=stages, out=out)
+        cuda.gemm(a, b, variant, stages=stages, out=out)
         err = rel_err(out, a.double() @ b.double())
-        assert err < GEMM_TOL[dtype], f"cuda ws s{stages} {M}x{N}x{K} {dtype}: rel err {err:.2e}"
+        assert err < GEMM_TOL[dtype], f"cuda {variant} s{stages} {M}x{N}x{K}: rel err {err:.2e}"
+
+
+def test_pingpong_odd_tile_counts():
+    """Tiles per CTA odd and even (consumer 0 gets one more): the turn counts must balance."""
+    from kernels import cuda
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for tiles in (1, 2, 3, sms + 1, 2 * sms + 1):
+        a = torch.randn(128 * tiles, 256, device="cuda", dtype=torch.float16)
+        b = torch.randn(256, 128, device="cuda", dtype=torch.float16)
+        out = cuda.gemm(a, b, "ws_pingpong")
+        assert rel_err(out, a.double() @ b.double()) < GEMM_TOL[torch.float16], tiles
 
 
 def test_gemm_repeatable():
@@ -44,7 +57,8 @@ def test_gemm_repeatable():
 
     a = torch.randn(3000, 1336, device="cuda", dtype=torch.float16)
     b = torch.randn(1336, 5000, device="cuda", dtype=torch.float16)
-    assert torch.equal(cuda.gemm(a, b), cuda.gemm(a, b))
+    for variant in ("ws", "ws_pingpong"):
+        assert torch.equal(cuda.gemm(a, b, variant), cuda.gemm(a, b, variant))
 
 
 def reference(q, k, v, causal, scale):
