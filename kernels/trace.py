@@ -11,9 +11,11 @@ runs each of the five kernels once under Proton's instrumentation backend with t
   clocks and in ns, and the instrumentation overhead (the same launch timed with and without the
   scopes).
 
-Which warps: Proton samples one warp per warpgroup (``SAMPLED_WARPS``): warp 0 is consumer 0
-(the default partition), warp 4 consumer 1, warp 8 the producer — ``warp_specialize`` numbers the
-worker partitions' warps after the default partition's, in the order they are listed. In the
+Which warps: Proton samples one warp per role (``SAMPLED_WARPS``): warp 0 is consumer 0 (the
+default partition), warp 4 consumer 1, warp 10 the producer. Triton 3.6 puts a 4-warp worker at
+warps 4-7 and pads the 1-warp producer's warpgroup to warps 8-11 with the producer at warp 10 (read
+off the partition dispatch table in the PTX; ``tests/kernels/test_trace_compile.py`` checks it for
+all five kernels — the first recording sampled warp 8 and got no producer events). In the
 cooperative GEMM (``ws``) warps 0-3 and 4-7 are the two warpgroups of one consumer partition.
 
 Sizes: attention at FA3 tab. 2's shape but one wave of CTAs (B 1, H 2, S 8448, d 128: 132 CTAs on
@@ -42,8 +44,8 @@ from pathlib import Path
 from sim.trace import busy_fractions, mean_durations, median_step, steady_window
 
 RESULTS = Path(__file__).resolve().parent / "results" / "traces"
-SAMPLED_WARPS = "0,4,8"
-ROLES = {0: "consumer0", 4: "consumer1", 8: "producer"}
+SAMPLED_WARPS = "0,4,10"
+ROLES = {0: "consumer0", 4: "consumer1", 10: "producer"}
 KEEP_CTAS = 2            # CTAs kept in the committed trace (a few hundred KB)
 SKIP = 4                 # iterations left out at each end of a CTA's loop (prologue, drain)
 # Bytes of the global buffer per sampled warp (Proton needs a power of two per segment). A scope
@@ -328,7 +330,7 @@ def _tile(spec: dict) -> dict:
     return {"BM": c.BM, "BN": c.BN, "BK": c.BK, "stages": c.stages}
 
 
-def record(name: str, out: Path) -> dict:
+def record(name: str, out: Path, timing: bool = True) -> dict:
     import torch
     import triton.profiler as proton
 
@@ -360,22 +362,22 @@ def record(name: str, out: Path) -> dict:
     summary["kept_ctas"] = {str(c): cta_stats(v["lanes"], spec["workload"])
                             for c, v in read_events(trimmed).items()}
     # Overhead: the same kernel with and without scopes, at the traced and the full shape.
-    timing = {}
-    for label, shape in (("traced_shape", spec["shape"]), ("full_shape", spec["full"])):
+    times = {}
+    for label, shape in (("traced_shape", spec["shape"]), ("full_shape", spec["full"])) * timing:
         if label == "full_shape" and shape == spec["shape"]:
-            timing[label] = timing["traced_shape"]
+            times[label] = times["traced_shape"]
             continue
         try:
-            timing[label] = overhead(spec, shape)
+            times[label] = overhead(spec, shape)
         except Exception as e:  # noqa: BLE001 (the trace is worth keeping without the timing)
-            timing[label] = {"shape": list(shape), "error": f"{type(e).__name__}: {e}"}
+            times[label] = {"shape": list(shape), "error": f"{type(e).__name__}: {e}"}
     summary.update({
         "kernel": name, "workload": spec["workload"], "variant": spec["variant"],
         "traced_shape": list(spec["shape"]), "dtype": "float16", "causal": False,
         "tile": _tile(spec),
         "sampled_warps": {str(w): r for w, r in ROLES.items()},
         "buffer_bytes_per_cta": spec["buffer"], "rel_error_vs_torch": err,
-        "timing": timing, "trace_events_total": n_events,
+        "timing": times, "trace_events_total": n_events,
         "trace_events_kept": len(trimmed["traceEvents"]), "seconds": round(time.time() - t0, 1),
         "seconds_trace": round(t_trace, 1),
         "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
@@ -390,18 +392,19 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, default=RESULTS)
     p.add_argument("--only", nargs="*", choices=list(KERNELS), default=list(KERNELS))
+    p.add_argument("--no-timing", action="store_true", help="traces only, no overhead timing")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     failed = 0
     for name in args.only:
         try:
-            s = record(name, args.out)
+            s = record(name, args.out, timing=not args.no_timing)
         except Exception as e:  # noqa: BLE001 (one kernel failing must not cost the others)
             failed += 1
             print(f"{name}: FAILED {type(e).__name__}: {e}", flush=True)
             continue
         over = {k: f"{v['overhead']:+.1%}" if "overhead" in v else v.get("error")
-                for k, v in s["timing"].items()}
+                for k, v in s["timing"].items()} or "not timed"
         print(f"{name}: {s['ctas']} CTAs, period {s['period_clk']:.0f} clk, clock "
               f"{s['clock_ghz_from_stamps']} GHz, err {s['rel_error_vs_torch']:.1e}, overhead "
               f"{over}, {s['trace_events_total']} events, {s['seconds']} s", flush=True)
