@@ -46,7 +46,7 @@ from sim.trace import busy_fractions, mean_durations, median_step, steady_window
 RESULTS = Path(__file__).resolve().parent / "results" / "traces"
 SAMPLED_WARPS = "0,4,10"
 ROLES = {0: "consumer0", 4: "consumer1", 10: "producer"}
-KEEP_CTAS = 2            # CTAs kept in the committed trace (a few hundred KB)
+KEEP_CTAS = {"attention": 2, "gemm": 1}  # CTAs kept in the committed trace (≤ ~300 KB each)
 SKIP = 4                 # iterations left out at each end of a CTA's loop (prologue, drain)
 # Bytes of the global buffer per sampled warp (Proton needs a power of two per segment). A scope
 # costs two 8-byte records: 16 KiB holds 1024 scopes — a whole attention CTA (66 blocks × ≤ 7
@@ -173,7 +173,8 @@ def summarize(ctas: dict[int, dict], workload: str) -> dict:
             for n in scopes:
                 roles.setdefault(role, {}).setdefault(n, None)
     ghz = _median(clocks)
-    out = {"ctas": len(per), "clock_ghz_from_stamps": ghz,
+    spans = [max(e for lane in c["lanes"].values() for _, _, e in lane) for c in ctas.values()]
+    out = {"ctas": len(per), "clock_ghz_from_stamps": ghz, "cta_span_clk": _median(spans),
            "period_clk": _median([s["period_clk"] for s in per.values()]),
            "iterations_per_window": _median([s["iterations"] for s in per.values()]),
            "roles": {}}
@@ -193,12 +194,43 @@ def summarize(ctas: dict[int, dict], workload: str) -> dict:
     return out
 
 
-def trim(trace: dict, workload: str, keep: int = KEEP_CTAS) -> dict:
+def add_clock(summary: dict, sms: int = 132) -> dict:
+    """SM clock during the traced kernel, estimated as a CTA's cycles over the scoped kernel's
+    time at the traced shape (a lower bound: the time also holds the launch and the CTAs' start
+    skew), and the ns figures it gives. Proton 3.6's trace carries no per-CTA globaltimer stamps
+    here (only "Finalization Time"), and nvidia-smi's 2 s samples (1965-1980 MHz) miss the
+    power-capped clock under load. Attention: one wave, so a CTA's span is the kernel's. GEMM
+    (persistent, circular buffer): a CTA's cycles are its tiles times the tile period."""
+    t = summary.get("timing", {}).get("traced_shape", {})
+    if "scoped_ms" not in t:
+        return summary
+    if summary["workload"] == "attention":
+        cycles = summary.get("cta_span_clk")
+    else:
+        M, N, _ = summary["traced_shape"]
+        tile = summary["tile"]
+        tiles = -(-M // tile["BM"]) * -(-N // tile["BN"])
+        per_window = 2 if summary["variant"] == "ws_pingpong" else 1   # consumer 0's tiles: every other
+        cycles = summary["tile_period_clk"] * tiles / sms / per_window
+    if not cycles:
+        return summary
+    ghz = cycles / (t["scoped_ms"] * 1e6)
+    summary["clock_ghz_estimate"] = ghz
+    summary["period_ns"] = summary["period_clk"] / ghz
+    if "tile_period_clk" in summary:
+        summary["tile_period_ns"] = summary["tile_period_clk"] / ghz
+    for scopes in summary["roles"].values():
+        for v in scopes.values():
+            v["mean_ns"] = v["mean_clk"] / ghz if v.get("mean_clk") is not None else None
+    return summary
+
+
+def trim(trace: dict, workload: str, keep: int | None = None) -> dict:
     """The trace with only the first `keep` CTAs' events of the sampled warps, the fields a viewer
     needs (call stacks and colours dropped; each CTA's stamps kept on its first event), and for
     the GEMMs only the time from consumer 0's third-last tile start on (what `gemm_window` reads;
     the whole buffer would be ~1.5 MB a CTA)."""
-    ctas = sorted(read_events(trace))[:keep]
+    ctas = sorted(read_events(trace))[:keep or KEEP_CTAS[workload]]
     cut = {}
     if workload == "gemm":
         for cta, c in read_events({"traceEvents": [
@@ -384,6 +416,7 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
         "triton": __import__("triton").__version__, "date": time.strftime("%Y-%m-%d %H:%M UTC",
                                                                           time.gmtime()),
     })
+    add_clock(summary)
     (out / f"{name}.summary.json").write_text(json.dumps(summary, indent=1))
     return summary
 

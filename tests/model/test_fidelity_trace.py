@@ -71,7 +71,7 @@ def test_proton_trace_reads_back_as_its_lanes(name):
         for n, v in scopes.items():
             assert summ["roles"][role][n]["busy"] == pytest.approx(v["busy"], abs=1e-6)
     trimmed = kt.trim(fake_proton({0: lanes, 1: lanes, 2: lanes}), wl)
-    assert {kt._cta(e) for e in trimmed["traceEvents"]} == {0, 1}
+    assert {kt._cta(e) for e in trimmed["traceEvents"]} == set(range(kt.KEEP_CTAS[wl]))
     assert all("call_stack" not in e.get("args", {}) for e in trimmed["traceEvents"])
     again = kt.cta_stats(kt.read_events(trimmed)[0]["lanes"], wl)
     assert again["period_clk"] == pytest.approx(direct["period_clk"], rel=1e-6)
@@ -108,7 +108,7 @@ def test_committed_summary_is_what_its_trace_says(name):
     """The per-CTA numbers in the summary are re-derived here from the committed trace file."""
     raw, summary = kt.load(name)
     ctas = kt.read_events(raw)
-    assert len(ctas) == kt.KEEP_CTAS
+    assert len(ctas) == kt.KEEP_CTAS[summary["workload"]]
     assert set(summary["kept_ctas"]) == {str(c) for c in ctas}
     for cta, c in ctas.items():
         st = kt.cta_stats(c["lanes"], summary["workload"])
@@ -140,3 +140,13 @@ def test_comparison_is_computed_from_the_files(name):
         (cmp["period"]["error"] + 1) / 2 - 1)
     assert ft.table(cmp).startswith(name)
     json.dumps(cmp)                                     # plain data, for the notebook
+
+
+@pytest.mark.parametrize("name", COMMITTED[:1])
+def test_figure_puts_measured_lanes_over_the_models(name):
+    import matplotlib
+    matplotlib.use("Agg")
+    fig = ft.figure(name, hw=HW)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()][::-1]  # top first
+    assert labels[:3] == ["measured producer", "measured consumer0", "measured consumer1"]
+    assert labels[3:] == ["model producer", "model consumer0", "model consumer1"]
