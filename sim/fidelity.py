@@ -7,15 +7,18 @@ their relative error. By default only the headline shapes (GEMM 8192³, attentio
 shape) are predicted; `--all` takes every row. Vendor peers (cuBLAS, SDPA) are not our schedules
 and are left out.
 
-Clock: a row that logged the SM clock during its own measurement (`sm_mhz`, from
-`kernels.bench.interleaved`) is predicted at that clock — the model works in clocks, and our H200
-runs anywhere from 1.5 to 1.98 GHz depending on load and heat (NOTES.md); rows without it are
-predicted at the preset's clock.
+Clock: the model works in clocks, and our H200 runs anywhere from 1.4 to 1.98 GHz depending on load
+and heat (NOTES.md). Rows that logged the SM clock during their measurement (`sm_mhz`, from
+`kernels.bench.interleaved`) are predicted at the median logged clock of their shape — all rows of
+one shape were timed in the same interleaved rounds, and nvidia-smi's 50 ms samples over one
+row's ~0.2 s windows are too few to trust row by row. Rows without a clock log are predicted at the
+preset's clock.
 """
 from __future__ import annotations
 
 import json
 import math
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,9 +57,19 @@ def _load(name: str, key: str) -> list[dict]:
     return data.get(key, {}).get("rows", [])
 
 
+def _gemm_key(r: dict) -> tuple:
+    return r["M"], r["N"], r["K"], r["dtype"]
+
+
+def _attention_key(r: dict) -> tuple:
+    return r["B"], r["H"], r["S"], r["d"], r["causal"], r["dtype"]
+
+
 def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
     out = []
-    for r in _load("h200.json", "gemm"):
+    rows = _load("h200.json", "gemm")
+    clocks = run_clocks(rows, key=_gemm_key)
+    for r in rows:
         base = r["variant"]
         if base not in gemm.VARIANTS or not r.get("ok") or "tflops" not in r:
             continue
@@ -69,7 +82,7 @@ def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
         if r.get("tile_override"):
             label += f" {bm}×{bn}×{bk}"
         row = _predict("gemm", label, base, f"{r['M']}×{r['N']}×{r['K']} {r['dtype']}",
-                       r["tflops"], cfg, at_clock(hw, r))
+                       r["tflops"], cfg, at_clock(hw, clocks.get(_gemm_key(r))))
         row.override = bool(r.get("tile_override"))
         out.append(row)
     return out
@@ -77,7 +90,9 @@ def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
 
 def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
     out = []
-    for r in _load("h200-attention.json", "attention"):
+    rows = _load("h200-attention.json", "attention")
+    clocks = run_clocks(rows, key=_attention_key)
+    for r in rows:
         base = r["variant"].split(":")[0]
         if base not in attention.VARIANTS or not r.get("ok") or "tflops" not in r:
             continue
@@ -91,7 +106,7 @@ def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
                               stages=r.get("stages") or 2)
         shape = f"B{r['B']} H{r['H']} S{r['S']} d{r['d']}{' causal' if r['causal'] else ''}"
         out.append(_predict("attention", f"{base} s{cfg.stages}", base, shape, r["tflops"], cfg,
-                            at_clock(hw, r)))
+                            at_clock(hw, clocks.get(_attention_key(r)))))
     return out
 
 
@@ -109,9 +124,17 @@ def _kernel_tile(variant: str, row: dict) -> tuple[int | None, int | None, int |
     return cfg.BM, cfg.BN, cfg.consumers
 
 
-def at_clock(hw: Hardware, row: dict) -> Hardware:
-    """`hw` at the SM clock the measurement logged, if it logged one."""
-    mhz = row.get("sm_mhz")
+def run_clocks(rows: list[dict], key) -> dict:
+    """shape key → median SM clock (MHz) logged over all rows of that shape (None if none)."""
+    by: dict = {}
+    for r in rows:
+        if r.get("sm_mhz"):
+            by.setdefault(key(r), []).append(r["sm_mhz"])
+    return {k: statistics.median(v) for k, v in by.items()}
+
+
+def at_clock(hw: Hardware, mhz: float | None) -> Hardware:
+    """`hw` at a logged SM clock, if there is one."""
     return hw.with_(clock_hz=mhz * 1e6) if mhz else hw
 
 
