@@ -124,3 +124,30 @@ def _code(ptx: str) -> str:
             if not ln.strip().startswith((".loc", ".file", "//", "$L__"))]
     text = "\n".join(keep)
     return text.split(".section\t.debug")[0]
+
+
+def worker_states(ptx: str) -> dict[int, int]:
+    """Triton's warp-specialize dispatch: warp id -> the worker partition it runs (its index in
+    the warp_specialize list; higher = padding warps that idle), read from the byte table the
+    default partition stores to shared memory and every worker warp loads its entry of."""
+    base = int(re.search(r"ld\.shared\.b8\s+%r\d+, \[%r\d+\+(\d+)\];", ptx).group(1))
+    for off, words in re.findall(r"st\.shared(?:\.v2)?\.b32\s+\[global_smem\+(\d+)\], \{?([\d, ]+)\}?;", ptx):
+        off = int(off) - base
+        if 0 <= off < 32:
+            data = b"".join(int(w).to_bytes(4, "little") for w in words.split(","))
+            return {off + k: b for k, b in enumerate(data)}
+    raise AssertionError("no warp-specialize dispatch table in the PTX")
+
+
+@pytest.mark.parametrize("name", list(trace.KERNELS))
+def test_sampled_warps_are_the_roles(name):
+    """The producer is the last worker partition in each kernel's warp_specialize list; Proton
+    samples it at ROLES' producer warp, which must be the one warp running that partition (the
+    first recording sampled warp 8, a padding warp, and got no producer events)."""
+    ptx = compile_kernel(name, False).asm["ptx"]
+    states = worker_states(ptx)
+    producer = {w for w, r in trace.ROLES.items() if r == "producer"}.pop()
+    workers = 1 if name == "gemm_ws" else 2          # [producer] or [consumer 1, producer]
+    assert [w for w, s in states.items() if s == workers - 1] == [producer]
+    if workers == 2:                                  # consumer 1: the 4-warp worker at 4-7
+        assert [w for w, s in states.items() if s == 0] == [4, 5, 6, 7]
