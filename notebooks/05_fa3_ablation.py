@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -150,6 +152,29 @@ else:
 # and its levels are within ~20% (`python -m sim fidelity` lists every kernel). It is calibrated to
 # the paper's H100, not to this H200 (which ran well under its 1980 MHz under load); measuring the
 # H200's own clock and unit rates, and comparing timelines lane by lane, is the next step.
+
+# %% [markdown]
+# ## Proton timelines: the model's lanes under the machine's (issue 5)
+#
+# `python -m kernels.trace` ran the real `ws`, `ws_pingpong` and `fa3` kernels on the H200 with
+# Proton scopes in every warpgroup (producer: waiting for a free slot, TMA issue; consumers:
+# waits, QKᵀ, softmax, PV) and committed one CTA's worth of each trace
+# (`kernels/results/traces/`). Below, the measured lanes of `fa3` on top, the model's at the same
+# tile underneath, on one axis of SM clocks; then, per role, the share of time in each scope,
+# measured against the model. Look at QKᵀ: on the H200 the scores come back in ~700-850 clocks,
+# in the model in ~1600 — its tensor core serves the two warpgroups' queued GEMMs in turn.
+
+# %%
+from kernels.trace import RESULTS, load
+from sim.fidelity_trace import compare, figure
+from sim.fidelity_trace import table as trace_table
+
+if (RESULTS / "attention_fa3.summary.json").exists():
+    figure("attention_fa3", iterations=4, hw=H200)
+    for name in ("attention_ws", "attention_ws_pingpong", "attention_fa3"):
+        print(trace_table(compare(load(name)[1], H200)))
+else:
+    print("no committed Proton traces yet (python -m kernels.trace on a Hopper GPU)")
 
 # %% [markdown]
 # **Exercise** [`exercises/ch05_idle`](../exercises/ch05_idle/README.md): measure the tensor core's
