@@ -89,3 +89,37 @@ def test_gpu_correct():
         torch.cuda.synchronize()
         ref = a.double() @ b.double()
         torch.testing.assert_close(c.double(), ref, rtol=2e-2, atol=5e-2 * K ** 0.5)
+
+
+CONSAN = """
+import importlib.util, sys, torch, triton
+triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+spec = importlib.util.spec_from_file_location("submission_ws_gemm_consan", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+for M, N, K in ((256, 256, 512), (200, 136, 320)):
+    a = torch.randn(M, K, device="cuda", dtype=torch.float16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.float16)
+    c = mod.gemm(a, b)
+    torch.cuda.synchronize()
+    err = ((c.double() - a.double() @ b.double()).norm() / (a.double() @ b.double()).norm()).item()
+    assert err < 1e-2, (M, N, K, err)
+print("consan clean")
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.points(2)
+@pytest.mark.timeout(420)
+def test_gpu_consan(tmp_path):
+    """Hopper GPU: Triton's concurrency sanitizer (ConSan) watches every mbarrier, TMA and wgmma
+    of the kernel and traps on a slot read before it landed or overwritten while still read: a
+    missing wait fails here even when the race happens not to corrupt C."""
+    import os
+
+    env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
+               TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-c", CONSAN, str(HERE / "ws_gemm.py")], env=env,
+                       capture_output=True, text=True, timeout=400, check=False)
+    assert p.returncode == 0 and "consan clean" in p.stdout, (
+        "ConSan found a protocol error (or the run failed):\n" + (p.stdout + p.stderr)[-3000:])
