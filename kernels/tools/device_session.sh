@@ -9,6 +9,7 @@
 #   attn_bench  `kernels.bench_attention --sweep`: the attention ladder and fig. 5 part     (issue 4)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
+#   grade_wrong the grader's self-test on known-wrong submissions, on the GPU      (issue 6)
 #   notebooks   chapters 01-05 run as scripts, so their live-GPU cells execute   (issue 7)
 # Carry `.whl` (simpy, pytest, ...) for the steps that import the model or the grader.
 # Logs and JSON are written to a work folder and packed at the end into $OUT/session.tgz (the
@@ -56,6 +57,8 @@ for step in "$@"; do
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
   grade)
     step_run grade 200 python3 -m exercises grade --only ch02_ws_gluon --only ch04_tl_attention -v ;;
+  grade_wrong)  # the known-wrong submissions lose exactly their declared tests, GPU tests included
+    step_run grade_wrong 300 python3 -m pytest -q -p no:cacheprovider tests/exercises/test_grading.py -k "wrong_submission" ;;
   notebooks)
     for nb in 01_tma_and_the_ring 02_warp_specialization 03_pingpong 05_fa3_ablation; do
       TAIL=6 step_run "nb_$nb" 120 python3 "notebooks/$nb.py"
