@@ -101,9 +101,9 @@ else:
 #
 # ## Our kernels, and the timelines
 #
-# When the Gluon attention kernels are measured, their numbers appear here beside the peers, and
-# issue 5 puts Proton's per-warpgroup timelines of the real `ws`, `ws_pingpong` and `fa3` under
-# the model's lane by lane.
+# Our Gluon attention kernels, measured on the H200, beside the peers of the same run and the
+# model at the tiles they ran; then Proton's per-warpgroup timelines of the real `ws`,
+# `ws_pingpong` and `fa3` with the model's underneath, lane by lane.
 
 # %%
 from course import hopper_gpu, live_attention
@@ -147,11 +147,12 @@ else:
 
 # %% [markdown]
 # Measured on the H200 the ladder climbs `sequential` < `pipelined` < `overlap` < `ws` <
-# `ws_pingpong` < `fa3`, and our `fa3` stands beside cuDNN at about 1.7× the FA2 kernel. The model,
-# run at the same tiles, orders every pair the same way but one — it puts `overlap` above `ws` —
-# and its levels are within ~20% (`python -m sim fidelity` lists every kernel). It is calibrated to
-# the paper's H100, not to this H200 (which ran well under its 1980 MHz under load); measuring the
-# H200's own clock and unit rates, and comparing timelines lane by lane, is the next step.
+# `ws_pingpong` < `fa3` (medians of 5 interleaved rounds; `kernels/NOTES.md`, run 3), and our
+# `fa3` stands beside cuDNN (0.97-0.99×) at 1.64× the FA2 kernel. The model, run at the same
+# tiles and at the SM clock logged during the run (the card ran near 1.7 GHz, not its 1.98 GHz
+# boost), orders every pair the same way, and puts `ws`, `ws_pingpong`, `overlap` and `fa3` within
+# 10 % of what was measured. It misses the in-line `sequential` and `pipelined` kernels by 25-30 %
+# (too slow): `python -m sim fidelity` lists every kernel and its error.
 
 # %% [markdown]
 # ## Proton timelines: the model's lanes under the machine's (issue 5)
