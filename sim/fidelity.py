@@ -12,7 +12,8 @@ and heat (NOTES.md). Rows that logged the SM clock during their measurement (`sm
 `kernels.bench.interleaved`) are predicted at the median logged clock of their shape — all rows of
 one shape were timed in the same interleaved rounds, and nvidia-smi's 50 ms samples over one
 row's ~0.2 s windows are too few to trust row by row. Rows without a clock log are predicted at the
-preset's clock.
+preset's clock. Under the power cap nvidia-smi's clock reads high (sim/README.md, "Against the
+machine"), so the logged clock is an upper bound on the clock the kernels ran at.
 """
 from __future__ import annotations
 
