@@ -33,6 +33,11 @@ NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-li
 GEMM_VARIANTS = ("ws", "ws_pingpong")
 GEMM_STAGES = {"ws": (2, 3), "ws_pingpong": (4, 5)}  # the first is the default
 HEAD_DIM = 128
+# ws only, stages 3: A/B variants for the benchmark (run C2, kernels/NOTES.md). "sts": the C1
+# epilogue (st.shared.b32 instead of stmatrix); "lockstep": both consumers bar.sync each k-step
+# and one thread releases the slot, as the Gluon ws compiles; "l2_128": the default kernel with
+# TMA descriptors asking L2 for 128-byte promotion (Triton's) instead of 256.
+GEMM_ABLATIONS = {None: 0, "sts": 1, "lockstep": 2, "l2_128": 3}
 
 
 @functools.cache
@@ -48,8 +53,9 @@ def library() -> ctypes.CDLL:
         build_directory=str(build), is_python_module=False, verbose=False)
     lib = ctypes.CDLL(str(path))
     p, i, b, f = ctypes.c_void_p, ctypes.c_int, ctypes.c_bool, ctypes.c_float
+    lib.twin_gemm_ws.argtypes = [p, p, p, i, i, i, b, i, i, i, p]  # + ablation
+    lib.twin_gemm_ws_pingpong.argtypes = [p, p, p, i, i, i, b, i, i, p]
     for fn in (lib.twin_gemm_ws, lib.twin_gemm_ws_pingpong):
-        fn.argtypes = [p, p, p, i, i, i, b, i, i, p]
         fn.restype = ctypes.c_char_p
     lib.twin_attention_fa3.argtypes = [p, p, p, p, p, i, i, f, b, b, p]
     lib.twin_attention_fa3.restype = ctypes.c_char_p
@@ -74,10 +80,12 @@ def _sm_count(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
-def gemm(a, b, variant: str = "ws", stages: int | None = None, out=None):
+def gemm(a, b, variant: str = "ws", stages: int | None = None, out=None,
+         ablation: str | None = None):
     """C = A @ B with a CUDA twin: ``variant`` "ws" (cooperative, 128x256 tiles, 3 stages) or
     "ws_pingpong" (128x128 tiles, 4 stages). a (M, K), b (K, N), both fp16 or both bf16,
     contiguous, 16-byte aligned, on one CUDA sm_90 device; M, N, K positive multiples of 8.
+    ``ablation`` ("sts" or "lockstep"; ws with 3 stages only): see GEMM_ABLATIONS.
     Returns C (M, N) in the input dtype. Raises TypeError/ValueError otherwise."""
     from kernels.gemm import check_inputs
     from kernels.hopper import require_hopper
@@ -88,6 +96,10 @@ def gemm(a, b, variant: str = "ws", stages: int | None = None, out=None):
     stages = GEMM_STAGES[variant][0] if stages is None else stages
     if stages not in GEMM_STAGES[variant]:
         raise ValueError(f"cuda {variant}: stages must be in {GEMM_STAGES[variant]}; got {stages}")
+    if ablation not in GEMM_ABLATIONS:
+        raise ValueError(f"ablation must be one of {list(GEMM_ABLATIONS)}; got {ablation!r}")
+    if ablation is not None and (variant, stages) != ("ws", 3):
+        raise ValueError(f"ablation {ablation!r} exists for ws with 3 stages only")
     require_hopper({"a": a, "b": b})
     import torch
 
@@ -98,10 +110,13 @@ def gemm(a, b, variant: str = "ws", stages: int | None = None, out=None):
     elif out.shape != (M, N) or out.dtype != a.dtype or not out.is_contiguous() or out.device != a.device:
         raise ValueError(f"out must be a contiguous {M} x {N} {a.dtype} tensor on {a.device}")
     lib = library()
-    fn = lib.twin_gemm_ws if variant == "ws" else lib.twin_gemm_ws_pingpong
+    args = (a.data_ptr(), b.data_ptr(), out.data_ptr(), M, N, K, a.dtype == torch.bfloat16, stages)
     with torch.cuda.device(a.device):
-        err = fn(a.data_ptr(), b.data_ptr(), out.data_ptr(), M, N, K, a.dtype == torch.bfloat16,
-                 stages, _sm_count(a.device.index), _stream(a.device))
+        if variant == "ws":
+            err = lib.twin_gemm_ws(*args, GEMM_ABLATIONS[ablation], _sm_count(a.device.index),
+                                   _stream(a.device))
+        else:
+            err = lib.twin_gemm_ws_pingpong(*args, _sm_count(a.device.index), _stream(a.device))
     _raise_on(err, f"cuda gemm {variant}")
     return out
 
@@ -141,5 +156,5 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
     return (out, lse) if return_lse else out
 
 
-__all__ = ["GEMM_STAGES", "GEMM_VARIANTS", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
+__all__ = ["GEMM_ABLATIONS", "GEMM_STAGES", "GEMM_VARIANTS", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
            "library"]

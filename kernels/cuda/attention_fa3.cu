@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(384, 1)
   fence_proxy_async_smem();
 #pragma unroll
   for (int i = 0; i < 64; ++i) o[i] *= inv[(i / 2) % 2];
-  stage_accumulator<BF16, D>(o, smem_u32(my_q), CHUNK);
+  stage_accumulator_sts<BF16, D>(o, smem_u32(my_q), CHUNK);
   fence_proxy_async_smem();
   named_bar_sync(EPILOGUE_BAR + cw, 128);
   if (tid == 0) {

@@ -1,8 +1,10 @@
 """The CUDA twins beside the Gluon kernels and the vendor peers, **in the same run**:
-``python -m kernels.cuda.bench [--quick] [--out DIR]``.
+``python -m kernels.cuda.bench [--quick] [--gemm] [--out DIR]``.
 
 GEMM (8192^3 fp16 and bf16, and a ragged 8000x8008x4104 fp16): cuBLAS (torch.matmul), Gluon
-``ws`` and ``ws_pingpong``, CUDA ``ws`` (3 and 2 stages) and ``ws_pingpong`` (4 and 5 stages). Attention (FA3 tab. 2's setting: B 4,
+``ws`` and ``ws_pingpong``, CUDA ``ws`` (3 and 2 stages, and the 3-stage ablations
+``cuda_ws_s3_sts`` / ``cuda_ws_s3_lockstep``, kernels.cuda.GEMM_ABLATIONS) and ``ws_pingpong``
+(4 and 5 stages); ``--gemm``: these only, no attention. Attention (FA3 tab. 2's setting: B 4,
 H 16, S 8448, d 128; fp16 full and causal, bf16 full): SDPA flash (FA2) and cuDNN, Gluon ``fa3``,
 CUDA ``fa3``. Each is checked against a float64 reference on a poisoned output first, then timed
 with ``kernels.bench.interleaved`` (do_bench medians in rotated rounds, SM clock logged: the
@@ -48,6 +50,10 @@ def gemm_setting(M, N, K, dtype, gen, rows, rounds, clock_log, gluon=("ws", "ws_
     for v in cuda.GEMM_VARIANTS:
         for s in cuda.GEMM_STAGES[v]:
             cands[f"cuda_{v}_s{s}"] = lambda v=v, s=s: cuda.gemm(a, b, v, stages=s, out=out)
+            if (v, s) == ("ws", 3):  # the A/B rows of run C2, in the same rounds
+                for abl in (x for x in cuda.GEMM_ABLATIONS if x):
+                    cands[f"cuda_ws_s3_{abl}"] = lambda abl=abl: cuda.gemm(a, b, out=out,
+                                                                           ablation=abl)
     fns, mine = {}, []
     for name, fn in cands.items():
         row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": name}
@@ -141,6 +147,7 @@ def print_table(gemm_rows, attn_rows):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m kernels.cuda.bench")
     p.add_argument("--quick", action="store_true", help="fp16 headline sizes only, 3 rounds")
+    p.add_argument("--gemm", action="store_true", help="GEMM settings only (no attention)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None)
     args = p.parse_args(argv)
@@ -162,8 +169,8 @@ def main(argv=None) -> int:
         if not args.quick:
             gemm_setting(8000, 8008, 4104, torch.float16, gen, g_rows, rounds, clock_log,
                          gluon=("ws",))
-        settings = [(False, torch.float16), (True, torch.float16)]
-        if not args.quick:
+        settings = [] if args.gemm else [(False, torch.float16), (True, torch.float16)]
+        if not (args.quick or args.gemm):
             settings.append((False, torch.bfloat16))
         for causal, dtype in settings:
             attention_setting(4, 16, 8448, causal, dtype, gen, a_rows, rounds, clock_log)

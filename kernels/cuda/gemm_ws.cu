@@ -47,6 +47,16 @@ constexpr int GROUP_M = 8;                // tile order: 8 row blocks walk the c
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
 constexpr int TURN_BAR = 1;      // named barriers 1, 2: pingpong consumer c waits on TURN_BAR + c
 constexpr int EPILOGUE_BAR = 3;  // named barriers 3, 4: one per consumer warpgroup
+constexpr int CONSUMERS_BAR = 5; // named barrier 5: both ws consumers (the `lockstep` ablation)
+
+// ws ablations (run C2): which of the Gluon kernel's differences a change is measured against.
+//   STS       the C1 epilogue: 64 st.shared.b32 per thread instead of 16 stmatrix.x4
+//   LOCKSTEP  as the Gluon ws compiles: both consumer warpgroups bar.sync (256 threads) after
+//             each k-step's wgmma wait, then one thread arrives on `empty` (count 1), so the two
+//             never drift apart; by default each consumer warp arrives on its own (count 8)
+//   L2_128    the default kernel, but TMA descriptors with Triton's L2 promotion (128 B, not
+//             256 B): a host-side difference only
+enum Ablation { NONE = 0, STS = 1, LOCKSTEP = 2, L2_128 = 3 };
 
 template <int TBN, int STAGES>
 constexpr int smem_bytes() {
@@ -132,7 +142,7 @@ __device__ __forceinline__ uint64_t b_desc(const uint8_t* b_slot, int kk) {
 }
 
 // ============================================================================== ws (cooperative)
-template <bool BF16, int STAGES>
+template <bool BF16, int STAGES, int ABLATION>
 __global__ void __launch_bounds__(384, 1)
     gemm_ws_kernel(const __grid_constant__ CUtensorMap a_map,
                    const __grid_constant__ CUtensorMap b_map,
@@ -140,7 +150,8 @@ __global__ void __launch_bounds__(384, 1)
   constexpr int BN = 256;
   extern __shared__ uint8_t smem_raw[];
   const Smem<BN, STAGES> sm(smem_raw);
-  sm.init(8);  // both consumers read every slot: one arrival per consumer warp
+  // both consumers read every slot: one arrival per consumer warp (or one after a bar.sync)
+  sm.init(ABLATION == LOCKSTEP ? 1 : 8);
 
   const int wg = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;  // thread within its warpgroup
@@ -158,6 +169,15 @@ __global__ void __launch_bounds__(384, 1)
   const int cw = wg - 1;  // which 64 rows of the tile
   const int lane = tid % 32;
   uint8_t* my_c = sm.staging + cw * (STAGING_BYTES / 2);
+  // Hand a slot back once this warp's wgmmas have finished reading it.
+  auto release = [&](uint64_t* empty) {
+    if constexpr (ABLATION == LOCKSTEP) {
+      named_bar_sync(CONSUMERS_BAR, 256);
+      if (threadIdx.x == 128) mbar_arrive(empty);
+    } else if (lane == 0) {
+      mbar_arrive(empty);
+    }
+  };
   float acc[128];
   int it = 0;
   for (int tile = blockIdx.x; tile < tiles_m * tiles_n; tile += gridDim.x) {
@@ -178,17 +198,20 @@ __global__ void __launch_bounds__(384, 1)
       reg_fence(acc);
       wgmma_wait<1>();  // only this k-step's group may still run: the previous one is done
       reg_fence(acc);
-      if (ks > 0 && lane == 0) mbar_arrive(&sm.empty[(it + STAGES - 1) % STAGES]);
+      if (ks > 0) release(&sm.empty[(it + STAGES - 1) % STAGES]);
     }
     wgmma_wait<0>();
     reg_fence(acc);
-    if (lane == 0) mbar_arrive(&sm.empty[(it + STAGES - 1) % STAGES]);
+    release(&sm.empty[(it + STAGES - 1) % STAGES]);
 
     // ---- epilogue: fp32 -> dtype -> swizzled staging -> TMA store (clipped at C's edges).
     // The store issued from this buffer for the previous tile must have read it first.
     if (tid == 0) tma_store_wait_read0();
     named_bar_sync(EPILOGUE_BAR + cw, 128);
-    stage_accumulator<BF16, BN>(acc, smem_u32(my_c), 64 * 128);
+    if constexpr (ABLATION == STS)
+      stage_accumulator_sts<BF16, BN>(acc, smem_u32(my_c), 64 * 128);
+    else
+      stage_accumulator<BF16, BN>(acc, smem_u32(my_c), 64 * 128);
     fence_proxy_async_smem();  // generic-proxy writes -> visible to the TMA unit
     named_bar_sync(EPILOGUE_BAR + cw, 128);
     if (tid == 0) {
@@ -305,14 +328,15 @@ const char* launch(Kernel kernel, const CUtensorMap* maps, int M, int N, int K, 
 
 // A (M x K) in boxes of 64 x 128 rows, B (K x N) in 64 x 64 boxes, C (M x N) in 64 x 64 boxes.
 const char* make_maps(CUtensorMap* maps, const void* a, const void* b, void* c, int M, int N,
-                      int K, bool bf16) {
+                      int K, bool bf16,
+                      CUtensorMapL2promotion l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
   const uint64_t a_dims[2] = {uint64_t(K), uint64_t(M)};
   const uint64_t b_dims[2] = {uint64_t(N), uint64_t(K)};
   const uint64_t c_dims[2] = {uint64_t(N), uint64_t(M)};
   const uint32_t a_box[2] = {64, BM}, b_box[2] = {64, BK}, c_box[2] = {64, 64};
-  if (make_map(&maps[0], a, bf16, 2, a_dims, uint64_t(K) * 2, 0, a_box) != CUDA_SUCCESS ||
-      make_map(&maps[1], b, bf16, 2, b_dims, uint64_t(N) * 2, 0, b_box) != CUDA_SUCCESS ||
-      make_map(&maps[2], c, bf16, 2, c_dims, uint64_t(N) * 2, 0, c_box) != CUDA_SUCCESS)
+  if (make_map(&maps[0], a, bf16, 2, a_dims, uint64_t(K) * 2, 0, a_box, l2) != CUDA_SUCCESS ||
+      make_map(&maps[1], b, bf16, 2, b_dims, uint64_t(N) * 2, 0, b_box, l2) != CUDA_SUCCESS ||
+      make_map(&maps[2], c, bf16, 2, c_dims, uint64_t(N) * 2, 0, c_box, l2) != CUDA_SUCCESS)
     return "cuTensorMapEncodeTiled failed";
   return nullptr;
 }
@@ -320,16 +344,28 @@ const char* make_maps(CUtensorMap* maps, const void* a, const void* b, void* c, 
 }  // namespace
 
 const char* twin_gemm_ws(const void* a, const void* b, void* c, int M, int N, int K, bool bf16,
-                         int stages, int num_sms, cudaStream_t stream) {
+                         int stages, int ablation, int num_sms, cudaStream_t stream) {
   CUtensorMap maps[3];
-  if (const char* err = make_maps(maps, a, b, c, M, N, K, bf16)) return err;
-  if (stages == 2)
-    return bf16 ? launch<256, 2>(gemm_ws_kernel<true, 2>, maps, M, N, K, num_sms, stream)
-                : launch<256, 2>(gemm_ws_kernel<false, 2>, maps, M, N, K, num_sms, stream);
-  if (stages == 3)
-    return bf16 ? launch<256, 3>(gemm_ws_kernel<true, 3>, maps, M, N, K, num_sms, stream)
-                : launch<256, 3>(gemm_ws_kernel<false, 3>, maps, M, N, K, num_sms, stream);
-  return "ws: stages must be 2 or 3";
+  if (const char* err = make_maps(maps, a, b, c, M, N, K, bf16,
+                                  ablation == L2_128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                                     : CU_TENSOR_MAP_L2_PROMOTION_L2_256B))
+    return err;
+  if (stages == 2 && ablation == NONE)
+    return bf16 ? launch<256, 2>(gemm_ws_kernel<true, 2, NONE>, maps, M, N, K, num_sms, stream)
+                : launch<256, 2>(gemm_ws_kernel<false, 2, NONE>, maps, M, N, K, num_sms, stream);
+  if (stages != 3) return "ws: stages must be 2 or 3 (the ablations: 3)";
+  // the ablations exist for the 3-stage default only (run C2's A/B rows)
+  if (ablation == NONE || ablation == L2_128)
+    return bf16 ? launch<256, 3>(gemm_ws_kernel<true, 3, NONE>, maps, M, N, K, num_sms, stream)
+                : launch<256, 3>(gemm_ws_kernel<false, 3, NONE>, maps, M, N, K, num_sms, stream);
+  if (ablation == STS)
+    return bf16 ? launch<256, 3>(gemm_ws_kernel<true, 3, STS>, maps, M, N, K, num_sms, stream)
+                : launch<256, 3>(gemm_ws_kernel<false, 3, STS>, maps, M, N, K, num_sms, stream);
+  if (ablation == LOCKSTEP)
+    return bf16 ? launch<256, 3>(gemm_ws_kernel<true, 3, LOCKSTEP>, maps, M, N, K, num_sms, stream)
+                : launch<256, 3>(gemm_ws_kernel<false, 3, LOCKSTEP>, maps, M, N, K, num_sms,
+                                 stream);
+  return "ws: unknown ablation";
 }
 
 const char* twin_gemm_ws_pingpong(const void* a, const void* b, void* c, int M, int N, int K,

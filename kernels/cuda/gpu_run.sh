@@ -3,7 +3,8 @@
 # (a barrier bug hangs rather than fails): build -> smoke (stop here if it hangs) -> GPU tests
 # -> compute-sanitizer memcheck + racecheck on small shapes -> benchmark beside Gluon and the
 # peers. Logs and the result JSON go into $OUT/cuda-run.tgz (one file back).
-#   usage: bash kernels/cuda/gpu_run.sh [--quick]     (BENCH_ARGS passes on to the benchmark)
+#   usage: bash kernels/cuda/gpu_run.sh [--quick | --gemm]   (arguments / BENCH_ARGS go to the
+#   benchmark: --gemm = the GEMM settings only, with the ws ablations; --quick = fp16, 3 rounds)
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
@@ -19,6 +20,7 @@ step() {  # step NAME SECONDS CMD...: run, log, print the tail and the exit code
   local rc=$?
   echo "=== $name: rc=$rc in $(( $(date +%s) - s ))s (t=$(( $(date +%s) - t0 ))s)"
   tail -n "${TAIL:-12}" "$LOG/$name.log"
+  tar czf "$OUT/cuda-run.tgz" -C "$LOG" .  # after every step: a call cut short keeps its logs
   return $rc
 }
 finish() { tar czf "$OUT/cuda-run.tgz" -C "$LOG" . ; echo "=== done in $(( $(date +%s) - t0 ))s"; exit "$1"; }

@@ -336,15 +336,51 @@ __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
+// stmatrix: one warp stores four 8x8 matrices of 16-bit elements. Register i of every lane
+// holds two elements of matrix i, at row lane/4, columns 2(lane%4) and +1 -- exactly the
+// fragment the wgmma accumulator already has after pack2 -- and lane 8i + r gives the shared
+// address of row r of matrix i (16 contiguous bytes). One instruction moves 16 bytes a thread
+// where st.shared.b32 moves 4: a quarter of the store instructions for the same bytes.
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                            uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};"
+               ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+}
+
 // Epilogue staging: write one warpgroup's 64 x N fp32 accumulator (wgmma layout: acc[4j + 2h
 // + e] is row warp*16 + lane/4 + 8h, column 8j + 2(lane%4) + e) in the element type into
 // shared memory laid out exactly as a TMA box of 64 rows x 64 columns with 128-byte swizzle
 // would be: column chunk c (64 columns) at base + c * chunk_bytes, row r at r * 128 bytes, and
-// the row's 16-byte unit u at position u ^ (r % 8). A warp's 8 rows then hit 8 different units,
-// so the stores have no bank conflicts; a TMA store of each chunk writes it out.
+// the row's 16-byte unit u at position u ^ (r % 8). A TMA store of each chunk writes it out.
+//
+// With stmatrix (what the Gluon kernels compile to): for each pair of 8-column blocks j, j + 1
+// the four 8x8 matrices (j, rows +0..7), (j, rows +8..15), (j+1, +0..7), (j+1, +8..15) of the
+// warp's 16 rows go out in one instruction: N / 16 stmatrix per thread (16 for N = 256).
+// A matrix's 8 rows land in 8 different 16-byte units (the swizzle), so no bank conflicts.
 template <bool BF16, int N>
 __device__ __forceinline__ void stage_accumulator(const float (&acc)[N / 2], uint32_t base,
                                                   uint32_t chunk_bytes) {
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int m = lane / 8, rr = lane % 8;       // the matrix and the row this lane addresses
+  const int r = warp * 16 + 8 * (m % 2) + rr;  // ... as a row of the warpgroup's 64 (r%8 == rr)
+#pragma unroll
+  for (int j = 0; j < N / 8; j += 2) {
+    const int jj = j + m / 2;  // this lane's matrix's 8-column block (j and j+1 share a chunk)
+    const uint32_t addr = base + (jj / 8) * chunk_bytes + r * 128 + (((jj % 8) ^ rr) << 4);
+    stmatrix_x4(addr, pack2<BF16>(acc[4 * j + 0], acc[4 * j + 1]),
+                pack2<BF16>(acc[4 * j + 2], acc[4 * j + 3]),
+                pack2<BF16>(acc[4 * j + 4], acc[4 * j + 5]),
+                pack2<BF16>(acc[4 * j + 6], acc[4 * j + 7]));
+  }
+}
+
+// The same staging with one st.shared.b32 per pair of elements (N / 4 per thread: 64 for
+// N = 256), the first version of the twins (run C1). Kept for the attention epilogue (once per
+// 128-row block, after ~66 K/V blocks) and as the `sts` ablation of the ws GEMM. A warp's 8
+// rows hit 8 different units here too, so the stores have no bank conflicts either.
+template <bool BF16, int N>
+__device__ __forceinline__ void stage_accumulator_sts(const float (&acc)[N / 2], uint32_t base,
+                                                      uint32_t chunk_bytes) {
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
 #pragma unroll
   for (int j = 0; j < N / 8; ++j) {
@@ -396,9 +432,12 @@ inline EncodeTiledFn encode_tiled_fn() {
 // contiguous, row_bytes apart for dims[1], plane_bytes apart for dims[2]. The box is box[0]
 // (= 64 elements = 128 bytes, the swizzle width) by box[1] (by 1). Out-of-range parts of a box
 // read as zeros and are not written.
+// l2_promotion: how much L2 fetches around each request (256 B here; Triton's descriptors ask
+// for 128 B, the `l2_128` ablation of the ws GEMM).
 inline CUresult make_map(CUtensorMap* map, const void* ptr, bool bf16, int rank,
                          const uint64_t* dims, uint64_t row_bytes, uint64_t plane_bytes,
-                         const uint32_t* box) {
+                         const uint32_t* box,
+                         CUtensorMapL2promotion l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
   EncodeTiledFn fn = encode_tiled_fn();
   if (fn == nullptr) return CUDA_ERROR_NOT_FOUND;
   cuuint64_t d[3] = {dims[0], dims[1], rank > 2 ? dims[2] : 1};
@@ -408,7 +447,7 @@ inline CUresult make_map(CUtensorMap* map, const void* ptr, bool bf16, int rank,
   return fn(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             static_cast<cuuint32_t>(rank), const_cast<void*>(ptr), d, strides, b, elem_strides,
             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+            l2_promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 }  // namespace hopper

@@ -14,18 +14,19 @@ def main() -> int:
 
     torch.manual_seed(0)
     bad = 0
-    for variant, M, N, K, dtype in (("ws", 200, 136, 72, torch.float16),
-                                    ("ws", 296, 520, 264, torch.bfloat16),
-                                    ("ws_pingpong", 1000, 520, 264, torch.float16)):
+    for variant, M, N, K, dtype, abl in (("ws", 200, 136, 72, torch.float16, None),
+                                         ("ws", 296, 520, 264, torch.bfloat16, None),
+                                         ("ws", 296, 520, 264, torch.float16, "lockstep"),
+                                         ("ws_pingpong", 1000, 520, 264, torch.float16, None)):
         a = torch.randn(M, K, device="cuda", dtype=dtype)
         b = torch.randn(K, N, device="cuda", dtype=dtype)
-        c = cuda.gemm(a, b, variant)
+        c = cuda.gemm(a, b, variant, ablation=abl)
         torch.cuda.synchronize()
         ref = a.double() @ b.double()
         err = ((c.double() - ref).norm() / ref.norm()).item()
         ok = err < (3e-3 if dtype == torch.float16 else 1.5e-2)
         bad += not ok
-        print(f"gemm {variant} {M}x{N}x{K} {dtype}: rel err {err:.2e} {'ok' if ok else 'WRONG'}", flush=True)
+        print(f"gemm {variant}{'/' + abl if abl else ''} {M}x{N}x{K} {dtype}: rel err {err:.2e} {'ok' if ok else 'WRONG'}", flush=True)
     for S, causal, dtype in ((200, False, torch.float16), (300, True, torch.bfloat16)):
         q, k, v = (torch.randn(1, 2, S, 128, device="cuda", dtype=dtype) for _ in range(3))
         o, lse = cuda.attention(q, k, v, causal=causal, return_lse=True)

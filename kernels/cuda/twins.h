@@ -9,9 +9,11 @@
 extern "C" {
 
 // C (M x N) = A (M x K) @ B (K x N); row-major, fp16 or bf16, fp32 accumulation.
-// Returns a message on failure (nullptr on success).
+// `ablation` (0 = none; 1 = the C1 st.shared epilogue, 2 = consumers in lockstep, 3 = TMA
+// descriptors with 128-byte L2 promotion; stages 3 only) picks a variant for the benchmark's A/B rows. Returns a message on failure (nullptr on
+// success).
 const char* twin_gemm_ws(const void* a, const void* b, void* c, int M, int N, int K, bool bf16,
-                         int stages, int num_sms, cudaStream_t stream);
+                         int stages, int ablation, int num_sms, cudaStream_t stream);
 
 // The same with the pingpong schedule (128 x 128 tiles, one per consumer warpgroup).
 const char* twin_gemm_ws_pingpong(const void* a, const void* b, void* c, int M, int N, int K,

@@ -16,12 +16,14 @@ from kernels.cuda import compile as cc
 #   HGMMA       wgmma.mma_async            UTMALDG   cp.async.bulk.tensor (global -> shared)
 #   UTMASTG     the TMA store of the tile  SYNCS     mbarrier init / arrive / try_wait (+ expect_tx)
 #   USETMAXREG  setmaxnreg.inc / .dec      WARPGROUP wgmma.fence / commit / wait
+#   STSM        stmatrix (the GEMMs' epilogue staging; attention stages O with STS)
 COMMON = ("HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "WARPGROUP")
 TURNS = ("BAR.SYNC", "BAR.ARV")  # the pingpong turns: bar.sync / bar.arrive on named barriers
 # kernel name -> (instances: fp16/bf16 x ring depths [x causal], SASS it must hold, wgmma N)
+# ws: fp16/bf16 x (s2, s3, s3 + the two ablations of run C2: sts, lockstep)
 EXPECT = {
-    "gemm_ws.cu": {"gemm_ws_kernel": (4, COMMON, 256),
-                   "gemm_ws_pingpong_kernel": (4, COMMON + TURNS, 128)},
+    "gemm_ws.cu": {"gemm_ws_kernel": (8, COMMON, 256),
+                   "gemm_ws_pingpong_kernel": (4, COMMON + TURNS + ("STSM",), 128)},
     # + the exp2 of the softmax
     "attention_fa3.cu": {"attention_fa3_kernel": (4, COMMON + TURNS + ("MUFU.EX2",), 128)},
 }
@@ -66,6 +68,31 @@ def test_sass_has_the_hopper_pieces(built, source):
     assert seen == {k: v[0] for k, v in EXPECT[source].items()}, seen
 
 
+def ws_ablation(mangled: str) -> int:
+    """gemm_ws_kernel<BF16, STAGES, ABLATION>: the last template argument (0 none, 1 sts,
+    2 lockstep; kernels.cuda.GEMM_ABLATIONS)."""
+    return int(re.search(r"gemm_ws_kernelILb[01]ELi\d+ELi(\d+)EE", mangled).group(1))
+
+
+def test_gemm_epilogue_uses_stmatrix(built):
+    """The GEMMs stage the tile with stmatrix.x4: 16 STSM a thread for a 64 x 256 accumulator
+    (ws) and 2 x 8 for two 64 x 128 ones (pingpong), and no STS -- except the `sts` ablation,
+    which keeps run C1's 64 STS. The `lockstep` ablation syncs both consumers (256 threads) in
+    its k-loop; the default ws instances have no 256-thread barrier at all."""
+    cubin, _ = built["gemm_ws.cu"]
+    for mangled, sass in cc.sass_by_function(cubin).items():
+        stsm = len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass))
+        sts = len(re.findall(r"\bSTS\b", sass))
+        abl = ws_ablation(mangled) if kind(mangled, "gemm_ws.cu") == "gemm_ws_kernel" else 0
+        if abl == cuda.GEMM_ABLATIONS["sts"]:
+            assert (stsm, sts) == (0, 64), f"{mangled}: {stsm} STSM, {sts} STS"
+        else:
+            assert (stsm, sts) == (16, 0), f"{mangled}: {stsm} STSM, {sts} STS"
+        if kind(mangled, "gemm_ws.cu") == "gemm_ws_kernel":
+            both = re.search(r"BAR\.SYNC\S*\s+\w+,\s*0x100\b", sass)
+            assert bool(both) == (abl == cuda.GEMM_ABLATIONS["lockstep"]), mangled
+
+
 @pytest.mark.parametrize("source", cuda.SOURCES)
 def test_ptxas_keeps_every_feature(built, source):
     """No spills; no C7508 (setmaxnreg ignored) or C7510 (wgmma serialized) warnings."""
@@ -106,6 +133,10 @@ def test_gemm_errors_read_like_the_gluon_ones():
         cuda.gemm(a, a, stages=5)
     with pytest.raises(ValueError, match="variant must be one of"):
         cuda.gemm(a, a, "pipelined")
+    with pytest.raises(ValueError, match="ablation must be one of"):
+        cuda.gemm(a, a, ablation="stsm")
+    with pytest.raises(ValueError, match="ws with 3 stages only"):
+        cuda.gemm(a, a, stages=2, ablation="sts")
     with pytest.raises(ValueError, match="CUDA device"):
         cuda.gemm(a, a)
 

@@ -23,10 +23,11 @@ def rel_err(out, ref):
     return ((out.double() - ref).norm() / ref.norm()).item()
 
 
-@pytest.mark.parametrize("variant,stages", [("ws", 2), ("ws", 3), ("ws_pingpong", 4),
-                                            ("ws_pingpong", 5)])
+@pytest.mark.parametrize("variant,stages,ablation", [
+    ("ws", 2, None), ("ws", 3, None), ("ws", 3, "sts"), ("ws", 3, "lockstep"), ("ws", 3, "l2_128"),
+    ("ws_pingpong", 4, None), ("ws_pingpong", 5, None)])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
-def test_gemm_matches_float64(dtype, variant, stages):
+def test_gemm_matches_float64(dtype, variant, stages, ablation):
     from kernels import cuda
 
     gen = torch.Generator(device="cuda").manual_seed(1000 + stages)
@@ -34,9 +35,10 @@ def test_gemm_matches_float64(dtype, variant, stages):
         a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
         b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen)
         out = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)  # poisoned
-        cuda.gemm(a, b, variant, stages=stages, out=out)
+        cuda.gemm(a, b, variant, stages=stages, out=out, ablation=ablation)
         err = rel_err(out, a.double() @ b.double())
-        assert err < GEMM_TOL[dtype], f"cuda {variant} s{stages} {M}x{N}x{K}: rel err {err:.2e}"
+        assert err < GEMM_TOL[dtype], (f"cuda {variant} s{stages} {ablation} {M}x{N}x{K}: "
+                                       f"rel err {err:.2e}")
 
 
 def test_pingpong_odd_tile_counts():
@@ -59,6 +61,8 @@ def test_gemm_repeatable():
     b = torch.randn(1336, 5000, device="cuda", dtype=torch.float16)
     for variant in ("ws", "ws_pingpong"):
         assert torch.equal(cuda.gemm(a, b, variant), cuda.gemm(a, b, variant))
+    for ablation in ("sts", "lockstep"):
+        assert torch.equal(cuda.gemm(a, b, ablation=ablation), cuda.gemm(a, b, ablation=ablation))
 
 
 def reference(q, k, v, causal, scale):
