@@ -33,11 +33,12 @@ NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-li
 GEMM_VARIANTS = ("ws", "ws_pingpong")
 GEMM_STAGES = {"ws": (2, 3), "ws_pingpong": (4, 5)}  # the first is the default
 HEAD_DIM = 128
-# ws only, stages 3: A/B variants for the benchmark (run C2, kernels/NOTES.md). "sts": the C1
-# epilogue (st.shared.b32 instead of stmatrix); "lockstep": both consumers bar.sync each k-step
+# ws only, stages 3: A/B variants for the benchmark (run C2, kernels/NOTES.md). "stsm": the
+# epilogue staged with stmatrix.x4 (the default keeps run C1's st.shared.b32, the one measured on
+# the H200); "lockstep": both consumers bar.sync each k-step
 # and one thread releases the slot, as the Gluon ws compiles; "l2_128": the default kernel with
 # TMA descriptors asking L2 for 128-byte promotion (Triton's) instead of 256.
-GEMM_ABLATIONS = {None: 0, "sts": 1, "lockstep": 2, "l2_128": 3}
+GEMM_ABLATIONS = {None: 0, "stsm": 1, "lockstep": 2, "l2_128": 3}
 
 
 @functools.cache
@@ -85,7 +86,7 @@ def gemm(a, b, variant: str = "ws", stages: int | None = None, out=None,
     """C = A @ B with a CUDA twin: ``variant`` "ws" (cooperative, 128x256 tiles, 3 stages) or
     "ws_pingpong" (128x128 tiles, 4 stages). a (M, K), b (K, N), both fp16 or both bf16,
     contiguous, 16-byte aligned, on one CUDA sm_90 device; M, N, K positive multiples of 8.
-    ``ablation`` ("sts" or "lockstep"; ws with 3 stages only): see GEMM_ABLATIONS.
+    ``ablation`` ("stsm", "lockstep" or "l2_128"; ws with 3 stages only): see GEMM_ABLATIONS.
     Returns C (M, N) in the input dtype. Raises TypeError/ValueError otherwise."""
     from kernels.gemm import check_inputs
     from kernels.hopper import require_hopper

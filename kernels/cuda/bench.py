@@ -3,7 +3,7 @@
 
 GEMM (8192^3 fp16 and bf16, and a ragged 8000x8008x4104 fp16): cuBLAS (torch.matmul), Gluon
 ``ws`` and ``ws_pingpong``, CUDA ``ws`` (3 and 2 stages, and the 3-stage ablations
-``cuda_ws_s3_sts`` / ``cuda_ws_s3_lockstep``, kernels.cuda.GEMM_ABLATIONS) and ``ws_pingpong``
+``cuda_ws_s3_stsm`` / ``cuda_ws_s3_lockstep`` / ``cuda_ws_s3_l2_128``, kernels.cuda.GEMM_ABLATIONS) and ``ws_pingpong``
 (4 and 5 stages); ``--gemm``: these only, no attention. Attention (FA3 tab. 2's setting: B 4,
 H 16, S 8448, d 128; fp16 full and causal, bf16 full): SDPA flash (FA2) and cuDNN, Gluon ``fa3``,
 CUDA ``fa3``. Each is checked against a float64 reference on a poisoned output first, then timed

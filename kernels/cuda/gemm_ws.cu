@@ -50,13 +50,15 @@ constexpr int EPILOGUE_BAR = 3;  // named barriers 3, 4: one per consumer warpgr
 constexpr int CONSUMERS_BAR = 5; // named barrier 5: both ws consumers (the `lockstep` ablation)
 
 // ws ablations (run C2): which of the Gluon kernel's differences a change is measured against.
-//   STS       the C1 epilogue: 64 st.shared.b32 per thread instead of 16 stmatrix.x4
+// The default is what run C1 measured on the H200 (epilogue: 64 st.shared.b32 per thread).
+//   STSM      the epilogue staged with 16 stmatrix.x4 per thread, as the Gluon ws compiles
+//             (written 17:10 UTC; not yet run on a GPU, so not the default)
 //   LOCKSTEP  as the Gluon ws compiles: both consumer warpgroups bar.sync (256 threads) after
 //             each k-step's wgmma wait, then one thread arrives on `empty` (count 1), so the two
 //             never drift apart; by default each consumer warp arrives on its own (count 8)
 //   L2_128    the default kernel, but TMA descriptors with Triton's L2 promotion (128 B, not
 //             256 B): a host-side difference only
-enum Ablation { NONE = 0, STS = 1, LOCKSTEP = 2, L2_128 = 3 };
+enum Ablation { NONE = 0, STSM = 1, LOCKSTEP = 2, L2_128 = 3 };
 
 template <int TBN, int STAGES>
 constexpr int smem_bytes() {
@@ -208,10 +210,10 @@ __global__ void __launch_bounds__(384, 1)
     // The store issued from this buffer for the previous tile must have read it first.
     if (tid == 0) tma_store_wait_read0();
     named_bar_sync(EPILOGUE_BAR + cw, 128);
-    if constexpr (ABLATION == STS)
-      stage_accumulator_sts<BF16, BN>(acc, smem_u32(my_c), 64 * 128);
-    else
+    if constexpr (ABLATION == STSM)
       stage_accumulator<BF16, BN>(acc, smem_u32(my_c), 64 * 128);
+    else
+      stage_accumulator_sts<BF16, BN>(acc, smem_u32(my_c), 64 * 128);
     fence_proxy_async_smem();  // generic-proxy writes -> visible to the TMA unit
     named_bar_sync(EPILOGUE_BAR + cw, 128);
     if (tid == 0) {
@@ -294,7 +296,7 @@ __global__ void __launch_bounds__(384, 1)
     named_bar_sync(EPILOGUE_BAR + cw, 128);
 #pragma unroll
     for (int h = 0; h < 2; ++h)
-      stage_accumulator<BF16, BN>(acc[h], smem_u32(my_c + h * (2 * 64 * 128)), 64 * 128);
+      stage_accumulator_sts<BF16, BN>(acc[h], smem_u32(my_c + h * (2 * 64 * 128)), 64 * 128);
     fence_proxy_async_smem();
     named_bar_sync(EPILOGUE_BAR + cw, 128);
     if (tid == 0) {
@@ -358,9 +360,9 @@ const char* twin_gemm_ws(const void* a, const void* b, void* c, int M, int N, in
   if (ablation == NONE || ablation == L2_128)
     return bf16 ? launch<256, 3>(gemm_ws_kernel<true, 3, NONE>, maps, M, N, K, num_sms, stream)
                 : launch<256, 3>(gemm_ws_kernel<false, 3, NONE>, maps, M, N, K, num_sms, stream);
-  if (ablation == STS)
-    return bf16 ? launch<256, 3>(gemm_ws_kernel<true, 3, STS>, maps, M, N, K, num_sms, stream)
-                : launch<256, 3>(gemm_ws_kernel<false, 3, STS>, maps, M, N, K, num_sms, stream);
+  if (ablation == STSM)
+    return bf16 ? launch<256, 3>(gemm_ws_kernel<true, 3, STSM>, maps, M, N, K, num_sms, stream)
+                : launch<256, 3>(gemm_ws_kernel<false, 3, STSM>, maps, M, N, K, num_sms, stream);
   if (ablation == LOCKSTEP)
     return bf16 ? launch<256, 3>(gemm_ws_kernel<true, 3, LOCKSTEP>, maps, M, N, K, num_sms, stream)
                 : launch<256, 3>(gemm_ws_kernel<false, 3, LOCKSTEP>, maps, M, N, K, num_sms,

@@ -24,7 +24,7 @@ def rel_err(out, ref):
 
 
 @pytest.mark.parametrize("variant,stages,ablation", [
-    ("ws", 2, None), ("ws", 3, None), ("ws", 3, "sts"), ("ws", 3, "lockstep"), ("ws", 3, "l2_128"),
+    ("ws", 2, None), ("ws", 3, None), ("ws", 3, "stsm"), ("ws", 3, "lockstep"), ("ws", 3, "l2_128"),
     ("ws_pingpong", 4, None), ("ws_pingpong", 5, None)])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 def test_gemm_matches_float64(dtype, variant, stages, ablation):
@@ -61,7 +61,7 @@ def test_gemm_repeatable():
     b = torch.randn(1336, 5000, device="cuda", dtype=torch.float16)
     for variant in ("ws", "ws_pingpong"):
         assert torch.equal(cuda.gemm(a, b, variant), cuda.gemm(a, b, variant))
-    for ablation in ("sts", "lockstep"):
+    for ablation in ("stsm", "lockstep"):
         assert torch.equal(cuda.gemm(a, b, ablation=ablation), cuda.gemm(a, b, ablation=ablation))
 
 
