@@ -15,8 +15,9 @@ Why interleaved rounds and a clock log: this H200 boosts to 1980 MHz when cool a
 after another, the first kernel of a run gets the boost: in one process fa3 gave 670 TFLOP/s
 first and 590 twice later (``kernels/attention/probe.py``). So every kernel of a comparison is
 timed in several rounds, in a rotated order, the median over rounds is reported, and each row
-carries the SM clock nvidia-smi saw during its own measurements (``sm_mhz``), so a model
-prediction in FLOP per clock can be compared at the clock the kernel actually ran.
+carries the SM clock nvidia-smi saw during its own measurements (``sm_mhz``). Under the power
+cap nvidia-smi reads high (the Proton traces' cycle counts imply ~1.3 GHz for the GEMMs while it
+logged 1.5; sim/README.md), so ``sm_mhz`` is an upper bound on the clock a kernel ran at.
 """
 from __future__ import annotations
 

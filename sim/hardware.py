@@ -38,13 +38,15 @@ class Hardware:
     hbm_bytes_per_s: float = 3.35e12      # H100 SXM5 80 GB datasheet
     # --- calibrated ----------------------------------------------------------------------------
     # The three that sim/calibrate.py fits, jointly, to FA3 tab. 2 (fa3 661, ws_pingpong 582,
-    # overlap 570 TFLOPs/s); the same values serve every variant. Issue 5 re-measures each on the
-    # H200 with a microbenchmark of its own.
+    # overlap 570 TFLOPs/s); the same values serve every variant.
     #
     # Tensor-pipe cycles a wgmma m64nNk16 spends beyond its N/2 clk of math (operand fetch,
     # accumulator hand-off). It sets the tensor ceiling: N = 256 runs at 128/(128+39.5) = 76% of
-    # peak — near what cuBLAS reaches at 8192³ (fast.cu: 798 of 989 TF, 81%). Microbenchmark:
-    # back-to-back m64nNk16 at several N.
+    # peak — near what cuBLAS reaches at 8192³ (fast.cu: 798 of 989 TF, 81%). Measured on our
+    # H200 (kernels/micro, 2026-12-02): queued wgmmas cost 0.0 clk beyond their math, and the
+    # Proton trace of our ws GEMM runs a k-step in 1026 clk for 1024 of math — so this constant
+    # stands for losses elsewhere in real kernels, not in the tensor pipe (sim/README.md,
+    # "Against the machine"). It stays fitted until the model places those losses.
     wgmma_overhead_clk: float = 39.5
     # FMA-pipe instructions per score element around each exp: FMNMX (row max), FFMA (scale and
     # subtract), FADD (row sum), F2FP (pack two to fp16: ½) — ~3.5 counted, 4 fitted.

@@ -10,7 +10,8 @@ copies taken away. After each issue it waits until at most ``WAIT`` wgmma groups
 Timing: ``%clock64`` around the loop, per CTA (and ``%globaltimer``, which the clock benchmark
 uses). Per SM: FLOP/clk = ITERS·UNROLL·2·BM·N·16 / cycles; per instruction of one warpgroup
 ``cycles / (ITERS·UNROLL·WGS)`` clk (the warpgroups share the SM's tensor cores), of which
-``N/2`` is the math at 4096 FLOP/clk and the rest the model's ``wgmma_overhead_clk``.
+``N/2`` is the math at 4096 FLOP/clk; with ``WAIT = 1`` the rest is the queued per-instruction
+overhead (0.0 clk on the H200), with ``WAIT = 0`` the model's ``wgmma_latency_clk``.
 
 Check: the accumulator after ``n`` issues is ``n · A @ B`` (fp32), against float64.
 """
