@@ -188,6 +188,7 @@ def write_results(subcommand: str, env: dict, rows: list[dict], extra: dict | No
 
 # ------------------------------------------------------------------------------------ gemm
 GEMM_TOL = {"float16": 3e-3, "bfloat16": 1.5e-2}
+PINGPONG_128 = (128, 128, 64)  # the pingpong tile before 2026-12-02 19:00: 64 FLOP per operand byte
 
 
 def gemm_configs(quick: bool) -> list[tuple]:
@@ -199,9 +200,8 @@ def gemm_configs(quick: bool) -> list[tuple]:
             ("pipelined", 2, None), ("pipelined", 3, None), ("pipelined", 4, None),
             ("ws", 2, True), ("ws", 3, True), ("ws", 3, False),
             ("ws_pingpong", 2, True), ("ws_pingpong", 3, True), ("ws_pingpong", 4, True),
-            ("ws_pingpong", 5, True),
             ("ws_pingpong", 4, False),
-            ("ws", 3, True, (256, 128, 64)), ("ws_pingpong", 4, True, (128, 128, 32))]
+            ("ws", 3, True, (256, 128, 64)), ("ws_pingpong", 4, True, PINGPONG_128)]
 
 
 def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False, rounds: int = 5,
@@ -276,21 +276,22 @@ def bench_gemm(args) -> tuple[list[dict], dict]:
 
 
 def bench_gemm_probe(args) -> tuple[list[dict], dict]:
-    """Follow-up questions from run 1 (see NOTES.md): other pingpong tiles at the headline size,
-    and how much of the small-size gap is host launch overhead (CUDA-graph replays)."""
+    """The pingpong tile question (NOTES.md, session of 19:00): the 192 x 128 tile (three row
+    blocks of 64) against the 128 x 128 one and against ``ws``, at the headline size and at the
+    small K where the hidden epilogue is worth most, every row beside cuBLAS."""
     import torch
 
     gen = torch.Generator(device="cuda")
-    gen.manual_seed(args.seed + 1)
-    fp16 = torch.float16
-    headline = [("ws", 3, True), ("ws_pingpong", 4, True), ("ws_pingpong", 5, True),
-                ("ws_pingpong", 4, True, (64, 256, 64))]
+    gen.manual_seed(args.seed + 2)
+    headline = [("ws", 3, True), ("ws_pingpong", 4, True), ("ws_pingpong", 3, True),
+                ("ws_pingpong", 4, True, PINGPONG_128)]
     rows = []
-    for dtype in (fp16, torch.bfloat16):
-        rows += gemm_rows(8192, 8192, 8192, dtype, headline, gen, clock_log=args.clock_log)
-    defaults = [(v, None, None) for v in ("pipelined", "ws", "ws_pingpong")]
-    for M, N, K in ((1024,) * 3, (2048,) * 3, (3000, 5000, 1336)):
-        rows += gemm_rows(M, N, K, fp16, defaults, gen, graph=True, rounds=3,
+    for dtype in (torch.float16, torch.bfloat16):
+        rows += gemm_rows(8192, 8192, 8192, dtype, headline, gen, rounds=5,
+                          clock_log=args.clock_log)
+    for M, N, K in ((8192, 8192, 1024), (8192, 8192, 2048), (16384, 16384, 1024),
+                    (8000, 8008, 4104)):
+        rows += gemm_rows(M, N, K, torch.float16, headline, gen, rounds=3,
                           clock_log=args.clock_log)
     return rows, {"tolerance": GEMM_TOL}
 

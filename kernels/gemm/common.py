@@ -48,12 +48,20 @@ class Config:
     persistent: bool  # one CTA per SM looping over tiles, or one CTA per tile
     maxnreg: int | None = None  # register cap at entry (setmaxnreg needs one)
     group_m: int = 8  # tile-order grouping for L2 reuse (see tile_coords)
-    c_tiles: int = 1  # epilogue staging buffers of BM x BN (pingpong: one per consumer)
+    c_tiles: int = 1  # epilogue staging buffers (pingpong: one per consumer)
     smem_c_separate: bool = True  # False: the epilogue reuses the ring's memory
+    box_m: int | None = None  # rows of one A / C TMA box and of one accumulator (None: BM)
+
+    @property
+    def row_blocks(self) -> int:
+        """A tile is ``row_blocks`` boxes of ``box_m`` rows: one TMA load of A and one
+        accumulator each (pingpong: 3 x 64 rows, since 192 is no power of two)."""
+        return self.BM // (self.box_m or self.BM)
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         ring = self.stages * (self.BM * self.BK + self.BK * self.BN) * elem_bytes
-        c = self.c_tiles * self.BM * self.BN * elem_bytes if self.smem_c_separate else 0
+        c_box = (self.box_m or self.BM) * self.BN * elem_bytes  # store_tile goes box by box
+        c = self.c_tiles * c_box if self.smem_c_separate else 0
         barriers = 8 * (2 * self.stages + 2)
         return ring + c + barriers
 
@@ -67,22 +75,33 @@ class Config:
             raise ValueError(
                 f"{variant}: ring of {self.stages} stages x "
                 f"{(self.BM * self.BK + self.BK * self.BN) * 2 // 1024} KiB"
-                + (f" + {self.c_tiles} epilogue tile(s) of {self.BM * self.BN * 2 // 1024} KiB"
+                + (f" + {self.c_tiles} epilogue tile(s) of "
+                   f"{(self.box_m or self.BM) * self.BN * 2 // 1024} KiB"
                    if self.smem_c_separate else "")
                 + f" = {need / 1024:.0f} KiB > 227 KiB shared memory per block")
 
 
+ACC_REGS_MAX = 192  # fp32 accumulator registers a consumer thread may hold (of its 240)
+
+
 def retile(cfg: Config, tile) -> Config:
-    """``cfg`` with another (BM, BN, BK): powers of two (TMA boxes here must be), BN <= 256
-    (one wgmma), BM at least 64 per warpgroup, BK at least 16."""
+    """``cfg`` with another (BM, BN, BK): powers of two (TMA boxes here must be) except BM of a
+    row-blocked tile, a multiple of its ``box_m``; BN <= 256 (one wgmma), BM at least 64 per
+    warpgroup, BK at least 16, and an accumulator of at most ACC_REGS_MAX registers a thread."""
     from dataclasses import replace
 
     BM, BN, BK = (int(x) for x in tile)
     wgs = cfg.num_warps // 4
-    pow2 = all(x > 0 and x & (x - 1) == 0 for x in (BM, BN, BK))
-    if not pow2 or not 8 <= BN <= 256 or BK < 16 or BM < 64 * wgs:
-        raise ValueError(f"tile must be powers of two (BM, BN, BK) with BM >= {64 * wgs}, "
+    pow2 = all(x > 0 and x & (x - 1) == 0 for x in ((cfg.box_m or BM), BN, BK))
+    rows_ok = BM % cfg.box_m == 0 if cfg.box_m else True
+    if not (pow2 and rows_ok) or not 8 <= BN <= 256 or BK < 16 or BM < 64 * wgs:
+        rows = f"BM a multiple of {cfg.box_m}" if cfg.box_m else "BM a power of two"
+        raise ValueError(f"tile must have {rows} and BN, BK powers of two, with BM >= {64 * wgs}, "
                          f"8 <= BN <= 256 and BK >= 16; got {tuple(tile)}")
+    acc_regs = BM * BN // (32 * cfg.num_warps)
+    if acc_regs > ACC_REGS_MAX:
+        raise ValueError(f"tile {BM}x{BN} needs {acc_regs} accumulator registers a thread > "
+                         f"{ACC_REGS_MAX} (a consumer has 240, with room for addresses)")
     return replace(cfg, BM=BM, BN=BN, BK=BK)
 
 
@@ -127,11 +146,13 @@ def _smem_layout(block: tuple, torch_dtype):
 
 
 def make_descriptors(a, b, c, cfg: Config):
-    """TMA descriptors for A (BM x BK boxes), B (BK x BN) and C (BM x BN). Out-of-bounds parts
-    of a box read as zeros and are not written: that is how ragged M, N, K are handled."""
+    """TMA descriptors for A (box_m x BK boxes), B (BK x BN) and C (box_m x BN); box_m is BM
+    unless the tile is cut into row blocks. Out-of-bounds parts of a box read as zeros and are
+    not written: that is how ragged M, N, K are handled."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-    blocks = ((cfg.BM, cfg.BK), (cfg.BK, cfg.BN), (cfg.BM, cfg.BN))
+    rows = cfg.box_m or cfg.BM
+    blocks = ((rows, cfg.BK), (cfg.BK, cfg.BN), (rows, cfg.BN))
     return tuple(
         TensorDescriptor.from_tensor(t, list(blk), _smem_layout(blk, a.dtype))
         for t, blk in zip((a, b, c), blocks))
@@ -163,6 +184,8 @@ def launch(kernel, a, b, c, cfg: Config, profile: bool = False) -> None:
         kwargs["PROFILE"] = True
     if cfg.maxnreg is not None:
         kwargs["maxnreg"] = cfg.maxnreg
+    if "ROW_BLOCKS" in kernel.arg_names:
+        kwargs["ROW_BLOCKS"] = cfg.row_blocks
     kernel[grid(M, N, cfg, a.device)](a_desc, b_desc, c_desc, cfg.stages, cfg.group_m, **kwargs)
 
 
@@ -187,6 +210,8 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, profile: bool = False):
     constexprs = {names[3]: cfg.stages, names[4]: cfg.group_m, "num_warps": cfg.num_warps}
     if "PROFILE" in names:
         constexprs["PROFILE"] = profile
+    if "ROW_BLOCKS" in names:
+        constexprs["ROW_BLOCKS"] = cfg.row_blocks
     for n in names[3:]:
         signature[n] = "constexpr"
     src = GluonASTSource(kernel, signature, constexprs)

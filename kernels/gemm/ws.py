@@ -50,7 +50,11 @@ def config(stages=None, persistent=None) -> Config:
 @gluon.jit
 def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
              STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
-    BM: gl.constexpr = a_desc.block_type.shape[0]
+    # A tile is ROW_BLOCKS boxes of BOX_M rows, one TMA load and one ring entry each (the ring
+    # holds ROW_BLOCKS entries of A per slot; ws: one box of 128 rows, pingpong: 3 x 64).
+    ROW_BLOCKS: gl.constexpr = a_ring.type.shape[0] // STAGES
+    BOX_M: gl.constexpr = a_desc.block_type.shape[0]
+    BM: gl.constexpr = ROW_BLOCKS * BOX_M
     BK: gl.constexpr = a_desc.block_type.shape[1]
     BN: gl.constexpr = b_desc.block_type.shape[1]
     M = a_desc.shape[0]
@@ -69,8 +73,11 @@ def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
             mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
             exit("wait slot", PROFILE)
             enter("TMA issue", PROFILE)
-            mbarrier.expect(full.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(a_desc, [pid_m * BM, k], full.index(s), a_ring.index(s))
+            mbarrier.expect(full.index(s),
+                            ROW_BLOCKS * a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+            for r in gl.static_range(ROW_BLOCKS):
+                tma.async_copy_global_to_shared(a_desc, [pid_m * BM + r * BOX_M, k], full.index(s),
+                                                a_ring.index(s * ROW_BLOCKS + r))
             tma.async_copy_global_to_shared(b_desc, [k, pid_n * BN], full.index(s), b_ring.index(s))
             exit("TMA issue", PROFILE)
             it += 1

@@ -1,4 +1,4 @@
-"""``ws_pingpong``: as ``ws``, but each consumer warpgroup owns its own 128 x 128 output tile and
+"""``ws_pingpong``: as ``ws``, but each consumer warpgroup owns its own 192 x 128 output tile and
 the two take turns on the tensor cores (CUTLASS's "pingpong" schedule), so one's epilogue runs
 under the other's wgmmas.
 
@@ -10,10 +10,23 @@ Roles (compare ``sim/``'s ``ws_pingpong``)::
 
     consumer WG (one warpgroup each, WG = 0 or 1), for my j-th tile:
         wait turn[WG]                       # my turn on the tensor cores
-        for each k-step: wait full[s]; wgmma (async); wgmma_wait(1); arrive empty[prev]
+        for each k-step: wait full[s]; wgmma (async); wgmma_wait: the last k-step is done;
+                         arrive empty[prev]
         arrive turn[1 - WG]                 # all my wgmmas are issued: the other may start
         wgmma_wait(0); arrive empty[last]
         epilogue (convert, smem, TMA store)  # runs while the other's wgmmas keep the TCs busy
+
+Why 192 x 128. A consumer warpgroup holds its whole accumulator in registers; 192 x 128 fp32 is
+192 registers a thread, the most that fits beside its addresses under 240. The tile sets the
+operand traffic the tensor cores need: a 64-deep k-step of 192 x 128 reads 40 KiB for 3.1 MFLOP
+(79 FLOP/B), where 128 x 128 reads 32 KiB for 2.1 MFLOP (64 FLOP/B) and the cooperative
+128 x 256 tile of ``ws`` 48 KiB for 4.2 MFLOP (85 FLOP/B). At 4096 FLOP/clk, 128 x 128 asks L2
+for 64 B/clk/SM, and on our H200 it got about 59 (its k-step ran at 556 clk for 512 of math,
+``kernels/results/traces/gemm_ws_pingpong.summary.json``); 192 x 128 asks for 53. Gluon tensors
+are powers of two, so the tile is three row blocks of 64: three 64 x 64 TMA boxes of A per
+k-step, three m64n128 accumulators, three 64 x 128 boxes stored by the epilogue through one
+16 KiB staging buffer per consumer (the epilogue has the other consumer's whole K-loop to hide
+in, so storing box by box costs nothing the tensor cores see).
 
 Gluon has no named-barrier API, so the turns are two mbarriers (count 1). ``turn[0]`` is waited
 with parity ``(j & 1) ^ 1``: a fresh mbarrier counts as having completed the phase before phase 0,
@@ -38,23 +51,47 @@ from ..scopes import enter, exit
 from .common import Config, store_tile, tile_coords, wgmma_layout
 from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
 
-STAGES_ALLOWED = range(2, 6)  # 5 x 32 KiB + 2 x 32 KiB epilogue tiles = 224 KiB still fits
+STAGES_ALLOWED = range(2, 5)  # 192 x 128: 4 x 40 KiB ring + 2 x 16 KiB staging = 192 KiB
 CONSUMER_WARPS = gl.constexpr(4)
-CONSUMER_REGS = gl.constexpr(232)  # the worker consumer; the default one gets the same
+CONSUMER_REGS = gl.constexpr(240)  # the worker consumer; the default one gets the same
+BOX_M = 64  # rows of one row block: one wgmma M of a warpgroup, one TMA box of A and of C
 
 
 def config(stages=None, persistent=None) -> Config:
-    cfg = Config(BM=128, BN=128, BK=64, stages=4 if stages is None else stages, num_warps=4,
+    cfg = Config(BM=192, BN=128, BK=64, stages=4 if stages is None else stages, num_warps=4,
                  persistent=True if persistent is None else persistent, maxnreg=MAXNREG,
-                 c_tiles=2)
+                 c_tiles=2, box_m=BOX_M)
     cfg.check("ws_pingpong", STAGES_ALLOWED)
     return cfg
 
 
 @gluon.jit
+def zero_accumulators(ROW_BLOCKS: gl.constexpr, BOX_M: gl.constexpr, BN: gl.constexpr):
+    """One m64 x BN fp32 accumulator per row block, as a tuple."""
+    layout: gl.constexpr = wgmma_layout(BN, CONSUMER_WARPS)
+    accs = (gl.zeros([BOX_M, BN], gl.float32, layout),)
+    for r in gl.static_range(1, ROW_BLOCKS):
+        accs = accs + (gl.zeros([BOX_M, BN], gl.float32, layout),)
+    return accs
+
+
+@gluon.jit
+def mma_k_step(a_ring, b_slot, s, accs, ROW_BLOCKS: gl.constexpr):
+    """Issue k-step slot ``s`` for every row block (one wgmma group each), then wait until only
+    those are in flight: the previous k-step has been read and its slot can go back."""
+    issued = ()
+    for r in gl.static_range(ROW_BLOCKS):
+        issued = issued + (warpgroup_mma(a_ring.index(s * ROW_BLOCKS + r), b_slot, accs[r],
+                                         is_async=True),)
+    return warpgroup_mma_wait(ROW_BLOCKS, deps=issued)
+
+
+@gluon.jit
 def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.constexpr,
-             STAGES: gl.constexpr, WG: gl.constexpr, PROFILE: gl.constexpr = False):
-    BM: gl.constexpr = c_desc.block_type.shape[0]
+             STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, WG: gl.constexpr,
+             PROFILE: gl.constexpr = False):
+    BOX_M: gl.constexpr = c_desc.block_type.shape[0]
+    BM: gl.constexpr = ROW_BLOCKS * BOX_M
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_ring.type.shape[2]
     num_pid_m = gl.cdiv(c_desc.shape[0], BM)
@@ -68,23 +105,23 @@ def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.c
         enter("wait turn", PROFILE)
         mbarrier.wait(turn.index(WG), (j & 1) ^ (1 - WG))
         exit("wait turn", PROFILE)
-        acc = gl.zeros([BM, BN], gl.float32, wgmma_layout(BN, CONSUMER_WARPS))
+        accs = zero_accumulators(ROW_BLOCKS, BOX_M, BN)
         for ki in range(k_steps):
             s = it % STAGES
             enter("wait full", PROFILE)
             mbarrier.wait(full.index(s), (it // STAGES) & 1)
             exit("wait full", PROFILE)
             enter("MMA", PROFILE)  # issue k-step it, wait for k-step it-1
-            acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
-            acc = warpgroup_mma_wait(1, deps=(acc,))
+            accs = mma_k_step(a_ring, b_ring.index(s), s, accs, ROW_BLOCKS)
             exit("MMA", PROFILE)
             mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), pred=ki > 0)
             it += 1
         mbarrier.arrive(turn.index(1 - WG))  # all my wgmmas are issued: your turn
         enter("epilogue", PROFILE)
-        acc = warpgroup_mma_wait(0, deps=(acc,))
+        accs = warpgroup_mma_wait(0, deps=accs)
         mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES))
-        store_tile(c_desc, c_smem.index(WG), acc, pid_m * BM, pid_n * BN)
+        for r in gl.static_range(ROW_BLOCKS):  # box by box through my staging buffer
+            store_tile(c_desc, c_smem.index(WG), accs[r], pid_m * BM + r * BOX_M, pid_n * BN)
         exit("epilogue", PROFILE)
         j += 1  # noqa: SIM113 (a device loop: no enumerate)
     tma.store_wait(0)
@@ -92,12 +129,13 @@ def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.c
 
 @gluon.jit
 def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
-                       num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
-    BM: gl.constexpr = c_desc.block_type.shape[0]
+                       ROW_BLOCKS: gl.constexpr, num_warps: gl.constexpr,
+                       PROFILE: gl.constexpr = False):
+    BOX_M: gl.constexpr = a_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     gl.static_assert(num_warps == CONSUMER_WARPS)  # the default partition is consumer 0
-    a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES, BM, BK], a_desc.layout)
+    a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES * ROW_BLOCKS, BOX_M, BK], a_desc.layout)
     b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BK, BN], b_desc.layout)
     full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
@@ -107,14 +145,13 @@ def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl
     turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for wg in gl.static_range(2):
         mbarrier.init(turn.index(wg), count=1)
-    c_smem = gl.allocate_shared_memory(c_desc.dtype, [2, BM, BN], c_desc.layout)
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, [2, BOX_M, BN], c_desc.layout)
 
     K = a_desc.shape[1]
     gl.warp_specialize([
-        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES, 0,
-                    PROFILE)),
-        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES, 1,
-                    PROFILE)),
+        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES,
+                    ROW_BLOCKS, 0, PROFILE)),
+        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES,
+                    ROW_BLOCKS, 1, PROFILE)),
         (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES, PROFILE)),
     ], [CONSUMER_WARPS, PRODUCER_WARPS], [CONSUMER_REGS, PRODUCER_REGS])
-

@@ -78,6 +78,52 @@ def test_ws_variants_have_roles(compiled):
     assert count(pp, r"mbarrier\.arrive\.shared::cta\.b64") >= 2
 
 
+@pytest.mark.parametrize("tile", [None, (128, 128, 64)])
+def test_pingpong_row_blocks(tile):
+    """The pingpong tile is row blocks of 64 (192 x 128 = 3, since Gluon tensors are powers of
+    two): the producer loads one A box per block, each block is its own m64n128 wgmma group, and
+    the consumer waits until only this k-step's groups are in flight. The accumulators must fit
+    the consumers' registers without spilling."""
+    cfg = config("ws_pingpong", 4, tile=tile)
+    k = common.compile_sm90(KERNELS["ws_pingpong"], cfg, torch.float16)
+    ptx = k.asm["ptx"]
+    assert cfg.row_blocks == (3 if tile is None else 2)
+    assert re.search(rf"wgmma\.wait_group\.sync\.aligned {cfg.row_blocks}\b", ptx), \
+        "the k-step wait must leave exactly this k-step's row-block groups in flight"
+    assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx)) == {"m64n128k16"}
+    assert count(ptx, r"setmaxnreg\.inc\.sync\.aligned\.u32\s+240;") >= 1, "consumer at 240 registers"
+    # A boxes of 64 rows: the ring's A part is STAGES x row_blocks boxes of 64 x 64
+    assert k.metadata.shared >= cfg.stages * (cfg.BM * cfg.BK + cfg.BK * cfg.BN) * 2
+    assert ptxas_spills(ptx) == 0
+
+
+def ptxas_spills(ptx: str) -> int:
+    """Spill bytes ptxas reports for the sm_90a PTX (stores + loads)."""
+    import os
+    import subprocess
+    import tempfile
+
+    import triton
+
+    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        r = subprocess.run([ptxas, "-arch=sm_90a", "-v", src, "-o", os.devnull],
+                           capture_output=True, text=True, check=True)
+    return sum(int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", r.stderr))
+
+
+def test_pingpong_tile_limits():
+    with pytest.raises(ValueError, match="256 accumulator registers a thread > 192"):
+        config("ws_pingpong", 4, tile=(256, 128, 64))
+    with pytest.raises(ValueError, match="multiple of 64"):
+        config("ws_pingpong", 4, tile=(96, 128, 64))
+    with pytest.raises(ValueError, match="stages must be in 2..4"):
+        config("ws_pingpong", 5)
+
+
 def test_bf16_compiles(compiled):
     ptx = compiled("ws_pingpong", 4, torch.bfloat16).asm["ptx"]
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16\.f32\.bf16\.bf16", ptx)
