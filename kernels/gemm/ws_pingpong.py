@@ -83,7 +83,16 @@ def mma_k_step(a_ring, b_slot, s, accs, ROW_BLOCKS: gl.constexpr):
     for r in gl.static_range(ROW_BLOCKS):
         issued = issued + (warpgroup_mma(a_ring.index(s * ROW_BLOCKS + r), b_slot, accs[r],
                                          is_async=True),)
-    return warpgroup_mma_wait(ROW_BLOCKS, deps=issued)
+    return wait_accumulators(ROW_BLOCKS, issued)
+
+
+@gluon.jit
+def wait_accumulators(pending: gl.constexpr, accs):
+    """``warpgroup_mma_wait`` that always returns a tuple (it returns one accumulator bare)."""
+    done = warpgroup_mma_wait(pending, deps=accs)
+    if len(accs) == 1:
+        done = (done,)
+    return done
 
 
 @gluon.jit
@@ -118,7 +127,7 @@ def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.c
             it += 1
         mbarrier.arrive(turn.index(1 - WG))  # all my wgmmas are issued: your turn
         enter("epilogue", PROFILE)
-        accs = warpgroup_mma_wait(0, deps=accs)
+        accs = wait_accumulators(0, accs)
         mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES))
         for r in gl.static_range(ROW_BLOCKS):  # box by box through my staging buffer
             store_tile(c_desc, c_smem.index(WG), accs[r], pid_m * BM + r * BOX_M, pid_n * BN)

@@ -78,7 +78,7 @@ def test_ws_variants_have_roles(compiled):
     assert count(pp, r"mbarrier\.arrive\.shared::cta\.b64") >= 2
 
 
-@pytest.mark.parametrize("tile", [None, (128, 128, 64)])
+@pytest.mark.parametrize("tile", [None, (128, 128, 64), (64, 256, 64)])
 def test_pingpong_row_blocks(tile):
     """The pingpong tile is row blocks of 64 (192 x 128 = 3, since Gluon tensors are powers of
     two): the producer loads one A box per block, each block is its own m64n128 wgmma group, and
@@ -87,10 +87,11 @@ def test_pingpong_row_blocks(tile):
     cfg = config("ws_pingpong", 4, tile=tile)
     k = common.compile_sm90(KERNELS["ws_pingpong"], cfg, torch.float16)
     ptx = k.asm["ptx"]
-    assert cfg.row_blocks == (3 if tile is None else 2)
+    assert cfg.row_blocks == {None: 3, (128, 128, 64): 2, (64, 256, 64): 1}[tile]
     assert re.search(rf"wgmma\.wait_group\.sync\.aligned {cfg.row_blocks}\b", ptx), \
         "the k-step wait must leave exactly this k-step's row-block groups in flight"
-    assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx)) == {"m64n128k16"}
+    shapes = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx))
+    assert shapes == {f"m64n{cfg.BN}k16"}
     assert count(ptx, r"setmaxnreg\.inc\.sync\.aligned\.u32\s+240;") >= 1, "consumer at 240 registers"
     # A boxes of 64 rows: the ring's A part is STAGES x row_blocks boxes of 64 x 64
     assert k.metadata.shared >= cfg.stages * (cfg.BM * cfg.BK + cfg.BK * cfg.BN) * 2
