@@ -8,6 +8,7 @@
 #   gemm_bench  `kernels.bench gemm`: the whole GEMM ladder, interleaved rounds, clock logged (issue 3)
 #   attn_bench  `kernels.bench_attention --sweep`: the attention ladder and fig. 5 part     (issue 4)
 #   gemm_tests  the GEMM GPU tests, then their ConSan test in a step of its own    (issue 3)
+#   consan_probe each GEMM configuration of the ConSan test alone, timed            (issue 3)
 #   gemm_trace  a Proton timeline of the pingpong GEMM (the model's ground truth)  (issue 5)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
@@ -57,7 +58,12 @@ for step in "$@"; do
     TAIL=80 step_run attn_bench 400 python3 -m kernels.bench_attention --sweep --out "$OUT" ;;
   gemm_tests)
     TAIL=12 step_run gemm_tests 200 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 8 tests/kernels/test_gemm_gpu.py -k "not consan"
-    TAIL=12 step_run gemm_consan 300 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu tests/kernels/test_gemm_gpu.py -k consan ;;
+    TAIL=12 step_run gemm_consan 400 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu tests/kernels/test_gemm_gpu.py -k consan ;;
+  consan_probe)
+    for cfg in "ws_pingpong 2 128x128x64" "ws_pingpong 2" "ws_pingpong 4"; do
+      TRITON_INSTRUMENTATION_MODE=consan TAIL=4 step_run "consan_${cfg// /_}" 100 \
+        python3 -m kernels.tools.consan_gemm $cfg
+    done ;;
   gemm_trace)
     step_run gemm_trace 200 python3 -m kernels.trace --only gemm_ws_pingpong --out "$OUT/traces" ;;
   gputests)
