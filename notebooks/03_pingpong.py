@@ -114,7 +114,10 @@ fig.tight_layout()
 #
 # `kernels/gemm/ws_pingpong.py`: two consumer warpgroups, each with its own output tile, and two
 # `turn` mbarriers; consumer w waits on `turn[w]` before its K-loop and arrives on the other's when
-# its last wgmmas are issued. Measured numbers are in `kernels/results/h200.json`.
+# its last wgmmas are issued. Its tile is 192×128: three row blocks of 64, each its own m64n128
+# wgmma accumulator, because a warpgroup holds its whole accumulator in registers (192×128 fp32 is
+# 192 registers a thread, the most that fits in 240) and Gluon tensors are powers of two.
+# Measured numbers are in `kernels/results/h200.json`.
 
 # %%
 from course import gemm_ladder, measured
@@ -124,8 +127,13 @@ gemm_ladder(["ws", "ws_pingpong"])
 # %% [markdown]
 # ### What the H200 said
 #
-# The model's promise — pingpong wins where the epilogue is a real share of the tile — did not
-# survive the machine. Across K, with both kernels timed in the same interleaved rounds:
+# The first pingpong kernel used 128×128 tiles and lost to `ws` at every K. Its Proton timeline
+# showed why: a 64-deep k-step took 556 SM clocks for 512 clocks of math, with the consumers
+# waiting for data a fifth of the time. A 128×128 k-step reads 32 KiB of A and B for 2.1 MFLOP
+# (64 FLOP per byte); at the tensor cores' rate that is 64 bytes a clock per SM from L2, more than
+# the card delivered. The 192×128 tile reads 40 KiB for 3.1 MFLOP (79 FLOP per byte), and its
+# k-step runs at 768 clocks for 768 of math. Across K, with both kernels timed in the same
+# interleaved rounds:
 
 # %%
 res = measured("gemm")
@@ -141,17 +149,23 @@ if res is not None:
                     key=lambda k: (k[2], k[0]))
     for M, N, K in shapes:
         ws_tf, pp_tf = by_shape[(M, N, K)]["ws"], by_shape[(M, N, K)]["ws_pingpong"]
-        print(f"{M}×{N}×{K:<6d} ws {ws_tf:5.0f}  ws_pingpong {pp_tf:5.0f}  ({pp_tf / ws_tf - 1:+.0%})")
+        print(f"{M}×{N}×{K:<6d} ws {ws_tf:5.0f}  ws_pingpong {pp_tf:5.0f}  ({pp_tf / ws_tf - 1:+.1%})")
 
 # %% [markdown]
-# Pingpong never wins. Two measurements say why. The Proton trace of the cooperative `ws`
-# (`kernels/results/traces/`) shows a 128×256×64 k-step taking 1026 SM clocks for 1024 clocks of
-# math: its tensor cores already run at their per-clock peak, so there is no idle time for
-# pingpong to fill. And a pingpong consumer is one warpgroup, which can hold at most a 128×128
-# fp32 accumulator (a 128×256 one would need 256 registers a thread): its tiles stream 64 FLOP
-# per operand byte against the cooperative tile's 85, so they cost more copy traffic and more
-# power, on a card whose clock is set by its power cap. In attention the picture is different:
-# there the softmax leaves the tensor cores idle for real, and pingpong pays (chapter 05).
+# A tie, not a win. At 8192³ the two are within 0.1% in one run and 1.6% apart in another; at
+# K = 1024–2048 pingpong was ahead by 1–2% in one run and behind by up to 5% in the next
+# (`kernels/NOTES.md`, runs P1 and P2). Pingpong does hide the epilogue — by the traces' cycle
+# counts it needs about 3% fewer clocks than `ws` for the same GEMM — but every one of these rows
+# ran at the card's 700 W power cap, where the clock is set by the energy each FLOP costs. And
+# pingpong moves more bytes per FLOP: 12.7 bytes from L2 per kFLOP against 11.4, and 23 bytes of
+# shared-memory reads by the tensor cores against 20 (a m64n128k16 wgmma reads 2 KiB of A and
+# 4 KiB of B for 262 kFLOP; the cooperative tile's m64n256k16 reads 2 + 8 KiB for twice the work).
+# The traces (recorded in different runs) agree: 1.257 GHz for pingpong, 1.286 for `ws`. What
+# would tip it — two CTAs of a cluster sharing one operand through TMA multicast, as CUTLASS's
+# pingpong kernels do — is not in Gluon 3.6's Hopper API. On small problems pingpong loses outright: 2048×2048 has 176 tiles of
+# 192×128 for 132 SMs, so 44 SMs do two tiles while `ws` gives every SM one. In attention the
+# picture is different: there the softmax leaves the tensor cores idle for real, and pingpong
+# pays (chapter 05).
 
 # %% [markdown]
 # **Exercise** [`exercises/ch03_pingpong`](../exercises/ch03_pingpong/README.md): add the turn
