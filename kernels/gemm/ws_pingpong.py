@@ -17,7 +17,8 @@ Roles (compare ``sim/``'s ``ws_pingpong``)::
         epilogue (convert, smem, TMA store)  # runs while the other's wgmmas keep the TCs busy
 
 Why 192 x 128. A consumer warpgroup holds its whole accumulator in registers; 192 x 128 fp32 is
-192 registers a thread, the most that fits beside its addresses under 240. The tile sets the
+192 registers a thread, the most that fits beside its addresses in the 224-240 a consumer
+gets (ptxas: no spills). The tile sets the
 operand traffic the tensor cores need: a 64-deep k-step of 192 x 128 reads 40 KiB for 3.1 MFLOP
 (79 FLOP/B), where 128 x 128 reads 32 KiB for 2.1 MFLOP (64 FLOP/B) and the cooperative
 128 x 256 tile of ``ws`` 48 KiB for 4.2 MFLOP (85 FLOP/B). At 4096 FLOP/clk, 128 x 128 asks L2
@@ -53,7 +54,7 @@ from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
 
 STAGES_ALLOWED = range(2, 5)  # 192 x 128: 4 x 40 KiB ring + 2 x 16 KiB staging = 192 KiB
 CONSUMER_WARPS = gl.constexpr(4)
-CONSUMER_REGS = gl.constexpr(240)  # the worker consumer; the default one gets the same
+CONSUMER_REGS = gl.constexpr(240)  # the worker consumer; the default one gets what is left: 224
 BOX_M = 64  # rows of one row block: one wgmma M of a warpgroup, one TMA box of A and of C
 
 
