@@ -1,24 +1,115 @@
-"""Fit the model's three free constants to FA3 tab. 2 — `python -m sim.calibrate`.
+"""How the model's fitted constants were chosen — `python -m sim.calibrate [--tab2]`.
 
-The three (hardware.py says what each stands for): ``wgmma_overhead_clk`` sets the tensor ceiling,
-``softmax_stall_per_elem`` how long one warpgroup's softmax lasts against the other's GEMMs, and
-``softmax_fma_per_elem`` its load on the shared FMA pipe. Tab. 2 gives three numbers for three
-variants of one shape; we grid-search for the values that minimise the worst relative error over
-the three, on the `h100` preset, and print the grid so the choice can be checked. Everything
-else stays as hardware.py sets it. About a minute on one core.
+Two fits, each printed so the choice can be checked:
+
+* **The power cap** (`PowerCap` in hardware.py), always: the clocks our H200 measured under load,
+  each with the activity that drew it — a bare wgmma stream (the clock microbenchmark,
+  `%globaltimer`), the two traced GEMMs and the three traced attention kernels (cycles read off
+  the Proton trace over the kernel's time) — and a least-squares line 1/f = base + tensor·u +
+  l2·b through them. The activities are the measured ones (math over the traced period), not the
+  model's, so the fit does not lean on the model it calibrates.
+* **FA3 tab. 2** (``--tab2``, about a minute): ``softmax_stall_per_elem`` (how long one
+  warpgroup's softmax lasts against the other's GEMMs) and ``softmax_fma_per_elem`` (its load on
+  the shared FMA pipe), grid-searched for the smallest worst relative error over tab. 2's three
+  numbers on the `h100` preset. Everything else stays as hardware.py sets it.
 """
 from __future__ import annotations
 
 import itertools
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
 
 from .config import AttentionConfig
-from .hardware import H100
+from .hardware import H100, MICRO, PowerCap
 from .paper import TAB2
 from .predict import predict
 
+TRACES = Path(__file__).resolve().parents[1] / "kernels" / "results" / "traces"
+SMS = 132                       # our H200 (every results file's environment: sm_count)
+TENSOR_FLOP_PER_CLK = 4096      # what the wgmma microbenchmark measured per SM (4095.9)
+
+
+@dataclass(frozen=True)
+class ClockPoint:
+    name: str
+    tensor_util: float          # tensor cores' busy fraction
+    l2_bytes_per_clk: float     # L2 <-> shared memory bytes per clock per SM
+    clock_hz: float
+    source: str
+
+
+def micro_clock(path: Path = MICRO) -> ClockPoint:
+    """The clock microbenchmark: m64n256k16 from two warpgroups on every SM, nothing else."""
+    rows = json.loads(path.read_text())["micro"]["rows"]
+    clock = next(r for r in rows if r["bench"] == "clock" and r.get("ok"))
+    rate = next(r for r in rows if r["bench"] == "wgmma" and r["N"] == 256
+                and r["warpgroups"] == 2 and r["dtype"] == "float16")
+    return ClockPoint("wgmma stream", rate["flop_per_clk_per_sm"] / TENSOR_FLOP_PER_CLK, 0.0,
+                      clock["clock_hz_globaltimer"], f"{path.name}: clock, %globaltimer")
+
+
+def trace_clock(summary: dict) -> ClockPoint:
+    """A traced kernel's activity over its steady period and its clock: the cycles the slowest
+    SM spends (from the trace) over the scoped kernel's time at that shape (do_bench)."""
+    name, tile = summary["kernel"], summary["tile"]
+    if summary["workload"] == "gemm":
+        M, N, K = summary["traced_shape"]
+        per_period = 2 if summary["variant"] == "ws_pingpong" else 1    # tiles per tile period
+        tiles = math.ceil(M / tile["BM"]) * math.ceil(N / tile["BN"])
+        k_steps = math.ceil(K / tile["BK"])
+        flops = per_period * 2 * tile["BM"] * tile["BN"] * K
+        nbytes = per_period * (k_steps * (tile["BM"] + tile["BN"]) * tile["BK"] + tile["BM"] * tile["BN"]) * 2
+        period = summary["tile_period_clk"]
+        cycles = math.ceil(tiles / SMS) * period / per_period     # the SMs with the most tiles
+        seconds = summary["timing"]["traced_shape"]["scoped_ms"] * 1e-3
+    else:
+        B, H, S, D = summary["timing"]["full_shape"]["shape"]
+        flops = 4 * tile["BM"] * tile["BN"] * D                  # Q·Kᵀ and P·V of one block
+        nbytes = 2 * tile["BN"] * D * 2                          # K and V of one block
+        period = summary["period_clk"]
+        waves = math.ceil(B * H * math.ceil(S / tile["BM"]) / SMS)
+        cycles = waves * summary["cta_span_clk"]                 # one CTA per SM at a time
+        seconds = summary["timing"]["full_shape"]["scoped_ms"] * 1e-3
+    return ClockPoint(name, flops / TENSOR_FLOP_PER_CLK / period, nbytes / period,
+                      cycles / seconds, f"traces/{name}.summary.json")
+
+
+def clock_points() -> list[ClockPoint]:
+    traced = sorted(TRACES.glob("*.summary.json"))
+    return [micro_clock()] + [trace_clock(json.loads(p.read_text())) for p in traced]
+
+
+def fit_power_cap(points: list[ClockPoint], exponent: int = 1) -> tuple[PowerCap, list[float]]:
+    """Least squares of f^-exponent (ns) on (1, u, b); exponent 1 is `PowerCap`'s form. Returns
+    the fit (for exponent 1; else its coefficients scaled to ns at 1 GHz) and each point's clock
+    as the fit has it."""
+    a = np.array([[1.0, p.tensor_util, p.l2_bytes_per_clk] for p in points])
+    y = np.array([(1e9 / p.clock_hz) ** exponent for p in points])
+    coef = np.linalg.lstsq(a, y, rcond=None)[0]
+    fitted = [1e9 / v ** (1 / exponent) for v in a @ coef]
+    return PowerCap(*(float(c) for c in coef)), fitted
+
+
+def print_power_cap() -> PowerCap:
+    points = clock_points()
+    cap, fitted = fit_power_cap(points)
+    _, cubic = fit_power_cap(points, exponent=3)
+    print(f"{'point':24s} {'tensor u':>8s} {'L2 B/clk':>8s} {'measured':>9s} {'fit':>6s} "
+          f"{'1/f³ fit':>8s}  source")
+    for p, f, g in zip(points, fitted, cubic):
+        print(f"{p.name:24s} {p.tensor_util:8.3f} {p.l2_bytes_per_clk:8.1f} "
+              f"{p.clock_hz / 1e9:7.3f} G {f / 1e9:6.3f} {g / 1e9:8.3f}  {p.source}")
+    print(f"\nPowerCap(base_ns={cap.base_ns:.4f}, tensor_ns={cap.tensor_ns:.4f}, "
+          f"l2_ns_per_byte={cap.l2_ns_per_byte:.6f})")
+    return cap
+
 TARGETS = {"fa3": 661.0, "ws_pingpong": 582.0, "overlap": 570.0}     # FA3 tab. 2, TFLOPs/s
 GRID = {
-    "wgmma_overhead_clk": [36.0, 38.0, 39.5, 41.0],
     "softmax_stall_per_elem": [0.04, 0.055, 0.07],
     "softmax_fma_per_elem": [3.0, 4.0, 5.0],
 }
@@ -33,7 +124,7 @@ def worst_error(result: dict[str, float]) -> float:
     return max(abs(result[v] / TARGETS[v] - 1) for v in TARGETS)
 
 
-def main() -> None:
+def fit_tab2() -> None:
     names = list(GRID)
     best = None
     print("  ".join(f"{n:>22s}" for n in names) + "  " + "  ".join(f"{v:>11s}" for v in TARGETS)
@@ -47,6 +138,14 @@ def main() -> None:
         if best is None or err < best[0]:
             best = (err, constants)
     print(f"\nbest: {best[1]} — worst error {best[0]:.1%}")
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    print_power_cap()
+    if "--tab2" in argv:
+        print()
+        fit_tab2()
 
 
 if __name__ == "__main__":

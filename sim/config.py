@@ -178,9 +178,15 @@ def check_gemm(cfg: GemmConfig, hw: Hardware, rows_per_wg: int, warp_specialized
     if rows_per_wg < 64 or rows_per_wg % 64:
         raise ValueError(f"each consumer's rows ({rows_per_wg}) must be a multiple of 64 (wgmma M)")
     el = DTYPES[cfg.dtype]
-    c_tiles = 1 if cooperative else cfg.consumers      # pingpong: each consumer stages its own C
-    check_smem("A/B ring", (cfg.block_m + cfg.block_n) * cfg.block_k * el, cfg.stages,
-               c_tiles * cfg.block_m * cfg.block_n * el, "C staging", hw)
+    stage = (cfg.block_m + cfg.block_n) * cfg.block_k * el
+    # C staging (kernels/gemm/): the cooperative tile goes out whole; a pingpong consumer stores
+    # its tile one 64-row box at a time through a buffer of its own, so a 192-row tile (three m64
+    # row blocks) needs no more than a 64-row one; without a producer the K-loop is over before
+    # the epilogue, which reuses the ring and needs only what C has beyond it.
+    staging = (cfg.block_m if cooperative else cfg.consumers * 64) * cfg.block_n * el
+    if not warp_specialized:
+        staging = max(0, staging - cfg.stages * stage)
+    check_smem("A/B ring", stage, cfg.stages, staging, "C staging", hw)
     regs = rows_per_wg * cfg.block_n // 128 + BOOKKEEPING_REGS
     budget = consumer_reg_budget(hw, cfg.consumers, warp_specialized)
     if regs > budget:

@@ -6,8 +6,9 @@ The costs live here once, so every variant of both workloads pays the same for t
 * wgmma m64nNk16: max(2·64·N·16 FLOP / rate — N/2 clk on Hopper, N/4 for fp8 —, shared-memory
   operand bytes / 128 B/clk) + ``wgmma_overhead_clk`` of the tensor pipe; results readable
   ``wgmma_latency_clk`` after the last one.
-* TMA copy: bytes / ``l2_bytes_per_clk_per_sm`` on the copy engine, then ``tma_latency_clk``
-  until the bytes land on the barrier.
+* TMA copy: ``tma_issue_clk`` before the copy engine has it, bytes / ``l2_bytes_per_clk_per_sm``
+  on the copy engine (the SM's share of L2 at its clock), then ``tma_latency_clk`` until the
+  bytes land on the barrier.
 """
 from __future__ import annotations
 
@@ -36,10 +37,11 @@ class CTA:
         units = units or make_units(env, hw, trace)
         self.tensor, self.sfu, self.fma, self.tma, self.lsu = (
             units[u] for u in ("tensor", "sfu", "fma", "tma", "lsu"))
-        self.turns = Turns(env, consumers, hw.mbarrier_clk)
+        self.turns = Turns(env, consumers, hw.mbarrier_clk, hw.mbarrier_probe_clk)
         # Without a producer the consumers are one loop: before a slot is refilled, every consumer
         # must be done with it, so they meet at a CTA barrier (bar.sync over the consumer warps).
-        self.cta_bar = MBarrier(env, f"{name}bar.sync", consumers, hw.mbarrier_clk)
+        self.cta_bar = MBarrier(env, f"{name}bar.sync", consumers, hw.mbarrier_clk,
+                                hw.mbarrier_probe_clk)
         self._syncs = [0] * consumers
 
     # --- names ---------------------------------------------------------------------------------
@@ -90,6 +92,7 @@ class CTA:
     def tma_copy(self, actor: str, op: str, nbytes: int, bar: MBarrier, tile=None) -> None:
         """Issue one TMA copy that completes `nbytes` on `bar` (the caller did expect())."""
         def copy():
+            yield self.env.timeout(self.hw.tma_issue_clk)
             yield from self.tma.run(actor, op, nbytes / self.hw.l2_bytes_per_clk_per_sm, tile=tile)
             yield self.env.timeout(self.hw.tma_latency_clk)
             self.trace.mark(self.env.now, actor, f"landed {op}", tile)

@@ -91,10 +91,12 @@ class TensorCore:
 class MBarrier:
     """Hopper's mbarrier: arrival count + expected transaction bytes, phase parity."""
 
-    def __init__(self, env: simpy.Environment, name: str, count: int, wake_clk: float):
+    def __init__(self, env: simpy.Environment, name: str, count: int, wake_clk: float,
+                 probe_clk: float = 0.0):
         if count < 1:
             raise ValueError(f"mbarrier {name}: arrival count must be >= 1, got {count}")
         self.env, self.name, self.count, self.wake_clk = env, name, count, wake_clk
+        self.probe_clk = probe_clk
         self.completed = 0          # phases completed so far; current phase parity = completed % 2
         self._pending = count
         self._tx = 0
@@ -130,8 +132,11 @@ class MBarrier:
         return (self.completed & 1) != parity
 
     def wait(self, parity: int):
-        """Spin until `passes(parity)`; a waiter that had to block pays the wake-up latency."""
+        """Spin until `passes(parity)`; a waiter that had to block pays the wake-up latency, one
+        that finds the phase complete pays one probe (`probe_clk`)."""
         if self.passes(parity):
+            if self.probe_clk:
+                yield self.env.timeout(self.probe_clk)
             return
         while not self.passes(parity):
             yield self._phase_done
@@ -146,12 +151,15 @@ class Ring:
     consumers wait `full`.
     """
 
-    def __init__(self, env, name: str, stages: int, consumers: int, wake_clk: float):
+    def __init__(self, env, name: str, stages: int, consumers: int, wake_clk: float,
+                 probe_clk: float = 0.0):
         if stages < 1:
             raise ValueError(f"ring {name}: stages must be >= 1, got {stages}")
         self.name, self.stages = name, stages
-        self.full = [MBarrier(env, f"{name}.full[{s}]", 1, wake_clk) for s in range(stages)]
-        self.empty = [MBarrier(env, f"{name}.empty[{s}]", consumers, wake_clk) for s in range(stages)]
+        self.full = [MBarrier(env, f"{name}.full[{s}]", 1, wake_clk, probe_clk)
+                     for s in range(stages)]
+        self.empty = [MBarrier(env, f"{name}.empty[{s}]", consumers, wake_clk, probe_clk)
+                      for s in range(stages)]
 
     def slot(self, j: int) -> tuple[int, int]:
         """(slot, phase parity) of block j."""
@@ -163,9 +171,9 @@ class Turns:
     WG w-1 has passed the turn on; WG 0 goes first. Built from one mbarrier per WG, as the Gluon
     kernels do (Gluon has no named barriers); the CUDA twins use bar.sync with named ids."""
 
-    def __init__(self, env, n: int, wake_clk: float):
+    def __init__(self, env, n: int, wake_clk: float, probe_clk: float = 0.0):
         self.n = n
-        self.bar = [MBarrier(env, f"turn[{w}]", 1, wake_clk) for w in range(n)]
+        self.bar = [MBarrier(env, f"turn[{w}]", 1, wake_clk, probe_clk) for w in range(n)]
 
     def wait(self, wg: int, k: int):
         parity = (k & 1) ^ 1 if wg == 0 else k & 1

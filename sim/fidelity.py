@@ -7,13 +7,11 @@ their relative error. By default only the headline shapes (GEMM 8192³, attentio
 shape) are predicted; `--all` takes every row. Vendor peers (cuBLAS, SDPA) are not our schedules
 and are left out.
 
-Clock: the model works in clocks, and our H200 runs anywhere from 1.4 to 1.98 GHz depending on load
-and heat (NOTES.md). Rows that logged the SM clock during their measurement (`sm_mhz`, from
-`kernels.bench.interleaved`) are predicted at the median logged clock of their shape — all rows of
-one shape were timed in the same interleaved rounds, and nvidia-smi's 50 ms samples over one
-row's ~0.2 s windows are too few to trust row by row. Rows without a clock log are predicted at the
-preset's clock. Under the power cap nvidia-smi's clock reads high (sim/README.md, "Against the
-machine"), so the logged clock is an upper bound on the clock the kernels ran at.
+Clock: the model works in clocks, and our H200 runs anywhere from 1.3 to 1.98 GHz depending on
+what it runs (the 700 W power cap). On the `h200` preset each kernel runs at the clock the model
+derives from its own activity (`PowerCap`, sim/predict.py); the table prints it beside the clock
+nvidia-smi logged for that shape, which under the cap reads high (sim/README.md, "Against the
+machine"). On a preset without a power cap, rows are predicted at the preset's clock.
 """
 from __future__ import annotations
 
@@ -44,6 +42,8 @@ class Row:
     model: float | None     # None: the model refuses the configuration (and `note` says why)
     note: str = ""
     override: bool = False  # a tile the kernel does not take by default (an experiment)
+    clock_hz: float = 0.0   # the clock the model ran it at
+    logged_mhz: float | None = None     # the median clock nvidia-smi logged for its shape
 
     @property
     def error(self) -> float | None:
@@ -83,7 +83,7 @@ def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
         if r.get("tile_override"):
             label += f" {bm}×{bn}×{bk}"
         row = _predict("gemm", label, base, f"{r['M']}×{r['N']}×{r['K']} {r['dtype']}",
-                       r["tflops"], cfg, at_clock(hw, clocks.get(_gemm_key(r))))
+                       r["tflops"], cfg, hw, clocks.get(_gemm_key(r)))
         row.override = bool(r.get("tile_override"))
         out.append(row)
     return out
@@ -107,7 +107,7 @@ def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
                               stages=r.get("stages") or 2)
         shape = f"B{r['B']} H{r['H']} S{r['S']} d{r['d']}{' causal' if r['causal'] else ''}"
         out.append(_predict("attention", f"{base} s{cfg.stages}", base, shape, r["tflops"], cfg,
-                            at_clock(hw, clocks.get(_attention_key(r)))))
+                            hw, clocks.get(_attention_key(r))))
     return out
 
 
@@ -134,16 +134,13 @@ def run_clocks(rows: list[dict], key) -> dict:
     return {k: statistics.median(v) for k, v in by.items()}
 
 
-def at_clock(hw: Hardware, mhz: float | None) -> Hardware:
-    """`hw` at a logged SM clock, if there is one."""
-    return hw.with_(clock_hz=mhz * 1e6) if mhz else hw
-
-
-def _predict(workload, label, variant, shape, measured, cfg, hw) -> Row:
+def _predict(workload, label, variant, shape, measured, cfg, hw, logged_mhz) -> Row:
     try:
-        return Row(workload, label, variant, shape, measured, predict(cfg, hw).tflops)
+        p = predict(cfg, hw)
     except ValueError as e:
-        return Row(workload, label, variant, shape, measured, None, str(e))
+        return Row(workload, label, variant, shape, measured, None, str(e), logged_mhz=logged_mhz)
+    return Row(workload, label, variant, shape, measured, p.tflops, clock_hz=p.clock_hz,
+               logged_mhz=logged_mhz)
 
 
 def compare(hw: Hardware, everything: bool = False) -> list[Row]:
@@ -187,12 +184,17 @@ def best_by_variant(rows: list[Row], workload: str, shape: str) -> dict[str, tup
 
 
 def table(rows: list[Row]) -> str:
-    lines = [f"{'workload':9s} {'kernel':18s} {'shape':30s} {'measured':>8s} {'model':>7s} {'error':>7s}"]
+    lines = [f"{'workload':9s} {'kernel':26s} {'shape':30s} {'measured':>8s} {'model':>7s} "
+             f"{'error':>7s} {'clock':>5s} {'logged':>6s}"]
     for r in rows:
         model = "refused" if r.model is None else f"{r.model:7.0f}"
         err = "" if r.error is None else f"{r.error:+7.1%}"
-        lines.append(f"{r.workload:9s} {r.label:18s} {r.shape:30s} {r.measured:8.0f} {model:>7s} "
-                     f"{err:>7s}" + (f"  ({r.note})" if r.note else ""))
+        clock = f"{r.clock_hz / 1e6:5.0f}" if r.clock_hz else ""
+        logged = f"{r.logged_mhz:6.0f}" if r.logged_mhz else ""
+        lines.append(f"{r.workload:9s} {r.label:26s} {r.shape:30s} {r.measured:8.0f} {model:>7s} "
+                     f"{err:>7s} {clock:>5s} {logged:>6s}" + (f"  ({r.note})" if r.note else ""))
+    lines.append("(clock: the model's, MHz, under the power cap; logged: nvidia-smi's median for "
+                 "the shape)")
     s = summary(rows)
     lines.append(f"\n{s['predicted']} of {s['rows']} measured kernels predicted; "
                  f"{s['within_10pct']} within ±10%; median |error| {s['median_abs_error']:.1%}, "

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from . import attention, gemm, hardware
 from .config import AttentionConfig, GemmConfig
+from .predict import clocked
 from .trace import Span, Trace, busy_fractions, mean_durations, median_step, steady_window
 
 ROLES = ("producer", "consumer0", "consumer1")
@@ -134,18 +135,25 @@ def model_config(summary: dict):
 
 
 def run_model(summary: dict, hw) -> tuple[Trace, dict]:
-    """Simulate one CTA of the traced kernel; (trace, {"blocks" or "k_blocks", "tiles"})."""
+    """Simulate one CTA of the traced kernel, at the clock the model gives it (`predict.clocked`);
+    (trace, {"blocks" or "k_blocks", "tiles"})."""
     cfg = model_config(summary)
     if summary["workload"] == "attention":
         cfg = attention.prepare(cfg, hw)
         n = math.ceil(cfg.seqlen / cfg.block_n)
         masked = 1 if cfg.seqlen % cfg.block_n else 0
-        _, trace = attention.simulate(cfg, hw, n, masked)
+
+        def steady(h):
+            return attention.simulate(cfg, h, n, masked)
+        _, trace = steady(clocked(hw, steady))
         return trace, {"blocks": n}
     cfg = gemm.prepare(cfg, hw)
     k_blocks = math.ceil(cfg.k / cfg.block_k)
     tiles = 6 if gemm.module(cfg.variant).COOPERATIVE is False else 3  # 3 tiles of consumer 0
-    _, trace = gemm.simulate(cfg, hw, tiles, k_blocks)
+
+    def steady(h):
+        return gemm.simulate(cfg, h, tiles, k_blocks)
+    _, trace = steady(clocked(hw, steady))
     return trace, {"k_blocks": k_blocks, "tiles": tiles}
 
 

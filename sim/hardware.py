@@ -4,11 +4,14 @@ Every constant carries its source. Two kinds:
 
 * **datasheet** constants — rates, sizes, clocks from NVIDIA's documents or the FA3 paper;
 * **calibrated** constants — what no datasheet gives. Three are fitted jointly to FA3 tab. 2 by
-  ``sim/calibrate.py`` (``wgmma_overhead_clk``, ``softmax_fma_per_elem``,
-  ``softmax_stall_per_elem``); the others come from one published or measured number each, named
-  beside it. Issue 5 re-measures all of them on the H200.
+  ``sim/calibrate.py`` on the h100 preset (``wgmma_overhead_clk``, ``softmax_fma_per_elem``,
+  ``softmax_stall_per_elem``); the power cap's three are fitted there to the clocks our H200
+  measured (`PowerCap`); the others come from one published or measured number each, named
+  beside it. The h200 preset takes what our H200's microbenchmarks and Proton traces measured.
 
-Times inside the model are in SM clock cycles; ``clock_hz`` turns them into seconds.
+Times inside the model are in SM clock cycles; ``clock_hz`` turns them into seconds. With a
+``power_cap`` the clock is not a constant: each kernel runs at the clock its own activity allows
+under the board's power limit (``sim/predict.py`` finds it), and ``clock_hz`` is the ceiling.
 """
 from __future__ import annotations
 
@@ -20,11 +23,34 @@ KIB = 1024
 
 
 @dataclass(frozen=True)
+class PowerCap:
+    """The SM clock a kernel holds under the board's power limit, from what it keeps busy.
+
+    At the limit, power = clock × energy per clock, so the length of one clock is linear in the
+    activity per clock: 1/f = ``base_ns`` + ``tensor_ns``·u + ``l2_ns_per_byte``·b, where u is the
+    tensor cores' busy fraction and b the bytes per clock per SM that the copy engine moves
+    between L2 and shared memory. ``base_ns`` is everything a busy SM burns whatever it runs
+    (schedulers, register files, the softmax's ALU work, HBM): one term, because our
+    measurements cannot split it. Energy per clock at fixed voltage is the simplest form that
+    fits; with voltage scaling as f, 1/f³ linear in the activity fits the same points as well
+    (sim/calibrate.py prints both), so the data do not tell the two apart.
+    """
+    base_ns: float
+    tensor_ns: float
+    l2_ns_per_byte: float
+
+    def clock_hz(self, tensor_util: float, l2_bytes_per_clk: float, ceiling_hz: float) -> float:
+        ns = self.base_ns + self.tensor_ns * tensor_util + self.l2_ns_per_byte * l2_bytes_per_clk
+        return min(ceiling_hz, 1e9 / ns)
+
+
+@dataclass(frozen=True)
 class Hardware:
     name: str
     # --- datasheet -----------------------------------------------------------------------------
     sms: int = 132                        # H100/H200 SXM: 132 SMs enabled (H100 whitepaper)
     clock_hz: float = 1.83e9              # FA3 app. C.1 runs the H100 at 1830 MHz; 989 TF = 132·4096·1.83G
+                                          # (with a power_cap: the ceiling, the boost clock)
     tensor_flop_per_clk: int = 4096       # dense fp16/bf16 per SM (whitepaper; FA4 §2.2)
     fp8_speedup: int = 2                  # dense fp8 = 1979 TF = 2× fp16 (whitepaper)
     sfu_exp_per_clk: int = 16             # MUFU exp2 per SM per clk (FA3 §3.1 fn. 5; FA4 §2.2)
@@ -38,15 +64,14 @@ class Hardware:
     hbm_bytes_per_s: float = 3.35e12      # H100 SXM5 80 GB datasheet
     # --- calibrated ----------------------------------------------------------------------------
     # The three that sim/calibrate.py fits, jointly, to FA3 tab. 2 (fa3 661, ws_pingpong 582,
-    # overlap 570 TFLOPs/s); the same values serve every variant.
+    # overlap 570 TFLOPs/s) on the h100 preset; the same values serve every variant.
     #
-    # Tensor-pipe cycles a wgmma m64nNk16 spends beyond its N/2 clk of math (operand fetch,
-    # accumulator hand-off). It sets the tensor ceiling: N = 256 runs at 128/(128+39.5) = 76% of
-    # peak — near what cuBLAS reaches at 8192³ (fast.cu: 798 of 989 TF, 81%). Measured on our
-    # H200 (kernels/micro, 2026-12-02): queued wgmmas cost 0.0 clk beyond their math, and the
-    # Proton trace of our ws GEMM runs a k-step in 1026 clk for 1024 of math — so this constant
-    # stands for losses elsewhere in real kernels, not in the tensor pipe (sim/README.md,
-    # "Against the machine"). It stays fitted until the model places those losses.
+    # Tensor-pipe cycles a wgmma m64nNk16 spends beyond its N/2 clk of math, as the paper's
+    # machine needs it. It sets the tensor ceiling: N = 256 runs at 128/(128+39.5) = 76 % of
+    # the 1830 MHz peak. Measured on our H200 (kernels/results/h200-micro.json), a queue of
+    # wgmmas costs 0.00 clk beyond its math, so on the h200 preset it is 0 and the model derives
+    # the power-capped clock instead (`PowerCap`): the 39.5 stands for that clock, which FA3's
+    # tab. 2 does not report (sim/README.md, "Against the machine").
     wgmma_overhead_clk: float = 39.5
     # FMA-pipe instructions per score element around each exp: FMNMX (row max), FFMA (scale and
     # subtract), FADD (row sum), F2FP (pack two to fp16: ½) — ~3.5 counted, 4 fitted.
@@ -70,12 +95,20 @@ class Hardware:
     # they hit L2): the L2 latency (263 clk, arXiv 2402.13499 tab. IV) plus the copy engine's
     # descriptor walk, which no datasheet gives: we take a second L2 round trip.
     tma_latency_clk: float = 2 * 263.0
-    # Bytes per clk per SM the copy engine pulls from L2 while every SM pulls. Bounded below by
-    # cuBLAS at 8192³ (fast.cu: 798 TF/s of 128×256 tiles = 38 B/clk/SM) and by CUTLASS pingpong's
-    # 64×256 tiles (~57 B/clk/SM at 700 TF/s); we take 64 (15.5 TB/s over 132 SMs at 1830 MHz).
-    l2_bytes_per_clk_per_sm: float = 64.0
+    # From the issuing thread's turn to its copies being under way (address arithmetic, expect_tx,
+    # the descriptor hand-off): not in the paper; measured on our H200 (the h200 preset).
+    tma_issue_clk: float = 0.0
+    # Bytes per second the copy engines of all SMs together pull from L2 when every SM pulls; an
+    # SM's share per SM clock is `l2_bytes_per_clk_per_sm`. Per second, because L2 does not run
+    # on the SM clock (the h200 preset says what showed it). Datasheet presets: 64 B/clk/SM at
+    # 1830 MHz (15.5 TB/s), bounded below by cuBLAS at 8192³ (fast.cu: 798 TF/s of 128×256
+    # tiles = 38 B/clk/SM) and by CUTLASS pingpong's 64×256 tiles (~57 B/clk/SM at 700 TF/s).
+    l2_bytes_per_s: float = 64.0 * 132 * 1.83e9
     # mbarrier arrive → the waiting warp sees the phase flip (one smem round trip + wake-up).
     mbarrier_clk: float = 2 * 29.0        # arXiv 2402.13499 tab. IV smem latency, twice
+    # A wait on a phase that has already completed: one try_wait probe. Not in the paper;
+    # measured on our H200 (the h200 preset).
+    mbarrier_probe_clk: float = 0.0
     # FA2's mma.sync path: arXiv 2402.13499 measures mma.sync m16n8k16 at ~63% of the wgmma peak
     # in isolation; inside FA2 (ldmatrix, softmax and mma.sync on the same warps, 255 registers)
     # it sustains less. Set so that the `fa2` schedule gives the FA2 rate we measured on our H200
@@ -84,12 +117,19 @@ class Hardware:
     mma_sync_fraction: float = 0.42
     # FA2 keeps 2 CTAs of 4 warps per SM (its d128 forward: 128×64 tiles, 64 KiB smem, 255 regs).
     fa2_ctas_per_sm: int = 2
+    # None: the model runs at clock_hz. Otherwise each kernel's clock comes from its activity.
+    power_cap: PowerCap | None = None
 
     # --- derived -------------------------------------------------------------------------------
     @property
     def peak_tflops(self) -> float:
         """Dense fp16/bf16 tensor peak of the whole GPU in TFLOP/s."""
         return self.sms * self.tensor_flop_per_clk * self.clock_hz / 1e12
+
+    @property
+    def l2_bytes_per_clk_per_sm(self) -> float:
+        """One SM's share of the L2 bandwidth, per SM clock, when every SM pulls."""
+        return self.l2_bytes_per_s / self.sms / self.clock_hz
 
     def with_(self, **changes) -> Hardware:
         """A copy with some constants changed (for what-ifs and calibration)."""
@@ -113,14 +153,46 @@ MEASURED_FIELDS = {
     "l2_bytes_per_clk_per_sm": "l2_bytes_per_clk_per_sm", "mbarrier_clk": "mbarrier_clk",
 }
 # Measured, and deliberately not taken, each with the evidence against using it as the model's
-# constant. The TMA bandwidth microbenchmark (every SM streaming its own 16 KiB boxes from a 16 MiB
-# buffer) saturates at 36 B/clk/SM = 8.9 TB/s on our H200 (2026-12-02), yet our own 128x128
-# ws_pingpong GEMM moves 64 FLOP per operand byte at 650-700 TFLOP/s, i.e. 10.2-10.9 TB/s through
-# the same path (kernels/results/h200.json): the microbenchmark's access pattern reaches less than
-# the GEMM's tile order does, so its figure is a floor, not the rate the model needs.
+# constant.
 NOT_TAKEN = {
-    "l2_bytes_per_clk_per_sm": "the bandwidth microbenchmark reaches 8.9 TB/s; our own 128x128 "
-                               "GEMM tiles pull 10.2-10.9 TB/s, so it is a floor, not the rate",
+    # The TMA bandwidth microbenchmark (every SM streaming its own 16 KiB boxes from a 16 MiB
+    # buffer) saturates at 36 B/clk/SM at 1.98 GHz, 9.2 TB/s; our 128x128 pingpong GEMM pulled
+    # 10.4 TB/s at 1.34 GHz. L2 bandwidth is per second, not per SM clock: `l2_bytes_per_s`.
+    "l2_bytes_per_clk_per_sm": "a per-clock floor at 1.98 GHz; the model's L2 rate is per "
+                               "second (l2_bytes_per_s), from the pingpong GEMM trace",
+    # The clock under a bare wgmma stream is what the power cap allows for that activity: one of
+    # the points `PowerCap` is fitted to (sim/calibrate.py), not the clock of every kernel.
+    "clock_hz_under_load": "one point of the power-cap fit (PowerCap, sim/calibrate.py): a "
+                           "kernel's clock follows from its own activity",
+}
+# What our H200's traces and clock measurements set beyond the microbenchmarks' constants:
+H200_MEASURED = {
+    # a queue of wgmmas from two warpgroups costs 0.00 clk beyond its math at N 64/128/256
+    # (h200-micro.json, wgmma rows "overhead_beyond_half_n"); the ws GEMM's traced k-step is
+    # 1026 clk for 1024 of math
+    "wgmma_overhead_clk": 0.0,
+    # L2 per second: the TMA bandwidth microbenchmark reached 36 B/clk/SM at 1.98 GHz (9.2 TB/s),
+    # our bandwidth-bound 128×128 pingpong GEMM 59 B/clk/SM at 1.34 GHz (10.4 TB/s; its k-step,
+    # 32 KiB per 556.5 clk, in run T2's traces/gemm_ws_pingpong.summary.json, commit 8169f2d, at
+    # the clock sim/calibrate.py reads off that trace): per clock the two disagree by 60 %, per
+    # second by 12 %. We take the GEMM's, the pattern our kernels have.
+    "l2_bytes_per_s": 10.4e12,
+    # the traced producers' `TMA issue` scope: 62-64 clk per K or V block (attention ws,
+    # ws_pingpong, fa3), 86 per A + B k-step (GEMM ws), 100 per three A boxes + B (pingpong
+    # 192×128); the median, per load (traces/*.summary.json, producer "TMA issue" mean_clk)
+    "tma_issue_clk": 64.0,
+    # a wait that finds its phase complete still costs a probe: the traced consumers spend 85-166
+    # clk in each `wait K` / `wait V` / `wait turn` scope although the producers wait 84-89 % of
+    # the time for a free slot (the data is there first); part of that is the scope's own clock
+    # reads, so we charge one hand-off, the mbarrier microbenchmark's 58.5 clk
+    "mbarrier_probe_clk": 58.5,
+    # the boost clock, the ceiling under the power cap: nvidia-smi clocks.max, "1980 MHz" in
+    # every results file's environment
+    "clock_hz": 1.98e9,
+    # at the 700 W limit (nvidia-smi power.limit): the line `python -m sim.calibrate` fits
+    # through six clocks measured under load (a wgmma stream, the three traced attention
+    # kernels, the two traced GEMMs; within 2 % of each)
+    "power_cap": PowerCap(base_ns=0.4982, tensor_ns=0.1487, l2_ns_per_byte=0.002609),
 }
 
 
@@ -138,7 +210,7 @@ def with_measurements(base: Hardware, path: Path, name: str) -> Hardware:
     return replace(base, name=name, **taken)
 
 
-H200 = with_measurements(H200_DATASHEET, MICRO, "h200")
+H200 = with_measurements(H200_DATASHEET, MICRO, "h200").with_(**H200_MEASURED)
 
 # Blackwell what-if for chapter 06 (a model, not a measurement: no Blackwell here). FA4 §2.2:
 # 8192 dense fp16 FLOP/clk/SM, MUFU still 16 exp/clk/SM; 148 SMs, and 2.25 PF dense bf16

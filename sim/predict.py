@@ -8,6 +8,12 @@ first) — and the last SM to finish sets the time. The whole GPU's HBM traffic 
 a floor under that.
 
 TFLOPs/s are counted as the paper counts them (`AttentionConfig.flops`).
+
+The clock. On hardware with a `power_cap` each kernel runs at the clock its own activity allows
+(`PowerCap`): the model simulates the steady-state CTA, reads how busy it keeps the tensor cores
+and how many bytes per clock it moves through L2, and takes the clock the cap gives for that.
+The clock in turn sets the SM's share of L2 per clock (L2 does not run on the SM clock), so the
+two are settled together in a few rounds.
 """
 from __future__ import annotations
 
@@ -21,6 +27,8 @@ from .hardware import Hardware
 from .trace import UNITS, Trace
 
 EXACT_UP_TO = 64        # simulate CTAs of up to this many blocks outright; beyond, extrapolate
+CLOCK_ROUNDS = 8        # at most this many rounds of clock → activity → clock ...
+CLOCK_SETTLED = 1e-3    # ... until the clock moves by less than this fraction
 
 
 @dataclass
@@ -35,6 +43,7 @@ class Prediction:
     cta_clk: float                      # one CTA of the most common length
     waves: float
     bound: str                          # "sm" or "hbm"
+    clock_hz: float = 0.0               # the SM clock the prediction ran at
     trace: Trace | None = field(default=None, repr=False)
 
     def to_json(self) -> dict:
@@ -66,21 +75,53 @@ def _makespan(times: list[float], slots: int) -> float:
     return end
 
 
-def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:
-    cfg = attention.prepare(cfg, hw)
-    per_sm = attention.ctas_per_sm(cfg, hw)
-    q_blocks = math.ceil(cfg.seqlen / cfg.block_m)
+def activity(trace: Trace, clk: float, hw: Hardware) -> tuple[float, float]:
+    """(tensor cores' busy fraction, L2 bytes per clock) of one simulated SM over `clk`."""
+    util = trace.utilization(clk)
+    return util["tensor"], util["tma"] * hw.l2_bytes_per_clk_per_sm
+
+
+def clocked(hw: Hardware, steady) -> Hardware:
+    """`hw` at the clock the kernel holds under its power cap (`hw` itself without one), with
+    the cap spent; `steady(hw)` simulates the steady-state SM and returns (clk, trace)."""
+    if hw.power_cap is None:
+        return hw
+    ceiling, clock = hw.clock_hz, hw.clock_hz
+    for _ in range(CLOCK_ROUNDS):
+        at = hw.with_(clock_hz=clock)
+        clk, trace = steady(at)
+        new = hw.power_cap.clock_hz(*activity(trace, clk, at), ceiling)
+        settled = abs(new - clock) <= CLOCK_SETTLED * clock
+        clock = new
+        if settled:
+            break
+    return hw.with_(clock_hz=clock, power_cap=None)
+
+
+def _lengths(cfg: AttentionConfig) -> list[tuple[int, int]]:
+    """(K/V blocks, of which straddle the diagonal or the end: masked) of each q-block."""
     kv_blocks = math.ceil(cfg.seqlen / cfg.block_n)
-    # K/V blocks each q-block walks, and how many of them straddle the diagonal (masked).
-    lengths = []
-    for i in range(q_blocks):
+    out = []
+    for i in range(math.ceil(cfg.seqlen / cfg.block_m)):
         if cfg.causal:
             last_row = min(cfg.seqlen, (i + 1) * cfg.block_m)
             n = math.ceil(last_row / cfg.block_n)
-            masked = n - (i * cfg.block_m) // cfg.block_n
+            out.append((n, n - (i * cfg.block_m) // cfg.block_n))
         else:
-            n, masked = kv_blocks, (1 if cfg.seqlen % cfg.block_n else 0)
-        lengths.append((n, masked))
+            out.append((kv_blocks, 1 if cfg.seqlen % cfg.block_n else 0))
+    return out
+
+
+def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:
+    cfg = attention.prepare(cfg, hw)
+    per_sm = attention.ctas_per_sm(cfg, hw)
+    lengths = _lengths(cfg)
+    n_typ, m_typ = max(set(lengths), key=lengths.count)
+
+    def steady(h):
+        return attention.simulate(cfg, h, min(n_typ, EXACT_UP_TO), min(m_typ, n_typ))
+
+    hw = clocked(hw, steady)
     cache_by_mask: dict[int, dict] = {}
 
     def run_for(masked):
@@ -91,8 +132,7 @@ def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = Fal
         times.append(_cta_time(run_for(masked), n, cache_by_mask.setdefault(masked, {})))
     # simulate() ran the `per_sm` CTAs an SM holds together: each SM is `per_sm` slots.
     makespan = _makespan(times, hw.sms * per_sm)
-    n_typ, m_typ = max(set(lengths), key=lengths.count)
-    clk, trace = attention.simulate(cfg, hw, min(n_typ, EXACT_UP_TO), min(m_typ, n_typ))
+    clk, trace = steady(hw)
     el = DTYPES[cfg.dtype]
     hbm_bytes = cfg.batch * cfg.heads * cfg.seqlen * cfg.headdim * el * 4     # Q, K, V read; O written
     return _finish("attention", cfg, hw, cfg.flops, makespan, hbm_bytes, clk, trace,
@@ -107,10 +147,14 @@ def predict_gemm(cfg: GemmConfig, hw: Hardware, keep_trace: bool = False) -> Pre
     # Persistent: one CTA per SM, tiles dealt round-robin; the SM with the most tiles ends last.
     # A CTA's time is linear in its tiles: simulate a few and extend the line.
     per_sm = math.ceil(n_tiles / hw.sms)
-    step = cfg.consumers
-    a, b = step, 2 * step
+    a, b = cfg.consumers, 2 * cfg.consumers
+
+    def steady(h):
+        return gemm.simulate(cfg, h, b, k_blocks)
+
+    hw = clocked(hw, steady)
     ta = gemm.simulate(cfg, hw, a, k_blocks)[0]
-    tb, trace = gemm.simulate(cfg, hw, b, k_blocks)
+    tb, trace = steady(hw)
     makespan = ta + (tb - ta) / (b - a) * (per_sm - a)
     el = DTYPES[cfg.dtype]
     hbm_bytes = (cfg.m * cfg.k + cfg.k * cfg.n + cfg.m * cfg.n) * el
@@ -127,7 +171,7 @@ def _finish(workload, cfg, hw, flops, makespan_clk, hbm_bytes, clk, trace, waves
         workload=workload, variant=cfg.variant, hardware=hw.name, tflops=flops / seconds / 1e12,
         seconds=seconds, utilization={u: round(util[u], 4) for u in UNITS}, config=_plain(cfg),
         cta_clk=clk, waves=round(waves, 3), bound="sm" if sm_s >= hbm_s else "hbm",
-        trace=trace if keep_trace else None)
+        clock_hz=hw.clock_hz, trace=trace if keep_trace else None)
 
 
 def _plain(cfg) -> dict:

@@ -36,9 +36,9 @@ class AttentionCTA(CTA):
         self.rows = cfg.block_m // cfg.consumers
         # K and V have rings of their own (as in FA3): K_j's slot frees as soon as Q·K_jᵀ is done,
         # while V_j is still needed for P·V.
-        self.k = Ring(env, f"{name}k", cfg.stages, cfg.consumers, hw.mbarrier_clk)
-        self.v = Ring(env, f"{name}v", cfg.stages, cfg.consumers, hw.mbarrier_clk)
-        self.q_full = MBarrier(env, f"{name}q_full", 1, hw.mbarrier_clk)
+        self.k = Ring(env, f"{name}k", cfg.stages, cfg.consumers, hw.mbarrier_clk, hw.mbarrier_probe_clk)
+        self.v = Ring(env, f"{name}v", cfg.stages, cfg.consumers, hw.mbarrier_clk, hw.mbarrier_probe_clk)
+        self.q_full = MBarrier(env, f"{name}q_full", 1, hw.mbarrier_clk, hw.mbarrier_probe_clk)
 
     # --- TMA -----------------------------------------------------------------------------------
     def load_q(self, actor: str) -> None:

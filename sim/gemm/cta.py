@@ -23,7 +23,8 @@ class GemmCTA(CTA):
         self.cfg, self.n_tiles, self.k_blocks = cfg, n_tiles, k_blocks
         # cooperative: the consumers split each tile's rows; otherwise each owns whole tiles.
         self.rows = cfg.block_m // cfg.consumers if cooperative else cfg.block_m
-        self.ab = Ring(env, "ab", cfg.stages, cfg.consumers if cooperative else 1, hw.mbarrier_clk)
+        self.ab = Ring(env, "ab", cfg.stages, cfg.consumers if cooperative else 1, hw.mbarrier_clk,
+                       hw.mbarrier_probe_clk)
 
     def index(self, t: int, kb: int) -> int:
         return t * self.k_blocks + kb

@@ -1,6 +1,9 @@
-"""`ws_pingpong` GEMM — each consumer owns whole output tiles (64×256) and the two take turns on
-the tensor core (CUTLASS's "pingpong" kernel): consumer w runs its K-loop on its turn, passes the
-turn on once its last wgmmas are queued, and stores its tile while the other's K-loop runs.
+"""`ws_pingpong` GEMM — each consumer owns whole output tiles and the two take turns on the tensor
+core (CUTLASS's "pingpong" kernel): consumer w runs its K-loop on its turn, passes the turn on once
+its last wgmmas are queued, and stores its tile while the other's K-loop runs.
+
+The tile is our Gluon kernel's (kernels/gemm/ws_pingpong.py): 192×128 per consumer, three row
+blocks of 64 (one m64n128 accumulator each: 192 registers a thread of 240), BK 64, 4 slots.
 
 The producer loads the tiles' blocks in turn order, so one ring serves both consumers.
 """
@@ -9,7 +12,7 @@ from .ws import producer
 
 COOPERATIVE = False
 WARP_SPECIALIZED = True
-DEFAULTS = {"block_m": 64, "block_n": 256, "block_k": 64, "stages": 4, "consumers": 2}
+DEFAULTS = {"block_m": 192, "block_n": 128, "block_k": 64, "stages": 4, "consumers": 2}
 
 
 def consumer(cta: GemmCTA, w: int):

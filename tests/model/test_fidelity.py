@@ -1,9 +1,11 @@
 """The model against our kernels' committed H200 measurements (sim/fidelity.py).
 
-The ±10% target of issue 5 is met for the warp-specialized attention schedules, not yet for the
-in-line ones or the GEMMs (`python -m sim fidelity` prints where it misses). What is held here: for
-every pair of variants at the headline shapes the model says which one the H200 measured faster,
-and the attention schedules that are within ±10% stay there."""
+Held here, on the `h200` preset (each kernel at the clock the power cap gives it): for every pair
+of variants at the headline shapes the model says which one the H200 measured faster; every
+measured kernel at the headline shapes is within ±10%, except the ones named in KNOWN_MISSES,
+which are strict xfails (a change that brings one in must say so); and over all of them the
+median error stays small."""
+import statistics
 from itertools import combinations
 
 import pytest
@@ -18,18 +20,30 @@ LADDERS = {
     "gemm": best_by_variant(ROWS, "gemm", "8192×8192×8192 float16"),
 }
 PAIRS = [(w, a, b) for w, best in LADDERS.items() for a, b in combinations(sorted(best), 2)]
-# (Until 2026-12-02's microbenchmarks the pair attention overlap/ws was a strict xfail here: the
-# model put overlap above ws. With the measured FMA rate, TMA and wgmma latencies it orders all.)
-# Within ±10% of the H200 at FA3 tab. 2's shape (each row at its run's logged clock): the
-# warp-specialized and overlapped schedules. Not yet: the in-line `sequential` and `pipelined`
-# (the model is 26-31 % low) and the GEMMs (sim/README.md, "fidelity").
-WITHIN_10 = ("ws", "ws_pingpong", "overlap", "fa3")
+# What the model does not place yet (sim/README.md, "Against the machine"), by (workload, kernel,
+# shape): each is off by more than 10% in the committed data.
+KNOWN_MISSES = {
+    # Shallow rings of the pingpong GEMM: with 2-3 slots of 192×128 its k-step waits for loads
+    # whose latency under a full GEMM load (HBM first touches) is longer than the idle L2 latency
+    # the model charges; the model is 10-27% fast there.
+    ("gemm", "ws_pingpong s2", "8192×8192×8192 float16"),
+    ("gemm", "ws_pingpong s2", "8192×8192×8192 bfloat16"),
+    ("gemm", "ws_pingpong s3", "8192×8192×8192 float16"),
+    # In-line attention (one 8-warp partition issues its own TMA): the model is 15-18% slow.
+    ("attention", "sequential s1", f"B{B} H{H} S{S} d{D}"),
+    ("attention", "pipelined s2", f"B{B} H{H} S{S} d{D}"),
+    # fa3: 9-11% fast; its 2-slot K ring makes it the attention schedule most sensitive to the
+    # loaded TMA latency (with the HBM latency the model meets its traced period exactly).
+    ("attention", "fa3 s2", f"B{B} H{H} S{S} d{D}"),
+}
+KEYS = sorted({(r.workload, r.label, r.shape) for r in ROWS if r.model is not None})
 
 
 def test_enough_measurements_are_predicted():
-    assert sum(r.model is not None for r in ROWS) >= 10
-    assert {"sequential", "ws", "ws_pingpong", "fa3"} <= set(LADDERS["attention"])
-    assert {"sequential", "ws", "ws_pingpong"} <= set(LADDERS["gemm"])
+    assert sum(r.model is not None for r in ROWS) >= 30
+    assert all(r.model is not None for r in ROWS), [r.note for r in ROWS if r.model is None]
+    assert {"sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3"} <= set(LADDERS["attention"])
+    assert {"sequential", "pipelined", "ws", "ws_pingpong"} <= set(LADDERS["gemm"])
 
 
 @pytest.mark.parametrize("workload, a, b", PAIRS)
@@ -38,10 +52,32 @@ def test_model_orders_the_pair_as_measured(workload, a, b):
     assert (ma < mb) == (pa < pb), f"measured {a} {ma:.0f} vs {b} {mb:.0f}; model {pa:.0f} vs {pb:.0f}"
 
 
-@pytest.mark.parametrize("variant", WITHIN_10)
-def test_attention_schedules_within_ten_percent(variant):
-    rows = [r for r in ROWS if r.workload == "attention" and r.variant == variant
-            and r.shape == f"B{B} H{H} S{S} d{D}" and r.model is not None]
-    assert rows, f"no measured {variant} row at the headline shape"
+def _within_ten_percent(key):
+    rows = [r for r in ROWS if (r.workload, r.label, r.shape) == key and r.model is not None]
+    assert rows, f"no measured row {key}"
     for r in rows:
-        assert abs(r.error) <= 0.10, f"{r.label}: measured {r.measured:.0f}, model {r.model:.0f}"
+        assert abs(r.error) <= 0.10, f"{r.label} {r.shape}: measured {r.measured:.0f}, model {r.model:.0f}"
+
+
+@pytest.mark.parametrize("key", [k for k in KEYS if k not in KNOWN_MISSES], ids=" ".join)
+def test_kernel_within_ten_percent(key):
+    _within_ten_percent(key)
+
+
+@pytest.mark.parametrize("key", sorted(KNOWN_MISSES), ids=" ".join)
+@pytest.mark.xfail(strict=True, reason="known miss, see KNOWN_MISSES; strict: fixing it must be noticed")
+def test_known_misses(key):
+    _within_ten_percent(key)
+
+
+def test_median_error_is_small():
+    errors = [abs(r.error) for r in ROWS if r.error is not None]
+    assert statistics.median(errors) <= 0.06, f"median |error| {statistics.median(errors):.1%}"
+
+
+def test_the_model_runs_each_kernel_at_its_own_clock():
+    """Under the power cap a GEMM that keeps the tensor cores busy runs slower than one that
+    waits on every load; nothing runs above the boost clock."""
+    clocks = {r.label: r.clock_hz for r in ROWS if r.workload == "gemm" and r.shape.endswith("float16")}
+    assert clocks["sequential s1 np"] > 1.05 * clocks["ws s3"]
+    assert all(0.8e9 < c <= H200.clock_hz for c in clocks.values())

@@ -30,7 +30,10 @@ def test_attention_limits(cfg, message):
 @pytest.mark.parametrize("cfg, message", [
     (GemmConfig(variant="ws", stages=5), r"ring of 5 stages × 48 KiB .* > 227 KiB"),
     (GemmConfig(m=1000, n=1001), r"n = 1001 must be a positive multiple of 8"),
-    (GemmConfig(variant="ws_pingpong", block_m=128, stages=1), r"consumer needs 288 registers/thread"),
+    (GemmConfig(variant="ws_pingpong", block_m=256, stages=1), r"consumer needs 288 registers/thread"),
+    (GemmConfig(variant="ws_pingpong", block_m=160), r"each consumer's rows \(160\) must be a multiple of 64"),
+    (GemmConfig(variant="ws_pingpong", stages=5),
+     r"ring of 5 stages × 40 KiB \+ C staging 32 KiB = 232 KiB > 227 KiB"),
     (GemmConfig(variant="ws", block_k=40), r"block_k 40 must be a multiple of the wgmma k-step 16"),
     (GemmConfig(variant="splitk"), r"unknown GEMM variant 'splitk'"),
 ])
@@ -92,4 +95,8 @@ def test_causal_is_cheaper_per_flop_counted_half():
 
 def test_gemm_prepare_fills_variant_tiles():
     assert gemm.prepare(GemmConfig(variant="ws"), H100).block_n == 256
+    # the Gluon pingpong kernel's tile: 192×128 per consumer (three m64 row blocks), 4 slots of
+    # 40 KiB + one 64-row staging box per consumer = 192 KiB
+    pp = gemm.prepare(GemmConfig(variant="ws_pingpong"), H100)
+    assert (pp.block_m, pp.block_n, pp.block_k, pp.stages) == (192, 128, 64, 4)
     assert gemm.prepare(GemmConfig(variant="sequential"), H100).stages == 1
