@@ -166,22 +166,29 @@ else:
     ax.set_title("queued: the math alone (lines coincide); waited for: ~55 clk more", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    print(f"\nthe model's h200 preset runs at {H200.clock_hz / 1e9:.2f} GHz: the clock measured "
-          "under a full tensor load (the card boosts to 1.98 GHz when cool)")
+    cap = H200.power_cap
+    print(f"\nthe model's h200 preset boosts to {H200.clock_hz / 1e9:.2f} GHz; under the power cap "
+          f"a bare wgmma stream holds {cap.clock_hz(1.0, 0.0, H200.clock_hz) / 1e9:.2f} GHz "
+          f"(measured: {got['clock_hz_under_load'] / 1e9:.2f}), a GEMM moving 48 B/clk through "
+          f"L2 {cap.clock_hz(0.97, 48.0, H200.clock_hz) / 1e9:.2f} GHz")
 
 # %% [markdown]
 # Three things the measurements say that the datasheet does not:
 #
 # * **A stream of queued wgmmas loses nothing**: 4096 FLOP/clk/SM at every N, exactly the
-#   datasheet. The model's fitted 39.5 clk of "overhead" per wgmma is therefore not in the tensor
-#   pipe; it stands for losses a bare stream does not have (operand traffic, issue stalls), and
-#   stays a named, calibrated constant (`sim/hardware.py`).
+#   datasheet. On the `h200` preset the per-wgmma overhead is therefore 0; the `h100` preset keeps
+#   the 39.5 clk fitted to the paper's tab. 2, which stands for the clock the paper's H100 really
+#   ran at (the paper does not say; next point).
 # * **Waiting for a wgmma** (`warpgroup_mma_wait(0)` right after it) exposes about 54 clk on top
 #   of its math — the latency a softmax pays before it can read its scores.
-# * **The clock is not a constant.** Under a sustained tensor load our H200 settles near 1.55 GHz
-#   (a software power cap), against 1.98 GHz when it starts cool. Whatever is timed first in a
-#   benchmark gets the boost; our benchmarks therefore time every kernel in interleaved rounds and
-#   log the clock (`kernels/bench.py`), and the model predicts each measurement at its clock.
+# * **The clock is not a constant.** Our H200 sits at its 700 W power cap under any sustained
+#   tensor load, and the clock it holds there depends on what it runs: 1.55 GHz for a bare wgmma
+#   stream, 1.3 GHz for a GEMM that also pulls ~8 TB/s through L2, ~1.5-1.6 GHz for attention,
+#   against 1.98 GHz when it starts cool (nvidia-smi reads high under the cap; these are cycle
+#   counts over wall time). The model's `PowerCap` turns a kernel's activity into its clock —
+#   one clock costs a fixed time plus a share for the tensor cores' busy fraction and for each
+#   byte per clock through L2, a line `python -m sim.calibrate` fits through those measured clocks.
+#   L2 itself does not slow down with the SM clock: its bandwidth is per second (9-10 TB/s).
 #
 # **Exercise** [`exercises/ch00_rates`](../exercises/ch00_rates/README.md): compute a wgmma group's and a
 # softmax's cycles from these rates; the grader runs the model step by step against you.
