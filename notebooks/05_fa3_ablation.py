@@ -155,7 +155,7 @@ else:
 # cores busy, bytes through L2: `PowerCap` in `sim/hardware.py`, fitted to six clocks measured
 # under load): 1.45-1.7 GHz for these kernels, 1.3 GHz for a full GEMM. `ws`,
 # `ws_pingpong` and `overlap` come within 10 % of what was measured; `fa3` is 9-11 % fast, the
-# in-line `sequential` and `pipelined` kernels 15-18 % slow (what each miss points at:
+# in-line `sequential` and `pipelined` kernels 14-18 % slow (what each miss points at:
 # `sim/README.md`, "Against the machine"; `python -m sim fidelity` lists every kernel, its error
 # and its clock).
 

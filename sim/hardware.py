@@ -160,10 +160,6 @@ NOT_TAKEN = {
     # 10.4 TB/s at 1.34 GHz. L2 bandwidth is per second, not per SM clock: `l2_bytes_per_s`.
     "l2_bytes_per_clk_per_sm": "a per-clock floor at 1.98 GHz; the model's L2 rate is per "
                                "second (l2_bytes_per_s), from the pingpong GEMM trace",
-    # The clock under a bare wgmma stream is what the power cap allows for that activity: one of
-    # the points `PowerCap` is fitted to (sim/calibrate.py), not the clock of every kernel.
-    "clock_hz_under_load": "one point of the power-cap fit (PowerCap, sim/calibrate.py): a "
-                           "kernel's clock follows from its own activity",
 }
 # What our H200's traces and clock measurements set beyond the microbenchmarks' constants:
 H200_MEASURED = {
@@ -187,7 +183,8 @@ H200_MEASURED = {
     # reads, so we charge one hand-off, the mbarrier microbenchmark's 58.5 clk
     "mbarrier_probe_clk": 58.5,
     # the boost clock, the ceiling under the power cap: nvidia-smi clocks.max, "1980 MHz" in
-    # every results file's environment
+    # every results file's environment. (The microbenchmark's clock under a bare wgmma stream,
+    # which `with_measurements` takes as clock_hz, is one of the points PowerCap is fitted to.)
     "clock_hz": 1.98e9,
     # at the 700 W limit (nvidia-smi power.limit): the line `python -m sim.calibrate` fits
     # through six clocks measured under load (a wgmma stream, the three traced attention

@@ -29,7 +29,7 @@ KNOWN_MISSES = {
     ("gemm", "ws_pingpong s2", "8192×8192×8192 float16"),
     ("gemm", "ws_pingpong s2", "8192×8192×8192 bfloat16"),
     ("gemm", "ws_pingpong s3", "8192×8192×8192 float16"),
-    # In-line attention (one 8-warp partition issues its own TMA): the model is 15-18% slow.
+    # In-line attention (one 8-warp partition issues its own TMA): the model is 14-18% slow.
     ("attention", "sequential s1", f"B{B} H{H} S{S} d{D}"),
     ("attention", "pipelined s2", f"B{B} H{H} S{S} d{D}"),
     # fa3: 9-11% fast; its 2-slot K ring makes it the attention schedule most sensitive to the
