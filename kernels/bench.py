@@ -69,18 +69,14 @@ def environment() -> dict:
     }
 
 
-def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100, graph: bool = False) -> dict:
+def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100) -> dict:
     """Median time of ``fn()`` by ``triton.testing.do_bench`` (CUDA events, L2 flushed between
-    calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread.
-    ``graph=True``: ``do_bench_cudagraph`` instead (replays of a captured graph: no host launch
-    overhead, no L2 flush) -- what the kernel itself takes when launches are not the limit."""
+    calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread. (Run 2
+    also timed CUDA-graph replays of the small sizes, `do_bench_cudagraph`: see NOTES.md.)"""
     import triton
 
     q = [0.5, 0.2, 0.8]
-    if graph:
-        ms, lo, hi = triton.testing.do_bench_cudagraph(fn, rep=rep_ms, quantiles=q)
-    else:
-        ms, lo, hi = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=q)
+    ms, lo, hi = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=q)
     return {"ms": ms, "ms_p20": lo, "ms_p80": hi, "tflops": flops / (ms * 1e-3) / 1e12}
 
 
@@ -204,11 +200,10 @@ def gemm_configs(quick: bool) -> list[tuple]:
             ("ws", 3, True, (256, 128, 64)), ("ws_pingpong", 4, True, PINGPONG_128)]
 
 
-def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False, rounds: int = 5,
+def gemm_rows(M, N, K, dtype, configs, gen, rounds: int = 5,
               clock_log: ClockLog | None = None) -> list[dict]:
     """Check, then time (``interleaved`` rounds) cuBLAS and each (variant, stages,
-    persistent[, tile]) on one fresh pair of random inputs. ``graph``: also time replays of a
-    CUDA graph (no host launch overhead)."""
+    persistent[, tile]) on one fresh pair of random inputs."""
     import torch
 
     from kernels.gemm import config as gemm_config
@@ -245,11 +240,6 @@ def gemm_rows(M, N, K, dtype, configs, gen, graph: bool = False, rounds: int = 5
     for i, row in enumerate(rows):
         if i in timed:
             row.update(timed[i])
-            if graph:
-                try:
-                    row.update({f"graph_{k}": v for k, v in measure(fns[i], flops, graph=True).items()})
-                except Exception as e:  # noqa: BLE001 -- record it, keep the other numbers
-                    row["graph_error"] = f"{type(e).__name__}: {e}"[:300]
         print(json.dumps(row), flush=True)
     return rows
 
@@ -319,10 +309,9 @@ def print_gemm_table(rows: list[dict]) -> None:
                 print(f"  {name:<28} !  rel_err {r['rel_err']:.2e}")
                 continue
             frac = f"{r['tflops'] / cub:5.2f}x" if cub else ""
-            gr = f"  graph {r['graph_tflops']:7.1f}" if "graph_tflops" in r else ""
             spread = f"[{r['tflops_min']:.0f}-{r['tflops_max']:.0f}]" if "tflops_min" in r else ""
             mhz = f" {r['sm_mhz']:.0f} MHz" if r.get("sm_mhz") else ""
-            print(f"  {name:<28} {r['tflops']:7.1f} {spread:>11} {frac}{mhz}{gr}  (rel_err {r['rel_err']:.1e})")
+            print(f"  {name:<28} {r['tflops']:7.1f} {spread:>11} {frac}{mhz}  (rel_err {r['rel_err']:.1e})")
 
 
 # ------------------------------------------------------------------------------------ micro

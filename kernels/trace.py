@@ -351,7 +351,7 @@ def overhead(spec: dict, shape, rounds: int = 2) -> dict:
             "overhead": med["scoped"] / med["plain"] - 1, "rounds_ms": t}
 
 
-def _tile(spec: dict) -> dict:
+def launch_tile(spec: dict) -> dict:
     """The launch's tile and ring depth, for the model to run the same kernel."""
     if spec["workload"] == "attention":
         from .attention import config
@@ -406,7 +406,7 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
     summary.update({
         "kernel": name, "workload": spec["workload"], "variant": spec["variant"],
         "traced_shape": list(spec["shape"]), "dtype": "float16", "causal": False,
-        "tile": _tile(spec),
+        "tile": launch_tile(spec),
         "sampled_warps": {str(w): r for w, r in ROLES.items()},
         "buffer_bytes_per_cta": spec["buffer"], "rel_error_vs_torch": err,
         "timing": times, "trace_events_total": n_events,

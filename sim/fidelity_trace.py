@@ -117,19 +117,15 @@ def iteration_starts(trace: Trace, workload: str) -> list[float]:
 
 # --- the model at the kernel's configuration ----------------------------------------------------
 def model_config(summary: dict):
-    """The model's configuration of the traced kernel: its variant, shape and tile (the Gluon
-    kernels' tiles: attention d128 128×128 with 2 consumers and a 2-slot ring; GEMM ws
-    128×256×64 3 slots, pingpong 128×128×64 per consumer, 4 slots)."""
-    v = summary["variant"]
+    """The model's configuration of the traced kernel: its variant, shape and tile (each summary
+    carries the tile the kernel ran, `kernels/trace.py`)."""
+    v, t = summary["variant"], summary["tile"]
     if summary["workload"] == "attention":
         B, H, S, D = summary["traced_shape"]
-        t = summary.get("tile") or {"BM": 128, "BN": 128, "consumers": 2, "stages": 2}
         return AttentionConfig(batch=B, heads=H, seqlen=S, headdim=D, variant=v,
                                block_m=t["BM"], block_n=t["BN"], consumers=t["consumers"],
                                stages=t["stages"])
     M, N, K = summary["traced_shape"]
-    t = summary.get("tile") or {"ws": {"BM": 128, "BN": 256, "BK": 64, "stages": 3},
-                                "ws_pingpong": {"BM": 128, "BN": 128, "BK": 64, "stages": 4}}[v]
     return GemmConfig(m=M, n=N, k=K, variant=v, block_m=t["BM"], block_n=t["BN"],
                       block_k=t["BK"], stages=t["stages"], consumers=2)
 

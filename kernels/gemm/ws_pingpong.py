@@ -17,17 +17,17 @@ Roles (compare ``sim/``'s ``ws_pingpong``)::
         epilogue (convert, smem, TMA store)  # runs while the other's wgmmas keep the TCs busy
 
 Why 192 x 128. A consumer warpgroup holds its whole accumulator in registers; 192 x 128 fp32 is
-192 registers a thread, the most that fits beside its addresses in the 224-240 a consumer
-gets (ptxas: no spills). The tile sets the
-operand traffic the tensor cores need: a 64-deep k-step of 192 x 128 reads 40 KiB for 3.1 MFLOP
-(79 FLOP/B), where 128 x 128 reads 32 KiB for 2.1 MFLOP (64 FLOP/B) and the cooperative
-128 x 256 tile of ``ws`` 48 KiB for 4.2 MFLOP (85 FLOP/B). At 4096 FLOP/clk, 128 x 128 asks L2
-for 64 B/clk/SM, and on our H200 it got about 59 (its k-step ran at 556 clk for 512 of math,
-``kernels/results/traces/gemm_ws_pingpong.summary.json``); 192 x 128 asks for 53. Gluon tensors
-are powers of two, so the tile is three row blocks of 64: three 64 x 64 TMA boxes of A per
-k-step, three m64n128 accumulators, three 64 x 128 boxes stored by the epilogue through one
-16 KiB staging buffer per consumer (the epilogue has the other consumer's whole K-loop to hide
-in, so storing box by box costs nothing the tensor cores see).
+192 registers a thread, the most that fits beside its addresses in the 224-240 a consumer gets
+(ptxas: no spills). The tile sets the operand traffic the tensor cores need: a 64-deep k-step of
+192 x 128 reads 40 KiB for 3.1 MFLOP (79 FLOP/B), where 128 x 128 reads 32 KiB for 2.1 MFLOP
+(64 FLOP/B) and the cooperative 128 x 256 tile of ``ws`` 48 KiB for 4.2 MFLOP (85 FLOP/B). At
+4096 FLOP/clk, 128 x 128 asks L2 for 64 B/clk/SM, and on our H200 it got about 59 (run 3's
+trace: its k-step ran at 556 clk for 512 of math); 192 x 128 asks for 53, and its traced k-step
+runs at the math rate (``kernels/NOTES.md``, run P1). Gluon tensors are powers of two, so the
+tile is three row blocks of 64: three 64 x 64 TMA boxes of A per k-step, three m64n128
+accumulators, three 64 x 128 boxes stored by the epilogue through one 16 KiB staging buffer per
+consumer (the epilogue has the other consumer's whole K-loop to hide in, so storing box by box
+costs nothing the tensor cores see).
 
 Gluon has no named-barrier API, so the turns are two mbarriers (count 1). ``turn[0]`` is waited
 with parity ``(j & 1) ^ 1``: a fresh mbarrier counts as having completed the phase before phase 0,
@@ -145,7 +145,8 @@ def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     gl.static_assert(num_warps == CONSUMER_WARPS)  # the default partition is consumer 0
-    a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES * ROW_BLOCKS, BOX_M, BK], a_desc.layout)
+    a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES * ROW_BLOCKS, BOX_M, BK],
+                                       a_desc.layout)
     b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BK, BN], b_desc.layout)
     full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())

@@ -17,7 +17,8 @@ from kernels import gemm
 def main(argv: list[str]) -> int:
     variant, stages = argv[0], int(argv[1])
     tile = tuple(int(x) for x in argv[2].split("x")) if len(argv) > 2 else None
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    triton.set_allocator(
+        lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     for M, N, K in ((256, 512, 320), (392, 264, 136)):
         a = torch.randn(M, K, device="cuda", dtype=torch.float16)
         b = torch.randn(K, N, device="cuda", dtype=torch.float16)

@@ -92,7 +92,8 @@ def test_pingpong_row_blocks(tile):
         "the k-step wait must leave exactly this k-step's row-block groups in flight"
     shapes = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx))
     assert shapes == {f"m64n{cfg.BN}k16"}
-    assert count(ptx, r"setmaxnreg\.inc\.sync\.aligned\.u32\s+240;") >= 1, "consumer at 240 registers"
+    assert count(ptx, r"setmaxnreg\.inc\.sync\.aligned\.u32\s+240;") >= 1, \
+        "consumer at 240 registers"
     # A boxes of 64 rows: the ring's A part is STAGES x row_blocks boxes of 64 x 64
     assert k.metadata.shared >= cfg.stages * (cfg.BM * cfg.BK + cfg.BK * cfg.BN) * 2
     assert ptxas_spills(ptx) == 0

@@ -42,7 +42,7 @@ def fake_proton(ctas: dict[int, dict], kernel: str = "k") -> dict:
 def model_lanes(name: str) -> dict:
     spec = kt.KERNELS[name]
     summary = {"kernel": name, "workload": spec["workload"], "variant": spec["variant"],
-               "traced_shape": list(spec["shape"])}
+               "traced_shape": list(spec["shape"]), "tile": kt.launch_tile(spec)}
     tr, _ = ft.run_model(summary, HW)
     return ft.lanes(tr)
 
