@@ -67,6 +67,18 @@ KERNELS = {
     "gemm_ws_pingpong": {"workload": "gemm", "variant": "ws_pingpong", "shape": (8192, 8192, 8192),
                          "full": (8192, 8192, 8192), "buffer": SEGMENT * 3},
 }
+# Where the model misses (sim/fidelity.py's KNOWN_MISSES): shallow rings whose refills the
+# consumers wait for, and the in-line kernels (no producer: warps 0 and 4 are the two 64-row
+# halves of the one compute partition). Recorded on request (`--only`), not by default.
+PROBES = {
+    "gemm_ws_s2": {**KERNELS["gemm_ws"], "variant": "ws", "stages": 2},
+    "gemm_ws_pingpong_s2": {**KERNELS["gemm_ws_pingpong"], "stages": 2},
+    "gemm_ws_pingpong_s3": {**KERNELS["gemm_ws_pingpong"], "stages": 3},
+    "attention_sequential": {**KERNELS["attention_ws"], "variant": "sequential", "warps": "0,4",
+                             "buffer": SEGMENT * 2},
+    "attention_pipelined": {**KERNELS["attention_ws"], "variant": "pipelined", "warps": "0,4",
+                            "buffer": SEGMENT * 2},
+}
 # The scope that starts an iteration: a K/V block (attention) or a k-step (GEMM).
 ITERATION = {"attention": "QK", "gemm": "MMA"}
 
@@ -125,6 +137,68 @@ def gemm_window(lanes: dict) -> tuple[float, float, int]:
         raise ValueError(f"fewer than two whole tiles in consumer 0's lane ({len(firsts)} starts)")
     mmas = [s for n, s, _ in lane if n == "MMA" and firsts[-2] <= s < firsts[-1]]
     return firsts[-2], firsts[-1], len(mmas)
+
+
+def tiles_of(lane: list) -> list[list[tuple[float, float, float]]]:
+    """GEMM consumer lane -> per tile, per k-step: (wait-full start, wait-full end, MMA end)."""
+    tiles, cur, wait = [], None, None
+    for n, s, e in lane:
+        if n in ("epilogue", "wait turn"):
+            cur = None
+        elif n == "wait full":
+            wait = (s, e)
+        elif n == "MMA" and wait is not None:
+            if cur is None:
+                cur = []
+                tiles.append(cur)
+            cur.append((wait[0], wait[1], e))
+            wait = None
+    return tiles
+
+
+def hand_offs(lanes: dict, stages: int) -> list[dict]:
+    """GEMM: each refill of the ring, in clocks. A consumer's MMA scope of k-step k ends with
+    k-1 retired, and right after it the consumer arrives on k-1's `empty`; the slot's next block
+    is k-1+stages, which the same consumer waits for at its `wait full` (same tile only). Per
+    refill: `hand_off` — release to the consumer passing `full` of the refilled block; `exposed`
+    — that `wait full`'s length; and, where the producer was blocked on that `empty` when it was
+    released: `wake` (release → the producer's `wait slot` ends), `issue` (its `TMA issue`
+    scope) and `flight` (issue end → the consumer passes `full`: the loaded TMA latency, read
+    only where the consumer was still waiting when the data landed, exposed > 0)."""
+    prod = lanes.get("producer", [])
+    waits = [(s, e) for n, s, e in prod if n == "wait slot"]
+    issues = [(s, e) for n, s, e in prod if n == "TMA issue"]
+    out = []
+    for role in ("consumer0", "consumer1"):
+        for tile in tiles_of(lanes.get(role, [])):
+            for k in range(1, len(tile) - stages + 1):
+                release = tile[k][2]
+                w0, w1, _ = tile[k - 1 + stages]
+                rec = {"hand_off": w1 - release, "exposed": w1 - w0}
+                blocked = [(s, e) for s, e in waits if s <= release <= e]
+                if blocked:
+                    ws_end = blocked[0][1]
+                    nxt = [(s, e) for s, e in issues if s >= ws_end]
+                    if nxt:
+                        rec.update(wake=ws_end - release, issue=nxt[0][1] - nxt[0][0],
+                                   flight=w1 - nxt[0][1])
+                out.append(rec)
+    return out
+
+
+def hand_off_summary(ctas: dict, stages: int) -> dict:
+    """Medians of `hand_offs` over every CTA; `flight` only over refills the consumer waited for
+    (exposed above one probe, 150 clk)."""
+    recs = [r for c in ctas.values() for r in hand_offs(c["lanes"], stages)]
+    out = {"refills": len(recs)}
+    for key in ("hand_off", "exposed", "wake", "issue"):
+        xs = [r[key] for r in recs if key in r]
+        out[key] = {"median": _median(xs), "n": len(xs)}
+    fl = sorted(r["flight"] for r in recs if "flight" in r and r["exposed"] > 150)
+    out["flight"] = {"median": _median(fl), "n": len(fl),
+                     "p10": fl[len(fl) // 10] if fl else None,
+                     "p90": fl[len(fl) * 9 // 10] if fl else None}
+    return out
 
 
 def cta_stats(lanes: dict, workload: str) -> dict:
@@ -266,12 +340,12 @@ def load(name: str, where: Path = RESULTS) -> tuple[dict, dict]:
 
 
 # --- on the GPU --------------------------------------------------------------------------------
-def _mode(buffer: int):
+def _mode(buffer: int, warps: str = SAMPLED_WARPS):
     import triton.profiler as proton
 
     # global buffer: the kernels leave little shared memory; one warp per warpgroup sampled
     return proton.mode.Default(buffer_type="global", buffer_size=buffer,
-                               sampling_strategy="selective", sampling_options=SAMPLED_WARPS)
+                               sampling_strategy="selective", sampling_options=warps)
 
 
 def _runner(spec: dict, shape, profile: bool):
@@ -288,7 +362,7 @@ def _runner(spec: dict, shape, profile: bool):
         q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
         o = torch.empty_like(q)
         lse = torch.empty((B, H, S), device="cuda", dtype=torch.float32)
-        cfg = common.config(spec["variant"], D)
+        cfg = common.config(spec["variant"], D, stages=spec.get("stages"))
         scale = common.default_scale(D)
 
         def launch():
@@ -306,7 +380,7 @@ def _runner(spec: dict, shape, profile: bool):
     a = torch.randn(M, K, device="cuda", dtype=torch.float16)
     b = torch.randn(K, N, device="cuda", dtype=torch.float16)
     c = torch.empty(M, N, device="cuda", dtype=torch.float16)
-    cfg = gconfig(spec["variant"])
+    cfg = gconfig(spec["variant"], stages=spec.get("stages"))
 
     def launch():
         gcommon.launch(GK[spec["variant"]], a, b, c, cfg, profile=profile)
@@ -332,7 +406,7 @@ def overhead(spec: dict, shape, rounds: int = 2) -> dict:
 
     plain, _ = _runner(spec, shape, False)
     scoped, _ = _runner(spec, shape, True)
-    hook = InstrumentationHook(_mode(spec["buffer"]))
+    hook = InstrumentationHook(_mode(spec["buffer"], spec.get("warps", SAMPLED_WARPS)))
 
     def time_scoped():
         hook.activate()
@@ -355,10 +429,10 @@ def launch_tile(spec: dict) -> dict:
     """The launch's tile and ring depth, for the model to run the same kernel."""
     if spec["workload"] == "attention":
         from .attention import config
-        c = config(spec["variant"], spec["shape"][3])
+        c = config(spec["variant"], spec["shape"][3], stages=spec.get("stages"))
         return {"BM": c.BM, "BN": c.BN, "consumers": c.consumers, "stages": c.stages}
     from .gemm import config
-    c = config(spec["variant"])
+    c = config(spec["variant"], stages=spec.get("stages"))
     return {"BM": c.BM, "BN": c.BN, "BK": c.BK, "stages": c.stages}
 
 
@@ -366,11 +440,12 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
     import torch
     import triton.profiler as proton
 
-    spec = KERNELS[name]
+    spec = {**KERNELS, **PROBES}[name]
     raw = out / f"{name}_proton"
     t0 = time.time()
     launch, check = _runner(spec, spec["shape"], True)
-    proton.start(str(raw), data="trace", backend="instrumentation", mode=_mode(spec["buffer"]))
+    proton.start(str(raw), data="trace", backend="instrumentation",
+                 mode=_mode(spec["buffer"], spec.get("warps", SAMPLED_WARPS)))
     launch()
     torch.cuda.synchronize()
     proton.finalize()
@@ -382,7 +457,11 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
     try:
         trimmed = trim(trace, spec["workload"])
         (out / f"{name}.trace.json").write_text(json.dumps(trimmed, separators=(",", ":")))
-        summary = summarize(read_events(trace), spec["workload"])
+        events = read_events(trace)
+        summary = summarize(events, spec["workload"])
+        if spec["workload"] == "gemm":
+            summary["hand_off"] = hand_off_summary(events, launch_tile(spec)["stages"])
+        del events
     except Exception:
         # keep a sample of what Proton wrote, to see why it could not be read
         (out / f"{name}.sample.json").write_text(json.dumps(trace["traceEvents"][:300]))
@@ -424,7 +503,7 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, default=RESULTS)
-    p.add_argument("--only", nargs="*", choices=list(KERNELS), default=list(KERNELS))
+    p.add_argument("--only", nargs="*", choices=[*KERNELS, *PROBES], default=list(KERNELS))
     p.add_argument("--no-timing", action="store_true", help="traces only, no overhead timing")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -442,7 +521,10 @@ def main(argv=None) -> int:
               f"{s['clock_ghz_from_stamps']} GHz, err {s['rel_error_vs_torch']:.1e}, overhead "
               f"{over}, {s['trace_events_total']} events, {s['seconds']} s", flush=True)
         for role, scopes in s["roles"].items():
-            print("   ", role, {n: round(v["busy"], 3) for n, v in scopes.items()}, flush=True)
+            print("   ", role, {n: (round(v["busy"], 3), round(v["mean_clk"] or 0))
+                                for n, v in scopes.items()}, flush=True)
+        if "hand_off" in s:
+            print("    hand-off (clk):", json.dumps(s["hand_off"]), flush=True)
     return 1 if failed else 0
 
 

@@ -576,7 +576,8 @@ def producer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
 @gluon.jit
 def single_partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen,
                      qk_scale, BM: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
-                     CAUSAL: gl.constexpr, REFILL: gl.constexpr, num_warps: gl.constexpr):
+                     CAUSAL: gl.constexpr, REFILL: gl.constexpr, num_warps: gl.constexpr,
+                     PROFILE: gl.constexpr = False):
     """No role split: all consumer warpgroups are one partition (the kernel's warps) and issue
     the TMA in-line (``REFILL``: 1 = each ring slot as soon as its GEMM is done, 2 = the next
     block only after the whole block is done)."""
@@ -584,4 +585,4 @@ def single_partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_
         q_desc, k_desc, v_desc, STAGES, 1, CONSUMERS, False, False)
     consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES, CONSUMERS,
              CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
-             0, False, REFILL, num_warps)
+             0, False, REFILL, num_warps, PROFILE)

@@ -25,6 +25,6 @@ from .ws import REFILL_EACH, consumer
 @gluon.jit
 def pipelined_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                      STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                     num_warps: gl.constexpr):
+                     num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     single_partition(consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM,
-                     STAGES, CONSUMERS, CAUSAL, REFILL_EACH, num_warps)
+                     STAGES, CONSUMERS, CAUSAL, REFILL_EACH, num_warps, PROFILE)

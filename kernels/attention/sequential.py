@@ -25,7 +25,7 @@ STAGES = 1  # the variant *is* the one-slot ring
 @gluon.jit
 def sequential_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                       STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                      num_warps: gl.constexpr):
+                      num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     gl.static_assert(STAGES == 1, "sequential is the one-slot ring")
     single_partition(consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM,
-                     STAGES, CONSUMERS, CAUSAL, REFILL_BLOCK, num_warps)
+                     STAGES, CONSUMERS, CAUSAL, REFILL_BLOCK, num_warps, PROFILE)

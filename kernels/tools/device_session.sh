@@ -10,6 +10,8 @@
 #   gemm_tests  the GEMM GPU tests, then their ConSan test in a step of its own    (issue 3)
 #   consan_probe each GEMM configuration of the ConSan test alone, timed            (issue 3)
 #   gemm_trace  a Proton timeline of the pingpong GEMM (the model's ground truth)  (issue 5)
+#   miss_trace  Proton timelines of the kernels the model misses (kernels.trace.PROBES)  (issue 5)
+#   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel (issue 5)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU      (issue 6)
@@ -66,6 +68,25 @@ for step in "$@"; do
     done ;;
   gemm_trace)
     step_run gemm_trace 200 python3 -m kernels.trace --only gemm_ws_pingpong --out "$OUT/traces" ;;
+  miss_trace)
+    TAIL=40 step_run miss_trace 330 python3 -m kernels.trace --no-timing --out "$OUT/traces" --only \
+      gemm_ws_s2 gemm_ws_pingpong_s2 gemm_ws_pingpong_s3 attention_sequential attention_pipelined ;;
+  l2_probe)
+    # keep only the metrics this ncu knows (an unknown one fails the whole run)
+    ncu --query-metrics --chip gh100 > "$OUT/ncu_metrics.txt" 2>&1
+    want="gpu__time_duration.sum sm__cycles_elapsed.avg.per_second dram__bytes_read.sum
+          lts__t_sectors_op_read.sum lts__t_sector_op_read_hit_rate.pct lts__t_sector_hit_rate.pct
+          lts__t_sectors_srcunit_tex_op_read.sum lts__t_sectors_srcunit_ltcfabric.sum
+          lts__t_sectors_srcnode_gpc.sum lts__t_sectors_srcunit_tex.sum"
+    metrics=""
+    for m in $want; do grep -Eq "^ *${m%%.*}( |$)" "$OUT/ncu_metrics.txt" && metrics="$metrics,$m"; done
+    [ -z "$metrics" ] && metrics=",gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_op_read_hit_rate.pct"
+    echo "ncu metrics: ${metrics#,}" | tee -a "$OUT/session.log"
+    grep -i "fabric" "$OUT/ncu_metrics.txt" | head -20 >> "$OUT/session.log"
+    TAIL=20 step_run l2_ncu 300 ncu --clock-control none --csv --page raw --log-file "$OUT/l2_ncu.csv" \
+      -k 'regex:^(sequential|pipelined|ws|ws_pingpong|overlap|fa3)_kernel' --metrics "${metrics#,}" \
+      python3 -m kernels.tools.l2_probe
+    step_run l2_parse 30 python3 -m kernels.tools.l2_probe --parse "$OUT/l2_ncu.csv" --out "$OUT/l2_probe.json" ;;
   gputests)
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
   grade)
