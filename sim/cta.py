@@ -6,9 +6,10 @@ The costs live here once, so every variant of both workloads pays the same for t
 * wgmma m64nNk16: max(2·64·N·16 FLOP / rate — N/2 clk on Hopper, N/4 for fp8 —, shared-memory
   operand bytes / 128 B/clk) + ``wgmma_overhead_clk`` of the tensor pipe; results readable
   ``wgmma_latency_clk`` after the last one.
-* TMA copy: ``tma_issue_clk`` before the copy engine has it, bytes / ``l2_bytes_per_clk_per_sm``
-  on the copy engine (the SM's share of L2 at its clock), then ``tma_latency_clk`` until the
-  bytes land on the barrier.
+* TMA copy: ``tma_issue_clk`` before the copy engine has it, bytes / ``tma_rate`` on the copy
+  engine (the SM's link, or its share of L2 when the SMs together saturate it), then the latency
+  until the bytes land on the barrier: ``tma_latency_clk`` for an L2 hit, the GEMMs' operand
+  streams ``tma_hbm_latency_clk``.
 """
 from __future__ import annotations
 
@@ -89,12 +90,14 @@ class CTA:
         load(actor, ring, j)
 
     # --- TMA -----------------------------------------------------------------------------------
-    def tma_copy(self, actor: str, op: str, nbytes: int, bar: MBarrier, tile=None) -> None:
-        """Issue one TMA copy that completes `nbytes` on `bar` (the caller did expect())."""
+    def tma_copy(self, actor: str, op: str, nbytes: int, bar: MBarrier, tile=None,
+                 latency: float | None = None) -> None:
+        """Issue one TMA copy that completes `nbytes` on `bar` (the caller did expect());
+        `latency` defaults to an L2 hit's."""
         def copy():
             yield self.env.timeout(self.hw.tma_issue_clk)
-            yield from self.tma.run(actor, op, nbytes / self.hw.l2_bytes_per_clk_per_sm, tile=tile)
-            yield self.env.timeout(self.hw.tma_latency_clk)
+            yield from self.tma.run(actor, op, nbytes / self.hw.tma_rate, tile=tile)
+            yield self.env.timeout(self.hw.tma_latency_clk if latency is None else latency)
             self.trace.mark(self.env.now, actor, f"landed {op}", tile)
             bar.complete_tx(nbytes)
         self.env.process(copy())
@@ -108,5 +111,8 @@ class CTA:
         math_clk = flops / hw.tensor_flop_per_clk / (hw.fp8_speedup if self.fp8 else 1)
         smem_bytes = (64 * 16 * el if a_from_smem else 0) + n * 16 * el
         clk = max(math_clk, smem_bytes / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk
-        count = (rows // 64) * math.ceil(k / 16)
-        return self.tensor.issue(self.wg(w), op, count, clk, math_clk, tile)
+        return self.tensor.issue(self.wg(w), op, self.wgmma_count(rows, k), clk, math_clk, tile)
+
+    def wgmma_count(self, rows: int, k: int) -> int:
+        """wgmma m64nNk16 instructions in a group covering rows × k."""
+        return (rows // 64) * math.ceil(k / 16)

@@ -104,6 +104,20 @@ class Hardware:
     # 1830 MHz (15.5 TB/s), bounded below by cuBLAS at 8192³ (fast.cu: 798 TF/s of 128×256
     # tiles = 38 B/clk/SM) and by CUTLASS pingpong's 64×256 tiles (~57 B/clk/SM at 700 TF/s).
     l2_bytes_per_s: float = 64.0 * 132 * 1.83e9
+    # One SM's copy engine when L2 is not the bottleneck, bytes per SM clock: None copies at the
+    # SM's share of L2 (`l2_bytes_per_clk_per_sm`), as if every SM pulled all the time. With a
+    # value, `sim/predict.py` settles each kernel's copy rate between the two: the link rate,
+    # unless the SMs together would ask L2 for more than it gives (`tma_bytes_per_clk`).
+    tma_link_bytes_per_clk: float | None = None
+    # The copy rate a prediction runs at (set by sim/predict.py; None: the L2 share).
+    tma_bytes_per_clk: float | None = None
+    # Issue to arrival of a GEMM's operand copies, which stream from HBM: every SM of a wave
+    # touches the same k-slab of A and B at about the same moment, so the one fetch from DRAM
+    # holds up every box that needs it (None: `tma_latency_clk`, an L2 hit).
+    tma_hbm_latency_clk: float | None = None
+    # Cycles a warpgroup spends issuing one wgmma (descriptors, fences): the tensor pipe starts
+    # on the first at once, but the warpgroup reaches its next instruction only after the last.
+    wgmma_issue_clk: float = 0.0
     # mbarrier arrive → the waiting warp sees the phase flip (one smem round trip + wake-up).
     mbarrier_clk: float = 2 * 29.0        # arXiv 2402.13499 tab. IV smem latency, twice
     # A wait on a phase that has already completed: one try_wait probe. Not in the paper;
@@ -130,6 +144,15 @@ class Hardware:
     def l2_bytes_per_clk_per_sm(self) -> float:
         """One SM's share of the L2 bandwidth, per SM clock, when every SM pulls."""
         return self.l2_bytes_per_s / self.sms / self.clock_hz
+
+    @property
+    def tma_rate(self) -> float:
+        """Bytes per SM clock one SM's copies move at in this prediction."""
+        return self.tma_bytes_per_clk or self.l2_bytes_per_clk_per_sm
+
+    @property
+    def gemm_tma_latency_clk(self) -> float:
+        return self.tma_hbm_latency_clk if self.tma_hbm_latency_clk is not None else self.tma_latency_clk
 
     def with_(self, **changes) -> Hardware:
         """A copy with some constants changed (for what-ifs and calibration)."""
@@ -182,6 +205,18 @@ H200_MEASURED = {
     # the time for a free slot (the data is there first); part of that is the scope's own clock
     # reads, so we charge one hand-off, the mbarrier microbenchmark's 58.5 clk
     "mbarrier_probe_clk": 58.5,
+    # A GEMM's operand copies, issue to landed, from the traced refills of run Q1
+    # (kernels.trace.hand_off_summary: the producer's `TMA issue` end to the consumer passing
+    # `full`, medians over 54-133 k refills): ws s2 1506 clk for 48 KiB, pingpong s2 1419 and s3
+    # 1437 for 40 KiB — the same at every ring depth, so not a queue that load builds. Less the
+    # bytes at the link rate and the consumer's wake-up (mbarrier_clk): 996-1014, against 349 for
+    # an L2 hit and 884-950 for an idle HBM read (h200-micro.json). Nsight Compute has the GEMMs
+    # reading 1.45-1.49 GB from DRAM, 5.5× A and B (h200-l2.json): the operands stream from HBM.
+    "tma_hbm_latency_clk": 1003.0,
+    # the traced `MMA` scope of the s2 GEMMs, where the group it waits for finished long before:
+    # 411 clk to issue pingpong's 12 wgmmas a k-step, 194 for ws's 4 → 27 clk per wgmma (and
+    # 86 for the wait, the arrive and the scope's own clock reads)
+    "wgmma_issue_clk": 27.0,
     # the boost clock, the ceiling under the power cap: nvidia-smi clocks.max, "1980 MHz" in
     # every results file's environment. (The microbenchmark's clock under a bare wgmma stream,
     # which `with_measurements` takes as clock_hz, is one of the points PowerCap is fitted to.)
@@ -207,7 +242,24 @@ def with_measurements(base: Hardware, path: Path, name: str) -> Hardware:
     return replace(base, name=name, **taken)
 
 
-H200 = with_measurements(H200_DATASHEET, MICRO, "h200").with_(**H200_MEASURED)
+def tma_link_rate(path: Path) -> float | None:
+    """Bytes per SM clock of one SM's copies with L2 idle: the slope of the L2 latency
+    microbenchmark's median latency against box bytes (least squares; its intercept is
+    ``tma_latency_clk``). None if the file or its rows are missing."""
+    if not path.exists():
+        return None
+    rows = [r for r in json.loads(path.read_text())["micro"]["rows"]
+            if r.get("bench") == "tma_latency" and r.get("mode") == "l2" and r.get("ok")]
+    if len(rows) < 2:
+        return None
+    xs, ys = [r["box_bytes"] for r in rows], [r["latency_clk_median"] for r in rows]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return 1.0 / slope
+
+
+H200 = with_measurements(H200_DATASHEET, MICRO, "h200").with_(
+    **H200_MEASURED, tma_link_bytes_per_clk=tma_link_rate(MICRO))
 
 # Blackwell what-if for chapter 06 (a model, not a measurement: no Blackwell here). FA4 §2.2:
 # 8192 dense fp16 FLOP/clk/SM, MUFU still 16 exp/clk/SM; 148 SMs, and 2.25 PF dense bf16

@@ -78,24 +78,37 @@ def _makespan(times: list[float], slots: int) -> float:
 def activity(trace: Trace, clk: float, hw: Hardware) -> tuple[float, float]:
     """(tensor cores' busy fraction, L2 bytes per clock) of one simulated SM over `clk`."""
     util = trace.utilization(clk)
-    return util["tensor"], util["tma"] * hw.l2_bytes_per_clk_per_sm
+    return util["tensor"], util["tma"] * hw.tma_rate
+
+
+def copy_rate(hw: Hardware, tma_busy: float) -> float:
+    """The copy rate the SMs settle at: each SM's link rate, unless the SMs together — each with
+    its copy engine busy `tma_busy` of the time — would ask L2 for more than its share per SM;
+    then what the share gives a copy engine that is busy that often."""
+    share = hw.l2_bytes_per_clk_per_sm
+    return min(hw.tma_link_bytes_per_clk, share / max(tma_busy, share / hw.tma_link_bytes_per_clk))
 
 
 def clocked(hw: Hardware, steady) -> Hardware:
-    """`hw` at the clock the kernel holds under its power cap (`hw` itself without one), with
-    the cap spent; `steady(hw)` simulates the steady-state SM and returns (clk, trace)."""
-    if hw.power_cap is None:
+    """`hw` at the clock the kernel holds under its power cap and at the copy rate L2 leaves its
+    copies (`hw` itself with neither), both settled together; `steady(hw)` simulates the
+    steady-state SM and returns (clk, trace)."""
+    link = hw.tma_link_bytes_per_clk
+    if hw.power_cap is None and link is None:
         return hw
-    ceiling, clock = hw.clock_hz, hw.clock_hz
+    ceiling, clock, rate = hw.clock_hz, hw.clock_hz, link
     for _ in range(CLOCK_ROUNDS):
-        at = hw.with_(clock_hz=clock)
+        at = hw.with_(clock_hz=clock, tma_bytes_per_clk=rate)
         clk, trace = steady(at)
-        new = hw.power_cap.clock_hz(*activity(trace, clk, at), ceiling)
-        settled = abs(new - clock) <= CLOCK_SETTLED * clock
-        clock = new
+        new_clock = (hw.power_cap.clock_hz(*activity(trace, clk, at), ceiling)
+                     if hw.power_cap else clock)
+        new_rate = copy_rate(at, trace.utilization(clk)["tma"]) if link else None
+        settled = abs(new_clock - clock) <= CLOCK_SETTLED * clock and (
+            rate is None or abs(new_rate - rate) <= CLOCK_SETTLED * rate)
+        clock, rate = new_clock, new_rate
         if settled:
             break
-    return hw.with_(clock_hz=clock, power_cap=None)
+    return hw.with_(clock_hz=clock, power_cap=None, tma_bytes_per_clk=rate)
 
 
 def _lengths(cfg: AttentionConfig) -> list[tuple[int, int]]:

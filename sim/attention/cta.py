@@ -99,5 +99,5 @@ class AttentionCTA(CTA):
         yield from self.fma.run(actor, "epilogue", 2 * self.rows * self.cfg.headdim / self.hw.fma_lanes_per_clk,
                                 1, self.tile("o", w))
         nbytes = self.rows * self.cfg.headdim * self.el
-        yield from self.tma.run(actor, "store O", nbytes / self.hw.l2_bytes_per_clk_per_sm, tile=self.tile("o", w))
+        yield from self.tma.run(actor, "store O", nbytes / self.hw.tma_rate, tile=self.tile("o", w))
         yield self.env.timeout(self.hw.tma_latency_clk)

@@ -37,8 +37,9 @@ class GemmCTA(CTA):
         a_bytes = cfg.block_m * cfg.block_k * self.el
         b_bytes = cfg.block_k * cfg.block_n * self.el
         ring.full[s].expect(a_bytes + b_bytes)
-        self.tma_copy(actor, "load A", a_bytes, ring.full[s], self.tile("ab", i))
-        self.tma_copy(actor, "load B", b_bytes, ring.full[s], self.tile("ab", i))
+        lat = self.hw.gemm_tma_latency_clk
+        self.tma_copy(actor, "load A", a_bytes, ring.full[s], self.tile("ab", i), lat)
+        self.tma_copy(actor, "load B", b_bytes, ring.full[s], self.tile("ab", i), lat)
 
     # --- compute -------------------------------------------------------------------------------
     def mma(self, w: int, i: int):
@@ -52,7 +53,7 @@ class GemmCTA(CTA):
         elems = self.rows * cfg.block_n
         yield from self.fma.run(self.wg(w), "epilogue", elems / hw.fma_lanes_per_clk,
                                 tile=self.tile("c", t))
-        yield from self.tma.run(self.wg(w), "store C", elems * self.el / hw.l2_bytes_per_clk_per_sm,
+        yield from self.tma.run(self.wg(w), "store C", elems * self.el / hw.tma_rate,
                                 tile=self.tile("c", t))
 
     def mainloop(self, w: int, t: int, refill=None, issued_all=None):
@@ -66,6 +67,7 @@ class GemmCTA(CTA):
             i = self.index(t, kb)
             yield from self.acquire(self.wg(w), self.ab, i)
             pending.append((i, self.mma(w, i)))
+            yield self.env.timeout(self.hw.wgmma_issue_clk * self.wgmma_count(self.rows, self.cfg.block_k))
             if issued_all and kb == self.k_blocks - 1:
                 issued_all()
             while len(pending) > in_flight:
