@@ -67,7 +67,7 @@ KERNELS = {
     "gemm_ws_pingpong": {"workload": "gemm", "variant": "ws_pingpong", "shape": (8192, 8192, 8192),
                          "full": (8192, 8192, 8192), "buffer": SEGMENT * 3},
 }
-# Where the model misses (sim/fidelity.py's KNOWN_MISSES): shallow rings whose refills the
+# Where the model misses (tests/model/test_fidelity.py KNOWN_MISSES, before run Q1): shallow rings whose refills the
 # consumers wait for, and the in-line kernels (no producer: warps 0 and 4 are the two 64-row
 # halves of the one compute partition). Recorded on request (`--only`), not by default.
 PROBES = {

@@ -81,8 +81,11 @@ def trace_clock(summary: dict) -> ClockPoint:
 
 
 def clock_points() -> list[ClockPoint]:
-    traced = sorted(TRACES.glob("*.summary.json"))
-    return [micro_clock()] + [trace_clock(json.loads(p.read_text())) for p in traced]
+    """The microbenchmark's clock and each traced kernel's; a trace recorded without its
+    kernel's time (``kernels.trace --no-timing``: the probes of run Q1) gives no clock."""
+    traced = [json.loads(p.read_text()) for p in sorted(TRACES.glob("*.summary.json"))]
+    return [micro_clock()] + [trace_clock(s) for s in traced
+                              if "full_shape" in s.get("timing", {})]
 
 
 def fit_power_cap(points: list[ClockPoint], exponent: int = 1) -> tuple[PowerCap, list[float]]:
