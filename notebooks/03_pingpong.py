@@ -158,7 +158,7 @@ if res is not None:
 # %% [markdown]
 # A tie, not a win. At 8192³ the two are within 0.1% in one run and 1.6% apart in another; at
 # K = 1024–2048 pingpong was ahead by 1–2% in one run and behind by up to 5% in the next
-# (`kernels/NOTES.md`, runs P1 and P2), where the model above promised 2% ahead at K = 1024.
+# (`kernels/NOTES.md`, runs P1 and P2), where the model above promises 3% ahead at K = 1024.
 # (8192×4096×16384 is behind for another reason: 1376 tiles of 192×128 are 10.4 per SM, so the
 # last round runs 42% full.) Pingpong does hide the epilogue — by the traces' cycle
 # counts it needs about 3% fewer clocks than `ws` for the same GEMM — but every one of these rows

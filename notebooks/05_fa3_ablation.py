@@ -153,11 +153,11 @@ else:
 # tiles, orders every pair the same way. The card does not run at a fixed clock: it sits at its
 # 700 W power cap, and the model gives each kernel the clock its own activity allows (tensor
 # cores busy, bytes through L2: `PowerCap` in `sim/hardware.py`, fitted to six clocks measured
-# under load): 1.45-1.7 GHz for these kernels, 1.3 GHz for a full GEMM. `ws`,
-# `ws_pingpong` and `overlap` come within 10 % of what was measured; `fa3` is 9-11 % fast, the
-# in-line `sequential` and `pipelined` kernels 14-18 % slow (what each miss points at:
-# `sim/README.md`, "Against the machine"; `python -m sim fidelity` lists every kernel, its error
-# and its clock).
+# under load): 1.45-1.7 GHz for these kernels, 1.3 GHz for a full GEMM. `sequential`, `ws`,
+# `ws_pingpong` and `overlap` come within 10 % of what was measured; `fa3` is 14-16 % fast and
+# the in-line `pipelined` 17 % slow (what each miss points at, and what the traces of run Q1
+# ruled out: `sim/README.md`, "Against the machine"; `python -m sim fidelity` lists every
+# kernel, its error and its clock).
 
 # %% [markdown]
 # ## Proton timelines: the model's lanes under the machine's (issue 5)
