@@ -78,6 +78,8 @@ PROBES = {
                              "buffer": SEGMENT * 2},
     "attention_pipelined": {**KERNELS["attention_ws"], "variant": "pipelined", "warps": "0,4",
                             "buffer": SEGMENT * 2},
+    "attention_overlap": {**KERNELS["attention_ws"], "variant": "overlap", "warps": "0,4",
+                          "buffer": SEGMENT * 2},
 }
 # The scope that starts an iteration: a K/V block (attention) or a k-step (GEMM).
 ITERATION = {"attention": "QK", "gemm": "MMA"}

@@ -71,6 +71,9 @@ for step in "$@"; do
   miss_trace)
     TAIL=40 step_run miss_trace 330 python3 -m kernels.trace --no-timing --out "$OUT/traces" --only \
       gemm_ws_s2 gemm_ws_pingpong_s2 gemm_ws_pingpong_s3 attention_sequential attention_pipelined ;;
+  probe_clock)  # the probes again with their time (a clock point each), and the in-line overlap
+    TAIL=40 step_run probe_clock 400 python3 -m kernels.trace --out "$OUT/traces" --only \
+      gemm_ws_s2 gemm_ws_pingpong_s2 gemm_ws_pingpong_s3 attention_overlap attention_pipelined ;;
   l2_probe)
     # keep only the metrics this ncu knows (an unknown one fails the whole run)
     ncu --query-metrics --chip gh100 > "$OUT/ncu_metrics.txt" 2>&1
