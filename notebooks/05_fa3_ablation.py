@@ -152,12 +152,12 @@ else:
 # `fa3` stands beside cuDNN (0.97-0.99×) at 1.64× the FA2 kernel. The model, run at the same
 # tiles, orders every pair the same way. The card does not run at a fixed clock: it sits at its
 # 700 W power cap, and the model gives each kernel the clock its own activity allows (tensor
-# cores busy, bytes through L2: `PowerCap` in `sim/hardware.py`, fitted to six clocks measured
-# under load): 1.45-1.7 GHz for these kernels, 1.3 GHz for a full GEMM. `sequential`, `ws`,
-# `ws_pingpong` and `overlap` come within 10 % of what was measured; `fa3` is 14-16 % fast and
-# the in-line `pipelined` 17 % slow (what each miss points at, and what the traces of run Q1
-# ruled out: `sim/README.md`, "Against the machine"; `python -m sim fidelity` lists every
-# kernel, its error and its clock).
+# cores busy, bytes through L2, the softmax's exps: `PowerCap` in `sim/hardware.py`, fitted to
+# eleven clocks measured under load): 1.35-1.77 GHz for these kernels, 1.3 GHz for a full GEMM.
+# `sequential`, `ws`, `ws_pingpong` and `overlap` come within 10 % of what was measured, `fa3`
+# 8-10 % fast, the in-line `pipelined` 14 % slow (what each miss points at, and what the traces
+# of runs Q1-Q2 ruled out: `sim/README.md`, "Against the machine"; `python -m sim fidelity`
+# lists every kernel, its error and its clock).
 
 # %% [markdown]
 # ## Proton timelines: the model's lanes under the machine's (issue 5)

@@ -42,6 +42,7 @@ class ClockPoint:
     l2_bytes_per_clk: float     # L2 <-> shared memory bytes per clock per SM
     clock_hz: float
     source: str
+    exps_per_clk: float = 0.0   # softmax exps per clock per SM (attention)
 
 
 def micro_clock(path: Path = MICRO) -> ClockPoint:
@@ -68,16 +69,18 @@ def trace_clock(summary: dict) -> ClockPoint:
         period = summary["tile_period_clk"]
         cycles = math.ceil(tiles / SMS) * period / per_period     # the SMs with the most tiles
         seconds = summary["timing"]["traced_shape"]["scoped_ms"] * 1e-3
+        exps = 0
     else:
         B, H, S, D = summary["timing"]["full_shape"]["shape"]
         flops = 4 * tile["BM"] * tile["BN"] * D                  # Q·Kᵀ and P·V of one block
+        exps = tile["BM"] * tile["BN"]                           # the block's scores
         nbytes = 2 * tile["BN"] * D * 2                          # K and V of one block
         period = summary["period_clk"]
         waves = math.ceil(B * H * math.ceil(S / tile["BM"]) / SMS)
         cycles = waves * summary["cta_span_clk"]                 # one CTA per SM at a time
         seconds = summary["timing"]["full_shape"]["scoped_ms"] * 1e-3
     return ClockPoint(name, flops / TENSOR_FLOP_PER_CLK / period, nbytes / period,
-                      cycles / seconds, f"traces/{name}.summary.json")
+                      cycles / seconds, f"traces/{name}.summary.json", exps / period)
 
 
 def clock_points() -> list[ClockPoint]:
@@ -89,10 +92,10 @@ def clock_points() -> list[ClockPoint]:
 
 
 def fit_power_cap(points: list[ClockPoint], exponent: int = 1) -> tuple[PowerCap, list[float]]:
-    """Least squares of f^-exponent (ns) on (1, u, b); exponent 1 is `PowerCap`'s form. Returns
-    the fit (for exponent 1; else its coefficients scaled to ns at 1 GHz) and each point's clock
-    as the fit has it."""
-    a = np.array([[1.0, p.tensor_util, p.l2_bytes_per_clk] for p in points])
+    """Least squares of f^-exponent (ns) on (1, u, b, e); exponent 1 is `PowerCap`'s form.
+    Returns the fit (for exponent 1; else its coefficients scaled to ns at 1 GHz) and each
+    point's clock as the fit has it."""
+    a = np.array([[1.0, p.tensor_util, p.l2_bytes_per_clk, p.exps_per_clk] for p in points])
     y = np.array([(1e9 / p.clock_hz) ** exponent for p in points])
     coef = np.linalg.lstsq(a, y, rcond=None)[0]
     fitted = [1e9 / v ** (1 / exponent) for v in a @ coef]
@@ -103,13 +106,13 @@ def print_power_cap() -> PowerCap:
     points = clock_points()
     cap, fitted = fit_power_cap(points)
     _, cubic = fit_power_cap(points, exponent=3)
-    print(f"{'point':24s} {'tensor u':>8s} {'L2 B/clk':>8s} {'measured':>9s} {'fit':>6s} "
-          f"{'1/f³ fit':>8s}  source")
+    print(f"{'point':24s} {'tensor u':>8s} {'L2 B/clk':>8s} {'exp/clk':>7s} {'measured':>9s} "
+          f"{'fit':>6s} {'1/f³ fit':>8s}  source")
     for p, f, g in zip(points, fitted, cubic):
-        print(f"{p.name:24s} {p.tensor_util:8.3f} {p.l2_bytes_per_clk:8.1f} "
+        print(f"{p.name:24s} {p.tensor_util:8.3f} {p.l2_bytes_per_clk:8.1f} {p.exps_per_clk:7.2f} "
               f"{p.clock_hz / 1e9:7.3f} G {f / 1e9:6.3f} {g / 1e9:8.3f}  {p.source}")
     print(f"\nPowerCap(base_ns={cap.base_ns:.4f}, tensor_ns={cap.tensor_ns:.4f}, "
-          f"l2_ns_per_byte={cap.l2_ns_per_byte:.6f})")
+          f"l2_ns_per_byte={cap.l2_ns_per_byte:.6f}, exp_ns={cap.exp_ns:.5f})")
     return cap
 
 TARGETS = {"fa3": 661.0, "ws_pingpong": 582.0, "overlap": 570.0}     # FA3 tab. 2, TFLOPs/s

@@ -27,20 +27,24 @@ class PowerCap:
     """The SM clock a kernel holds under the board's power limit, from what it keeps busy.
 
     At the limit, power = clock × energy per clock, so the length of one clock is linear in the
-    activity per clock: 1/f = ``base_ns`` + ``tensor_ns``·u + ``l2_ns_per_byte``·b, where u is the
-    tensor cores' busy fraction and b the bytes per clock per SM that the copy engine moves
-    between L2 and shared memory. ``base_ns`` is everything a busy SM burns whatever it runs
-    (schedulers, register files, the softmax's ALU work, HBM): one term, because our
+    activity per clock: 1/f = ``base_ns`` + ``tensor_ns``·u + ``l2_ns_per_byte``·b +
+    ``exp_ns``·e, where u is the tensor cores' busy fraction, b the bytes per clock per SM that
+    the copy engine moves between L2 and shared memory, and e the exps per clock per SM (the
+    softmax: its exps and the FMA-pipe work around each). ``base_ns`` is everything a busy SM
+    burns whatever it runs (schedulers, register files, HBM): one term, because our
     measurements cannot split it. Energy per clock at fixed voltage is the simplest form that
-    fits; with voltage scaling as f, 1/f³ linear in the activity fits the same points as well
-    (sim/calibrate.py prints both), so the data do not tell the two apart.
+    fits; with voltage scaling as f, 1/f³ linear in the activity fits the same points about as
+    well (sim/calibrate.py prints both), so the data do not tell the two apart.
     """
     base_ns: float
     tensor_ns: float
     l2_ns_per_byte: float
+    exp_ns: float = 0.0
 
-    def clock_hz(self, tensor_util: float, l2_bytes_per_clk: float, ceiling_hz: float) -> float:
-        ns = self.base_ns + self.tensor_ns * tensor_util + self.l2_ns_per_byte * l2_bytes_per_clk
+    def clock_hz(self, tensor_util: float, l2_bytes_per_clk: float, ceiling_hz: float,
+                 exps_per_clk: float = 0.0) -> float:
+        ns = (self.base_ns + self.tensor_ns * tensor_util + self.l2_ns_per_byte * l2_bytes_per_clk
+              + self.exp_ns * exps_per_clk)
         return min(ceiling_hz, 1e9 / ns)
 
 
@@ -208,7 +212,8 @@ H200_MEASURED = {
     # A GEMM's operand copies, issue to landed, from the traced refills of run Q1
     # (kernels.trace.hand_off_summary: the producer's `TMA issue` end to the consumer passing
     # `full`, medians over 54-133 k refills): ws s2 1506 clk for 48 KiB, pingpong s2 1419 and s3
-    # 1437 for 40 KiB — the same at every ring depth, so not a queue that load builds. Less the
+    # 1437 for 40 KiB (run Q2 again: 1507, 1426, 1383; the committed traces are Q2's) — the same
+    # at every ring depth, so not a queue that load builds. Less the
     # bytes at the link rate and the consumer's wake-up (mbarrier_clk): 996-1014, against 349 for
     # an L2 hit and 884-950 for an idle HBM read (h200-micro.json). Nsight Compute has the GEMMs
     # reading 1.45-1.49 GB from DRAM, 5.5× A and B (h200-l2.json): the operands stream from HBM.
@@ -221,10 +226,12 @@ H200_MEASURED = {
     # every results file's environment. (The microbenchmark's clock under a bare wgmma stream,
     # which `with_measurements` takes as clock_hz, is one of the points PowerCap is fitted to.)
     "clock_hz": 1.98e9,
-    # at the 700 W limit (nvidia-smi power.limit): the line `python -m sim.calibrate` fits
-    # through six clocks measured under load (a wgmma stream, the three traced attention
-    # kernels, the two traced GEMMs; within 2 % of each)
-    "power_cap": PowerCap(base_ns=0.4982, tensor_ns=0.1487, l2_ns_per_byte=0.002609),
+    # at the 700 W limit (nvidia-smi power.limit): the plane `python -m sim.calibrate` fits
+    # through eleven clocks measured under load (a wgmma stream, five traced attention kernels,
+    # five traced GEMMs — the s2/s3 rings and in-line attention from runs Q1-Q2; within 3.2 % of
+    # each). Without the exps term, the s2 GEMMs sat 6 % under the line: the softmax burns power.
+    "power_cap": PowerCap(base_ns=0.4155, tensor_ns=0.2302, l2_ns_per_byte=0.002569,
+                          exp_ns=0.00772),
 }
 
 

@@ -75,10 +75,11 @@ def _makespan(times: list[float], slots: int) -> float:
     return end
 
 
-def activity(trace: Trace, clk: float, hw: Hardware) -> tuple[float, float]:
-    """(tensor cores' busy fraction, L2 bytes per clock) of one simulated SM over `clk`."""
+def activity(trace: Trace, clk: float, hw: Hardware) -> tuple[float, float, float]:
+    """(tensor cores' busy fraction, L2 bytes per clock, exps per clock) of one simulated SM
+    over `clk`."""
     util = trace.utilization(clk)
-    return util["tensor"], util["tma"] * hw.tma_rate
+    return util["tensor"], util["tma"] * hw.tma_rate, util["sfu"] * hw.sfu_exp_per_clk
 
 
 def copy_rate(hw: Hardware, tma_busy: float) -> float:
@@ -100,8 +101,11 @@ def clocked(hw: Hardware, steady) -> Hardware:
     for _ in range(CLOCK_ROUNDS):
         at = hw.with_(clock_hz=clock, tma_bytes_per_clk=rate)
         clk, trace = steady(at)
-        new_clock = (hw.power_cap.clock_hz(*activity(trace, clk, at), ceiling)
-                     if hw.power_cap else clock)
+        if hw.power_cap:
+            tensor, l2_bytes, exps = activity(trace, clk, at)
+            new_clock = hw.power_cap.clock_hz(tensor, l2_bytes, ceiling, exps)
+        else:
+            new_clock = clock
         new_rate = copy_rate(at, trace.utilization(clk)["tma"]) if link else None
         settled = abs(new_clock - clock) <= CLOCK_SETTLED * clock and (
             rate is None or abs(new_rate - rate) <= CLOCK_SETTLED * rate)

@@ -23,17 +23,13 @@ PAIRS = [(w, a, b) for w, best in LADDERS.items() for a, b in combinations(sorte
 # What the model does not place yet (sim/README.md, "Against the machine"), by (workload, kernel,
 # shape): each is off by more than 10% in the committed data.
 KNOWN_MISSES = {
-    # The in-line pipelined GEMM at 2 slots, bf16: 11.6 % slow (fp16 9.6 %, ws s2 7.5-9 %). The
-    # s2 kernels' cycles match the traced hand-off (run Q1), but their clock comes from a power
-    # cap fitted only to kernels that keep the tensor cores busy; no s2 kernel's clock is measured.
-    ("gemm", "pipelined s2 np", "8192×8192×8192 bfloat16"),
-    # In-line attention pipelined (one 8-warp partition, its two 64-row halves in lockstep): 17 %
+    # In-line attention pipelined (one 8-warp partition, its two 64-row halves in lockstep): 14 %
     # slow. Its trace (run Q1) has the two halves' softmaxes side by side in 1392-1492 clk, about
     # one warpgroup's alone; the model's serial rule makes them queue on the SFU and FMA pipe.
     ("attention", "pipelined s2", f"B{B} H{H} S{S} d{D}"),
-    # fa3: 14-16 % fast. Its loads are not the cause (the model's consumers now wait no longer for
-    # K and V than the traced ones); the traced chain per block is 17 % longer than the model's
-    # (kernels/NOTES.md, run Q1).
+    # fa3: 8-10 % fast (one of its two rows past 10 %). Its loads are not the cause (the model's
+    # consumers wait no longer for K and V than the traced ones); the traced chain per block is
+    # 17 % longer than the model's (kernels/NOTES.md, runs Q1-Q2).
     ("attention", "fa3 s2", f"B{B} H{H} S{S} d{D}"),
 }
 KEYS = sorted({(r.workload, r.label, r.shape) for r in ROWS if r.model is not None})
