@@ -67,9 +67,9 @@ KERNELS = {
     "gemm_ws_pingpong": {"workload": "gemm", "variant": "ws_pingpong", "shape": (8192, 8192, 8192),
                          "full": (8192, 8192, 8192), "buffer": SEGMENT * 3},
 }
-# Where the model misses (tests/model/test_fidelity.py KNOWN_MISSES, before run Q1): shallow rings whose refills the
-# consumers wait for, and the in-line kernels (no producer: warps 0 and 4 are the two 64-row
-# halves of the one compute partition). Recorded on request (`--only`), not by default.
+# Where the model missed (runs Q1-Q2): shallow rings whose refills the consumers wait for, and
+# the in-line kernels (no producer: warps 0 and 4 are the two 64-row halves of the one compute
+# partition). Recorded on request (`--only`), not by default.
 PROBES = {
     "gemm_ws_s2": {**KERNELS["gemm_ws"], "variant": "ws", "stages": 2},
     "gemm_ws_pingpong_s2": {**KERNELS["gemm_ws_pingpong"], "stages": 2},
@@ -81,6 +81,7 @@ PROBES = {
     "attention_overlap": {**KERNELS["attention_ws"], "variant": "overlap", "warps": "0,4",
                           "buffer": SEGMENT * 2},
 }
+ALL = {**KERNELS, **PROBES}
 # The scope that starts an iteration: a K/V block (attention) or a k-step (GEMM).
 ITERATION = {"attention": "QK", "gemm": "MMA"}
 
@@ -343,11 +344,22 @@ def load(name: str, where: Path = RESULTS) -> tuple[dict, dict]:
 
 # --- on the GPU --------------------------------------------------------------------------------
 def _mode(buffer: int, warps: str = SAMPLED_WARPS):
+    """Proton's mode: a global buffer of `buffer` bytes a CTA, the listed warps sampled."""
     import triton.profiler as proton
 
     # global buffer: the kernels leave little shared memory; one warp per warpgroup sampled
     return proton.mode.Default(buffer_type="global", buffer_size=buffer,
                                sampling_strategy="selective", sampling_options=warps)
+
+
+def _sampled(spec: dict) -> dict[int, str]:
+    """The roles this kernel's sampled warps play (the in-line kernels have no producer)."""
+    warps = {int(w) for w in spec.get("warps", SAMPLED_WARPS).split(",")}
+    return {w: r for w, r in ROLES.items() if w in warps}
+
+
+def _spec_mode(spec: dict):
+    return _mode(spec["buffer"], ",".join(str(w) for w in _sampled(spec)))
 
 
 def _runner(spec: dict, shape, profile: bool):
@@ -408,7 +420,7 @@ def overhead(spec: dict, shape, rounds: int = 2) -> dict:
 
     plain, _ = _runner(spec, shape, False)
     scoped, _ = _runner(spec, shape, True)
-    hook = InstrumentationHook(_mode(spec["buffer"], spec.get("warps", SAMPLED_WARPS)))
+    hook = InstrumentationHook(_spec_mode(spec))
 
     def time_scoped():
         hook.activate()
@@ -442,12 +454,11 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
     import torch
     import triton.profiler as proton
 
-    spec = {**KERNELS, **PROBES}[name]
+    spec = ALL[name]
     raw = out / f"{name}_proton"
     t0 = time.time()
     launch, check = _runner(spec, spec["shape"], True)
-    proton.start(str(raw), data="trace", backend="instrumentation",
-                 mode=_mode(spec["buffer"], spec.get("warps", SAMPLED_WARPS)))
+    proton.start(str(raw), data="trace", backend="instrumentation", mode=_spec_mode(spec))
     launch()
     torch.cuda.synchronize()
     proton.finalize()
@@ -488,7 +499,7 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
         "kernel": name, "workload": spec["workload"], "variant": spec["variant"],
         "traced_shape": list(spec["shape"]), "dtype": "float16", "causal": False,
         "tile": launch_tile(spec),
-        "sampled_warps": {str(w): r for w, r in ROLES.items()},
+        "sampled_warps": {str(w): r for w, r in _sampled(spec).items()},
         "buffer_bytes_per_cta": spec["buffer"], "rel_error_vs_torch": err,
         "timing": times, "trace_events_total": n_events,
         "trace_events_kept": len(trimmed["traceEvents"]), "seconds": round(time.time() - t0, 1),
@@ -505,7 +516,7 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, default=RESULTS)
-    p.add_argument("--only", nargs="*", choices=[*KERNELS, *PROBES], default=list(KERNELS))
+    p.add_argument("--only", nargs="*", choices=list(ALL), default=list(KERNELS))
     p.add_argument("--no-timing", action="store_true", help="traces only, no overhead timing")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

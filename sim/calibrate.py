@@ -4,10 +4,11 @@ Two fits, each printed so the choice can be checked:
 
 * **The power cap** (`PowerCap` in hardware.py), always: the clocks our H200 measured under load,
   each with the activity that drew it — a bare wgmma stream (the clock microbenchmark,
-  `%globaltimer`), the two traced GEMMs and the three traced attention kernels (cycles read off
-  the Proton trace over the kernel's time) — and a least-squares line 1/f = base + tensor·u +
-  l2·b through them. The activities are the measured ones (math over the traced period), not the
-  model's, so the fit does not lean on the model it calibrates.
+  `%globaltimer`) and every traced kernel recorded with its time (cycles read off the Proton
+  trace over the kernel's time; five GEMMs, five attention kernels) — and a least-squares plane
+  1/f = base + tensor·u + l2·b + exp·e through them. The activities are the measured ones (math,
+  bytes and exps over the traced period), not the model's, so the fit does not lean on the model
+  it calibrates.
 * **FA3 tab. 2** (``--tab2``, about a minute): ``wgmma_overhead_clk`` (on the `h100` preset it
   stands for the clock the paper's H100 held at its power cap), ``softmax_stall_per_elem`` (how
   long one warpgroup's softmax lasts against the other's GEMMs) and ``softmax_fma_per_elem`` (its
@@ -65,7 +66,8 @@ def trace_clock(summary: dict) -> ClockPoint:
         tiles = math.ceil(M / tile["BM"]) * math.ceil(N / tile["BN"])
         k_steps = math.ceil(K / tile["BK"])
         flops = per_period * 2 * tile["BM"] * tile["BN"] * K
-        nbytes = per_period * (k_steps * (tile["BM"] + tile["BN"]) * tile["BK"] + tile["BM"] * tile["BN"]) * 2
+        a_b = k_steps * (tile["BM"] + tile["BN"]) * tile["BK"]          # A and B in, C out
+        nbytes = per_period * (a_b + tile["BM"] * tile["BN"]) * 2
         period = summary["tile_period_clk"]
         cycles = math.ceil(tiles / SMS) * period / per_period     # the SMs with the most tiles
         seconds = summary["timing"]["traced_shape"]["scoped_ms"] * 1e-3

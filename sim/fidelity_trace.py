@@ -285,7 +285,7 @@ def main(argv=None) -> int:
     p.add_argument("--hardware", default="h200")
     a = p.parse_args(argv)
     hw = hardware.get(a.hardware)
-    for name in [*kt.KERNELS, *kt.PROBES]:     # the five kernels, then where the model missed
+    for name in kt.ALL:                       # the five kernels, then where the model missed
         if not (kt.RESULTS / f"{name}.summary.json").exists():
             print(f"{name}: no committed trace")
             continue

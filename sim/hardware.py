@@ -117,8 +117,8 @@ class Hardware:
     tma_bytes_per_clk: float | None = None
     # Issue to arrival of a GEMM's operand copies, which stream from HBM: every SM of a wave
     # touches the same k-slab of A and B at about the same moment, so the one fetch from DRAM
-    # holds up every box that needs it (None: `tma_latency_clk`, an L2 hit).
-    tma_hbm_latency_clk: float | None = None
+    # holds up every box that needs it. Presets with no measurement of it: the L2 hit's.
+    tma_hbm_latency_clk: float = 2 * 263.0
     # Cycles a warpgroup spends issuing one wgmma (descriptors, fences): the tensor pipe starts
     # on the first at once, but the warpgroup reaches its next instruction only after the last.
     wgmma_issue_clk: float = 0.0
@@ -153,10 +153,6 @@ class Hardware:
     def tma_rate(self) -> float:
         """Bytes per SM clock one SM's copies move at in this prediction."""
         return self.tma_bytes_per_clk or self.l2_bytes_per_clk_per_sm
-
-    @property
-    def gemm_tma_latency_clk(self) -> float:
-        return self.tma_hbm_latency_clk if self.tma_hbm_latency_clk is not None else self.tma_latency_clk
 
     def with_(self, **changes) -> Hardware:
         """A copy with some constants changed (for what-ifs and calibration)."""

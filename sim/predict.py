@@ -86,8 +86,8 @@ def copy_rate(hw: Hardware, tma_busy: float) -> float:
     """The copy rate the SMs settle at: each SM's link rate, unless the SMs together — each with
     its copy engine busy `tma_busy` of the time — would ask L2 for more than its share per SM;
     then what the share gives a copy engine that is busy that often."""
-    share = hw.l2_bytes_per_clk_per_sm
-    return min(hw.tma_link_bytes_per_clk, share / max(tma_busy, share / hw.tma_link_bytes_per_clk))
+    link, share = hw.tma_link_bytes_per_clk, hw.l2_bytes_per_clk_per_sm
+    return min(link, share / tma_busy) if tma_busy > 0 else link
 
 
 def clocked(hw: Hardware, steady) -> Hardware:

@@ -99,14 +99,10 @@ class CheckedCTA(AttentionCTA):
         self.copied[r].append(block)
         self.content[r][s] = (block, False)
 
-        def copy():
-            yield from self.tma.run(actor, op, nbytes / self.hw.l2_bytes_per_clk_per_sm, tile=tile)
-            yield self.env.timeout(self.hw.tma_latency_clk)
-            self.trace.mark(self.env.now, actor, f"landed {op}", tile)
+        def landed():
             if self.content[r][s] == (block, False):
                 self.content[r][s] = (block, True)
-            bar.complete_tx(nbytes)
-        self.env.process(copy())
+        return super().tma_copy(actor, op, nbytes, bar, tile, landed=landed)
 
     def _check_read(self, r: str, w: int, j: int) -> None:
         s = j % self.cfg.stages

@@ -10,7 +10,8 @@
 #   gemm_tests  the GEMM GPU tests, then their ConSan test in a step of its own    (issue 3)
 #   consan_probe each GEMM configuration of the ConSan test alone, timed            (issue 3)
 #   gemm_trace  a Proton timeline of the pingpong GEMM (the model's ground truth)  (issue 5)
-#   miss_trace  Proton timelines of the kernels the model misses (kernels.trace.PROBES)  (issue 5)
+#   probes      Proton timelines, with their time, of kernels.trace.PROBES (run Q1 recorded the
+#               first five without their time as `miss_trace`, run Q2 as `probe_clock`)  (issue 5)
 #   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel (issue 5)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
@@ -68,12 +69,9 @@ for step in "$@"; do
     done ;;
   gemm_trace)
     step_run gemm_trace 200 python3 -m kernels.trace --only gemm_ws_pingpong --out "$OUT/traces" ;;
-  miss_trace)
-    TAIL=40 step_run miss_trace 330 python3 -m kernels.trace --no-timing --out "$OUT/traces" --only \
-      gemm_ws_s2 gemm_ws_pingpong_s2 gemm_ws_pingpong_s3 attention_sequential attention_pipelined ;;
-  probe_clock)  # the probes again with their time (a clock point each), and the in-line overlap
-    TAIL=40 step_run probe_clock 400 python3 -m kernels.trace --out "$OUT/traces" --only \
-      gemm_ws_s2 gemm_ws_pingpong_s2 gemm_ws_pingpong_s3 attention_overlap attention_pipelined ;;
+  probes)
+    TAIL=40 step_run probes 450 python3 -m kernels.trace --out "$OUT/traces" --only \
+      $(python3 -c "from kernels.trace import PROBES; print(*PROBES)") ;;
   l2_probe)
     # keep only the metrics this ncu knows (an unknown one fails the whole run)
     ncu --query-metrics --chip gh100 > "$OUT/ncu_metrics.txt" 2>&1

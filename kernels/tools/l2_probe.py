@@ -4,7 +4,7 @@ clock it held.
 
     ncu --clock-control none -k regex:'^(sequential|pipelined|ws|ws_pingpong|overlap|fa3)_kernel'
         --metrics ... --csv --page raw --log-file ncu.csv python3 -m kernels.tools.l2_probe
-    python3 -m kernels.tools.l2_probe --parse ncu.csv --out l2_probe.json
+    python3 -m kernels.tools.l2_probe --parse ncu.csv --out l2_probe.json [--log NAME]
 
 The n-th profiled launch is the n-th line of ``CONFIGS``: each configuration is launched exactly
 once (its compile happens on the host before the launch), and checked against torch afterwards
@@ -25,6 +25,9 @@ CONFIGS = [  # (workload, variant, stages)
     ("attention", "sequential", 1), ("attention", "pipelined", 2), ("attention", "ws", 2),
     ("attention", "ws_pingpong", 2), ("attention", "overlap", 2), ("attention", "fa3", 2),
 ]
+WHAT = ("Nsight Compute, one launch of each kernel (kernels/tools/l2_probe.py; device_session.sh "
+        "l2_probe): --clock-control none, default cache control (L2 flushed before each launch), "
+        "GEMM 8192^3 fp16, attention B4 H16 S8448 d128 fp16; GPU, driver and versions in the log")
 GEMM_SHAPE = (8192, 8192, 8192)
 ATTN_SHAPE = (4, 16, 8448, 128)
 
@@ -53,13 +56,15 @@ def run() -> int:
         torch.cuda.synchronize()
         ok = err < 1e-2
         bad += not ok
-        print(f"launch {i} {workload} {variant} s{stages} rel_err {err:.1e} {'ok' if ok else 'BAD'}",
-              flush=True)
+        verdict = "ok" if ok else "BAD"
+        print(f"launch {i} {workload} {variant} s{stages} rel_err {err:.1e} {verdict}", flush=True)
     return 1 if bad else 0
 
 
 def parse(path: Path) -> list[dict]:
-    """ncu's raw CSV (one row per profiled launch) -> one dict per CONFIGS line."""
+    """ncu's raw CSV (one row per profiled launch) -> one dict per CONFIGS line, with the
+    metrics asked for (their totals, rates and percentages; not the per-unit avg/min/max nor
+    the device and launch attributes ncu adds to every row)."""
     lines = path.read_text().splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith('"ID"'))
     rows = list(csv.DictReader(lines[start:]))
@@ -71,11 +76,9 @@ def parse(path: Path) -> list[dict]:
         rec = {"workload": workload, "variant": variant, "stages": stages,
                "kernel": r.get("Kernel Name")}
         for key, val in r.items():
-            if "__" in key:
-                try:
-                    rec[key] = float(val.replace(",", ""))
-                except ValueError:
-                    rec[key] = val
+            asked = key.endswith((".sum", ".pct", ".avg.per_second"))
+            if asked and not key.startswith("profiler__"):            # not ncu's own bookkeeping
+                rec[key] = float(val.replace(",", ""))
         out.append(rec)
     return out
 
@@ -84,11 +87,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--parse", type=Path, help="ncu's CSV log to turn into JSON")
     p.add_argument("--out", type=Path)
+    p.add_argument("--log", default=None, help="where the run's logs are committed")
     args = p.parse_args(argv)
     if not args.parse:
         return run()
     recs = parse(args.parse)
-    text = json.dumps(recs, indent=1)
+    text = json.dumps({"what": WHAT, "log": args.log, "rows": recs}, indent=1)
     if args.out:
         args.out.write_text(text)
     for r in recs:

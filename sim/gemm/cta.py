@@ -37,7 +37,7 @@ class GemmCTA(CTA):
         a_bytes = cfg.block_m * cfg.block_k * self.el
         b_bytes = cfg.block_k * cfg.block_n * self.el
         ring.full[s].expect(a_bytes + b_bytes)
-        lat = self.hw.gemm_tma_latency_clk
+        lat = self.hw.tma_hbm_latency_clk                 # operands stream from HBM
         self.tma_copy(actor, "load A", a_bytes, ring.full[s], self.tile("ab", i), lat)
         self.tma_copy(actor, "load B", b_bytes, ring.full[s], self.tile("ab", i), lat)
 
@@ -67,7 +67,8 @@ class GemmCTA(CTA):
             i = self.index(t, kb)
             yield from self.acquire(self.wg(w), self.ab, i)
             pending.append((i, self.mma(w, i)))
-            yield self.env.timeout(self.hw.wgmma_issue_clk * self.wgmma_count(self.rows, self.cfg.block_k))
+            issuing = self.wgmma_count(self.rows, self.cfg.block_k) * self.hw.wgmma_issue_clk
+            yield self.env.timeout(issuing)           # before this warpgroup's next instruction
             if issued_all and kb == self.k_blocks - 1:
                 issued_all()
             while len(pending) > in_flight:

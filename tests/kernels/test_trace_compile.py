@@ -63,12 +63,12 @@ def instrumented():
 
 
 def compile_kernel(name: str, profile: bool):
-    spec = {**trace.KERNELS, **trace.PROBES}[name]
+    spec = trace.ALL[name]
     if spec["workload"] == "attention":
         cfg = aconfig(spec["variant"], 128, stages=spec.get("stages"))
         return acommon.compile_sm90(AK[spec["variant"]], cfg, torch.float16, False, profile=profile)
-    return gcommon.compile_sm90(GK[spec["variant"]], gconfig(spec["variant"], stages=spec.get("stages")),
-                                torch.float16, profile=profile)
+    cfg = gconfig(spec["variant"], stages=spec.get("stages"))
+    return gcommon.compile_sm90(GK[spec["variant"]], cfg, torch.float16, profile=profile)
 
 
 SCOPES = {"attention_ws": {"wait K", "QK", "softmax", "wait V", "PV", "wait slot", "TMA issue"},
@@ -84,7 +84,8 @@ def clock_reads(ptx: str) -> int:
     return len(re.findall(r"%clock|%globaltimer", ptx))
 
 
-@pytest.mark.parametrize("name", list(trace.KERNELS) + ["attention_sequential", "attention_pipelined"])
+@pytest.mark.parametrize("name", [*trace.KERNELS, "attention_sequential", "attention_pipelined",
+                                  "attention_overlap"])
 def test_flag_off_is_the_shipped_kernel(name):
     """Default (PROFILE off) and an explicit off compile to the same PTX, with no clock reads —
     even while Proton's passes are on."""
@@ -94,7 +95,7 @@ def test_flag_off_is_the_shipped_kernel(name):
         ptx_session = compile_kernel(name, False).asm["ptx"]
     assert clock_reads(ptx_session) == 0
     # the default-argument kernel is the same kernel: PTX equal up to the source-line records
-    spec = {**trace.KERNELS, **trace.PROBES}[name]
+    spec = trace.ALL[name]
     if spec["workload"] == "attention":
         k = acommon.compile_sm90(AK[spec["variant"]], aconfig(spec["variant"], 128))
     else:
