@@ -12,6 +12,7 @@
 #   gemm_trace  a Proton timeline of the pingpong GEMM (the model's ground truth)  (issue 5)
 #   probes      Proton timelines, with their time, of kernels.trace.PROBES (run Q1 recorded the
 #               first five without their time as `miss_trace`, run Q2 as `probe_clock`)  (issue 5)
+#   issue       wgmma issue microbenchmark: issue cost, queue depth, SS vs RS      (issue 5)
 #   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel (issue 5)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
@@ -72,6 +73,8 @@ for step in "$@"; do
   probes)
     TAIL=40 step_run probes 450 python3 -m kernels.trace --out "$OUT/traces" --only \
       $(python3 -c "from kernels.trace import PROBES; print(*PROBES)") ;;
+  issue)
+    TAIL=30 step_run issue 200 python3 -m kernels.micro.issue --out "$OUT" ;;
   l2_probe)
     # keep only the metrics this ncu knows (an unknown one fails the whole run)
     ncu --query-metrics --chip gh100 > "$OUT/ncu_metrics.txt" 2>&1
