@@ -143,7 +143,9 @@ def queue_summary(row: dict) -> dict:
 # like attention's (8 instructions: Q·Kᵀ over a 128-wide head, P·V over a 128-row block).
 CONFIGS = [(128, 16, 24, m, w) for w in (1, 2) for m in (0, 1, 2)] + \
           [(64, 16, 32, 0, 1), (256, 16, 16, 0, 1), (256, 16, 16, 1, 1)] + \
-          [(128, 128, 6, m, w) for w in (1, 2) for m in (0, 1, 2)]
+          [(128, 128, 6, m, w) for w in (1, 2) for m in (0, 1, 2)] + \
+          [(n, kg, 6, m, w) for n, kg in ((256, 64), (128, 64), (64, 128)) for m in (0, 1)
+           for w in (1, 2)]
 
 
 def main(argv=None) -> int:
