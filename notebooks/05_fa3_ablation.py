@@ -154,10 +154,11 @@ else:
 # 700 W power cap, and the model gives each kernel the clock its own activity allows (tensor
 # cores busy, bytes through L2, the softmax's exps: `PowerCap` in `sim/hardware.py`, fitted to
 # eleven clocks measured under load): 1.35-1.77 GHz for these kernels, 1.3 GHz for a full GEMM.
-# `sequential`, `ws`, `ws_pingpong` and `overlap` come within 10 % of what was measured, `fa3`
-# 8-10 % fast, the in-line `pipelined` 14 % slow (what each miss points at, and what the traces
-# of runs Q1-Q2 ruled out: `sim/README.md`, "Against the machine"; `python -m sim fidelity`
-# lists every kernel, its error and its clock).
+# `sequential`, `ws`, `ws_pingpong` and `fa3` (7-9 % fast) come within 10 % of what was
+# measured, the in-line `pipelined` and `overlap` 15 % and 11 % slow: the two halves of their
+# one 8-warp partition run their softmaxes side by side faster than the model lets them (what
+# each miss points at, and what runs Q1-Q3 ruled out: `sim/README.md`, "Against the machine";
+# `python -m sim fidelity` lists every kernel, its error and its clock).
 
 # %% [markdown]
 # ## Proton timelines: the model's lanes under the machine's (issue 5)
@@ -167,8 +168,10 @@ else:
 # waits, QKᵀ, softmax, PV) and committed one CTA's worth of each trace
 # (`kernels/results/traces/`). Below, the measured lanes of `fa3` on top, the model's at the same
 # tile underneath, on one axis of SM clocks; then, per role, the share of time in each scope,
-# measured against the model. Look at QKᵀ: on the H200 the scores come back in ~700-850 clocks,
-# in the model in ~1600 — its tensor core serves the two warpgroups' queued GEMMs in turn.
+# measured against the model. Look at QKᵀ: on the H200 that scope (issue Q·K_jᵀ and
+# P_{j-1}·V_{j-1}, wait for the scores) lasts ~700-850 clocks, in the model ~620: the warpgroup
+# gets its next instruction back only once the tensor core's queue, 7 instructions deep, has
+# taken its last P·V (run Q3, `kernels/micro/issue.py`).
 
 # %%
 from kernels.trace import RESULTS, load

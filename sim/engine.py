@@ -40,33 +40,77 @@ class Unit:
 
 
 class TensorCore:
-    """The SM's tensor cores: each warpgroup queues its wgmmas; the pipe serves the warpgroups that
-    have work queued in turn, one instruction each.
+    """The SM's tensor cores: the warpgroups issue wgmmas into one queue; the pipe serves the
+    warpgroups that have work queued in turn, one instruction each.
 
-    `issue` is wgmma.mma_async: it queues a whole group and returns at once with the event that
-    fires `latency` after the group's last instruction (what `warpgroup_mma_wait` waits for). A
-    group alone runs back to back. Two groups in flight at once share the pipe instruction by
+    `issue` is wgmma.mma_async for a whole group: it returns at once with the event that fires
+    `latency` after the group's last instruction (what `warpgroup_mma_wait` waits for), and the
+    warpgroup's instructions enter the queue one by one behind its earlier ones. Each costs the
+    issuing warpgroup `issue_clk` (two warpgroups issue side by side), and none enters while
+    `depth` instructions of any warpgroup are queued or running: the warpgroup
+    gets its next instruction back (`issued`) only once the pipe has taken its last wgmma — so a
+    softmax written after two groups starts when the second is in, not when the first is done.
+    A group alone runs back to back. Two groups in flight at once share the pipe instruction by
     instruction, so *both* finish late — the collision that pingpong's turns avoid (FA3 §3.1).
     """
 
-    def __init__(self, env: simpy.Environment, trace: Trace, latency: float, name: str = "tensor"):
-        self.env, self.trace, self.latency, self.name = env, trace, latency, name
+    def __init__(self, env: simpy.Environment, trace: Trace, latency: float, name: str = "tensor",
+                 depth: int | None = None):
+        if depth is not None and depth < 1:
+            raise ValueError(f"tensor core: the wgmma queue holds >= 1 instruction, got {depth}")
+        self.env, self.trace, self.latency, self.name, self.depth = env, trace, latency, name, depth
         self._queues: dict[str, deque] = {}
         self._order: deque[str] = deque()           # actors with queued work, in serving order
         self._wake = env.event()
+        self._in_flight = 0                         # entered the queue, not yet finished
+        self._slot = env.event()                    # fires when an instruction finishes
+        self._issuing: dict[str, simpy.events.Event] = {}
         env.process(self._serve())
 
-    def issue(self, actor: str, op: str, count: int, clk: float, work: float, tile=None):
-        """Queue `count` instructions of `clk` cycles each (`work` of them math)."""
+    def issue(self, actor: str, op: str, count: int, clk: float, work: float, tile=None,
+              issue_clk: float = 0.0, mma_sync: bool = False):
+        """Queue `count` instructions of `clk` cycles each (`work` of them math), each costing
+        the issuer `issue_clk`. `mma_sync` (FA2's warp-synchronous path) bypasses wgmma's queue."""
         done = self.env.event()
         group = {"left": count, "done": done}
+        items = [(op, clk, work, tile, group)] * count
+        if mma_sync or (self.depth is None and not issue_clk):
+            self._enter(actor, items)               # an unbounded queue takes the group at once
+        else:
+            after = self._issuing.get(actor)
+            self._issuing[actor] = self.env.process(self._issue(actor, items, issue_clk, after))
+        return done
+
+    def issued(self, actor: str):
+        """The event the issuing warpgroup's next instruction waits for: its last wgmma taken."""
+        ev = self._issuing.get(actor)
+        if ev is None:
+            ev = self.env.event()
+            ev.succeed()
+        return ev
+
+    def _issue(self, actor, items, issue_clk, after):
+        if after is not None:
+            yield after                             # a warpgroup's wgmmas enter in program order
+        t0 = self.env.now
+        for item in items:
+            while self.depth is not None and self._in_flight >= self.depth:
+                yield self._slot
+            self._in_flight += 1                    # its place in the queue, held while it issues
+            yield self.env.timeout(issue_clk)
+            self._enter(actor, [item], counted=True)
+        if self.env.now > t0:
+            self.trace.wait(actor, "wgmma issue", t0, self.env.now)
+
+    def _enter(self, actor, items, counted=False):
+        if not counted:
+            self._in_flight += len(items)
         q = self._queues.setdefault(actor, deque())
         if not q and actor not in self._order:
             self._order.append(actor)
-        q.extend([(op, clk, work, tile, group)] * count)
+        q.extend(items)
         if not self._wake.triggered:
             self._wake.succeed()
-        return done
 
     def _serve(self):
         while True:
@@ -82,6 +126,9 @@ class TensorCore:
             start = self.env.now
             yield self.env.timeout(clk)
             self.trace.busy(actor, self.name, op, start, self.env.now, tile, work)
+            self._in_flight -= 1
+            slot, self._slot = self._slot, self.env.event()
+            slot.succeed()
             group["left"] -= 1
             if group["left"] == 0:
                 self.env.timeout(self.latency).callbacks.append(

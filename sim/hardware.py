@@ -119,9 +119,16 @@ class Hardware:
     # touches the same k-slab of A and B at about the same moment, so the one fetch from DRAM
     # holds up every box that needs it. Presets with no measurement of it: the L2 hit's.
     tma_hbm_latency_clk: float = 2 * 263.0
-    # Cycles a warpgroup spends issuing one wgmma (descriptors, fences): the tensor pipe starts
-    # on the first at once, but the warpgroup reaches its next instruction only after the last.
+    # Cycles a warpgroup spends issuing one wgmma m64nNk16 of a group: `wgmma_issue_clk` +
+    # `wgmma_issue_clk_per_n`·N, and `wgmma_issue_rs_clk` more with A from registers (RS: P·V);
+    # and how many instructions the SM's tensor-core queue holds, the running one included
+    # (None: no limit). The warpgroup reaches its next instruction only once its last wgmma is
+    # in that queue. Not in the paper or a datasheet; measured on our H200 (the h200 preset;
+    # kernels/micro/issue.py).
     wgmma_issue_clk: float = 0.0
+    wgmma_issue_clk_per_n: float = 0.0
+    wgmma_issue_rs_clk: float = 0.0
+    wgmma_queue_depth: int | None = None
     # mbarrier arrive → the waiting warp sees the phase flip (one smem round trip + wake-up).
     mbarrier_clk: float = 2 * 29.0        # arXiv 2402.13499 tab. IV smem latency, twice
     # A wait on a phase that has already completed: one try_wait probe. Not in the paper;
@@ -214,10 +221,17 @@ H200_MEASURED = {
     # an L2 hit and 884-950 for an idle HBM read (h200-micro.json). Nsight Compute has the GEMMs
     # reading 1.45-1.49 GB from DRAM, 5.5× A and B (h200-l2.json): the operands stream from HBM.
     "tma_hbm_latency_clk": 1003.0,
-    # the traced `MMA` scope of the s2 GEMMs, where the group it waits for finished long before:
-    # 411 clk to issue pingpong's 12 wgmmas a k-step, 194 for ws's 4 → 27 clk per wgmma (and
-    # 86 for the wait, the arrive and the scope's own clock reads)
-    "wgmma_issue_clk": 27.0,
+    # kernels/micro/issue.py, run Q3 (h200-issue.json): one warpgroup's first group of 4 or 8
+    # wgmmas, unblocked — 12.4, 18.0 and 29.8 clk per SS instruction at N 64, 128, 256, 10.75
+    # more per RS one (`issue.constants`, a least-squares fit within 8 clk of each row). A second
+    # warpgroup issuing at the same time does not slow the first (m64n128k16 ×4: 79 clk alone,
+    # 108 beside another, which its 8th instruction waiting for the queue explains).
+    "wgmma_issue_clk": 5.8,
+    "wgmma_issue_clk_per_n": 0.098,
+    "wgmma_issue_rs_clk": 10.75,
+    # the same run: once the queue is full, each issue returns when an instruction finishes,
+    # with 7 in flight (issued less finished at the pipe's rate), for 1 or 2 warpgroups, SS or RS
+    "wgmma_queue_depth": 7,
     # the boost clock, the ceiling under the power cap: nvidia-smi clocks.max, "1980 MHz" in
     # every results file's environment. (The microbenchmark's clock under a bare wgmma stream,
     # which `with_measurements` takes as clock_hz, is one of the points PowerCap is fitted to.)

@@ -139,6 +139,24 @@ def queue_summary(row: dict) -> dict:
     return {"issue_clk": early, "first_blocked_group": blocked, "in_flight_when_blocked": depth}
 
 
+def constants(rows: list[dict]) -> dict:
+    """The model's issue cost from the ok rows: per SS instruction ``a + b·N``, ``rs`` more with
+    A from registers — a least-squares fit to one warpgroup's first group of 4 or more
+    instructions, which returns before the queue is full. (The queue's depth is the model's to
+    fit: tests/model/test_wgmma_issue.py runs this benchmark in the model.)"""
+    import numpy as np
+
+    fit = [r for r in rows if r["ok"] and r["warpgroups"] == 1 and r["instr_per_group"] >= 4
+           and r["mode"] in ("SS", "RS")]
+    a = np.array([[r["instr_per_group"], r["instr_per_group"] * r["N"],
+                   r["instr_per_group"] * (r["mode"] == "RS")] for r in fit], float)
+    t = np.array([r["clk_after_issue"][0][0] for r in fit], float)
+    (base, per_n, rs), *_ = np.linalg.lstsq(a, t, rcond=None)
+    return {"wgmma_issue_clk": float(base), "wgmma_issue_clk_per_n": float(per_n),
+            "wgmma_issue_rs_clk": float(rs), "rows": len(fit),
+            "worst_fit_clk": float(np.abs(a @ [base, per_n, rs] - t).max())}
+
+
 # (N, KG, G, mode, warpgroups): the queue with single instructions (KG 16), then groups shaped
 # like attention's (8 instructions: Q·Kᵀ over a 128-wide head, P·V over a 128-row block).
 CONFIGS = [(128, 16, 24, m, w) for w in (1, 2) for m in (0, 1, 2)] + \

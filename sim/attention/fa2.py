@@ -20,7 +20,8 @@ def mma_sync(cta: AttentionCTA, op: str, n: int, k: int, smem_bytes: int, j: int
     hw, me = cta.hw, cta.wg(0)
     yield from cta.lsu.run(me, f"{op}: ldmatrix", smem_bytes / hw.smem_bytes_per_clk, tile=cta.tile("kv", j))
     math = 2 * cta.cfg.block_m * n * k / hw.tensor_flop_per_clk
-    yield cta.tensor.issue(me, op, 1, math / hw.mma_sync_fraction, math, cta.tile("kv", j))
+    yield cta.tensor.issue(me, op, 1, math / hw.mma_sync_fraction, math, cta.tile("kv", j),
+                           mma_sync=True)
 
 
 def consumer(cta: AttentionCTA):

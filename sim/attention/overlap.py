@@ -29,6 +29,7 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False):
             yield from cta.wait_turn(w, j)
         scores = cta.qk(w, j) if j < n else None                # S_j = Q K_jᵀ (async)
         out = cta.pv(w, j - 1) if j > 0 else None               # O += P_{j-1} V_{j-1} (async)
+        yield cta.issued(w)                                     # the pipe has taken both
         if turns:
             cta.turns.pass_on(w)                                # both queued: the next WG's turn
         if scores is not None:

@@ -31,6 +31,7 @@ def consumer(cta: AttentionCTA, w: int):
         turn += 1
         scores = cta.qk(w, k_block) if k_block is not None else None
         out = cta.pv(w, v_block) if v_block is not None else None
+        yield cta.issued(w)
         cta.turns.pass_on(w)
         return scores, out
 

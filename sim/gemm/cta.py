@@ -67,8 +67,7 @@ class GemmCTA(CTA):
             i = self.index(t, kb)
             yield from self.acquire(self.wg(w), self.ab, i)
             pending.append((i, self.mma(w, i)))
-            issuing = self.wgmma_count(self.rows, self.cfg.block_k) * self.hw.wgmma_issue_clk
-            yield self.env.timeout(issuing)           # before this warpgroup's next instruction
+            yield self.issued(w)                      # before this warpgroup's next instruction
             if issued_all and kb == self.k_blocks - 1:
                 issued_all()
             while len(pending) > in_flight:

@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
-from kernels.micro import common, mbar, run, tma, units, wgmma
+from kernels.micro import common, issue, mbar, run, tma, units, wgmma
 
 ONE_CTA = int(common.ONE_CTA_SMEM)  # > half an SM's shared memory: one CTA per SM
 
@@ -61,6 +61,31 @@ def test_wgmma_rate(N, wgs, wait, dtype):
     if N == 256 and wgs == 2:
         s = sass(k)
         assert count(s, rf"HGMMA\.64x{N}x16\.F32") == 8, "8 back-to-back wgmmas per loop body"
+
+
+@pytest.mark.parametrize("N,KG,G,mode,wgs", [(128, 16, 24, 0, 1), (128, 16, 24, 2, 2),
+                                              (128, 128, 6, 1, 1), (256, 64, 6, 0, 2)])
+def test_wgmma_issue(N, KG, G, mode, wgs):
+    """Every group issued async with a clock read after it and no wait in between: one
+    wait_group 0 at the end; RS groups take A from registers. In SASS (where cuobjdump is
+    here) a clock read sits between every group's HGMMAs and the next group's."""
+    k = issue.compile_sm90(N=N, KG=KG, G=G, mode=mode, wgs=wgs)
+    ptx = k.asm["ptx"]
+    per = KG // 16
+    assert count(ptx, rf"wgmma\.mma_async\.sync\.aligned\.m64n{N}k16\.f32\.f16\.f16") == G * per
+    assert count(ptx, r"wgmma\.wait_group\.sync\.aligned \d+;") == 1
+    assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 0;") == 1
+    assert count(ptx, r"mov\.u64 %rd\d+, %clock64;") == G + 2
+    rs_groups = {0: 0, 1: G, 2: G // 2}[mode]
+    # an RS wgmma names A as a brace list of registers, an SS one as a 64-bit descriptor
+    assert count(ptx, r"wgmma\.mma_async[^;]*\{[^}]*\},\s*\{") == rs_groups * per
+    assert k.metadata.num_warps == 4 * wgs
+    tool = _cuobjdump()
+    if tool is not None:
+        order = re.findall(r"HGMMA|SR_CLOCKLO|WARPGROUP\.DEPBAR", sass(k))
+        assert order.count("HGMMA") == G * per and order.count("SR_CLOCKLO") == G + 2
+        groups = "".join("H" if o == "HGMMA" else "c" if o == "SR_CLOCKLO" else "W" for o in order)
+        assert groups == "c" + ("H" * per + "c") * G + "Wc", groups
 
 
 @pytest.mark.parametrize("which,op", [("exp2", r"ex2\.approx\.ftz\.f32"), ("fma", r"fma\.rn\.f32")])

@@ -105,3 +105,32 @@ def test_tensor_core_alone_vs_colliding():
     done.clear()
     run(env, wg("a", 0), wg("b", 400))
     assert done["a"] == 410                    # a alone finished before b arrived
+
+
+def test_wgmma_queue_blocks_the_issuer_until_its_last_instruction_is_in():
+    """Depth 2, 4 instructions of 10 clk, 1 clk to issue each: the first two enter at 1 and 2;
+    the third waits for the first to finish (11) and enters at 12, the fourth after the second
+    (21) at 22 — that is when the warpgroup gets its next instruction back."""
+    env = simpy.Environment()
+    tc = TensorCore(env, Trace(), latency=5.0, depth=2)
+    seen = {}
+
+    def wg():
+        done = tc.issue("wg0", "MMA", 4, 10.0, 10.0, issue_clk=1.0)
+        yield tc.issued("wg0")
+        seen["issued"] = env.now
+        yield done
+        seen["done"] = env.now
+
+    env.process(wg())
+    env.run()
+    assert seen == {"issued": 22.0, "done": 41.0 + 5.0}
+
+
+def test_wgmma_queue_unbounded_issues_at_once_and_depth_is_checked():
+    env = simpy.Environment()
+    tc = TensorCore(env, Trace(), latency=0.0)
+    tc.issue("wg0", "MMA", 8, 10.0, 10.0)
+    assert tc.issued("wg0").triggered
+    with pytest.raises(ValueError, match="queue holds >= 1"):
+        TensorCore(env, Trace(), latency=0.0, depth=0)

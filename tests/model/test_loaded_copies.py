@@ -5,7 +5,6 @@ the copy rate settles where L2 lets it (issue 5).
 * ``tma_hbm_latency_clk``: re-derived from the committed GEMM probe traces — each refill's
   flight (producer's ``TMA issue`` end → the consumer passing ``full``) less the bytes at the
   link rate and the consumer's wake-up;
-* ``wgmma_issue_clk``: the s2 traces' ``MMA`` scopes, 12 wgmmas (pingpong) against 4 (ws);
 * the fixed point: a latency-bound ring copies at the link rate, the bandwidth-bound 128×128
   pingpong GEMM at no more than its share of L2.
 """
@@ -52,12 +51,6 @@ def test_hbm_latency_from_each_probe(name):
     whole = summary["hand_off"]["flight"]["median"] - not_latency
     assert whole == pytest.approx(H200.tma_hbm_latency_clk, rel=0.05)
     assert H200.tma_hbm_latency_clk > 2.5 * H200.tma_latency_clk    # not an L2 hit
-
-
-def test_wgmma_issue_from_the_s2_mma_scopes():
-    pp = trace.load("gemm_ws_pingpong_s2")[1]["roles"]["consumer0"]["MMA"]["mean_clk"]
-    ws = trace.load("gemm_ws_s2")[1]["roles"]["consumer0"]["MMA"]["mean_clk"]
-    assert (pp - ws) / (12 - 4) == pytest.approx(H200.wgmma_issue_clk, rel=0.1)
 
 
 def test_copy_rate_fixed_point():
