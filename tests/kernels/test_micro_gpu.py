@@ -42,6 +42,23 @@ def test_wgmma_latency_mode_is_slower(gen):
     assert w0["clk_per_instr"] >= 0.95 * w1["clk_per_instr"]
 
 
+@pytest.mark.parametrize("mode", [0, 1])
+def test_wgmma_issue_queue(gen, mode):
+    """24 single m64n128k16 issued back to back: the first few return in tens of clocks each,
+    later ones only as fast as the pipe finishes them (~64 clk), and all are done in about
+    24 instructions' math."""
+    from kernels.micro import issue
+
+    r = issue.run(128, 16, 24, mode, 1, torch.float16, gen)
+    assert r["ok"], r
+    c = r["clk_after_issue"][0]
+    assert all(b > a for a, b in zip(c, c[1:])), c
+    first, last = c[3] / 4, (c[-1] - c[-6]) / 5
+    assert 5 < first < 60, c                    # issue alone: not the pipe's rate
+    assert 50 < last < 160, c                   # blocked: about the pipe's 64
+    assert 24 * 55 < r["clk_after_wait"][0] < 24 * 120, r
+
+
 def test_exp2_rate(gen):
     from kernels.micro import units
 
