@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
-from kernels.micro import common, issue, mbar, run, tma, units, wgmma
+from kernels.micro import beside, common, issue, mbar, run, tma, units, wgmma
 
 ONE_CTA = int(common.ONE_CTA_SMEM)  # > half an SM's shared memory: one CTA per SM
 
@@ -86,6 +86,24 @@ def test_wgmma_issue(N, KG, G, mode, wgs):
         assert order.count("HGMMA") == G * per and order.count("SR_CLOCKLO") == G + 2
         groups = "".join("H" if o == "HGMMA" else "c" if o == "SR_CLOCKLO" else "W" for o in order)
         assert groups == "c" + ("H" * per + "c") * G + "Wc", groups
+
+
+@pytest.mark.parametrize("K,mode", [(128, 0), (128, 1), (64, 2)])
+def test_softmax_beside(K, mode):
+    """Per round: K/16 wgmmas (none alone; RS ones name A as registers), one exp2 per score
+    element of the thread's share (64 × 128 over 128 threads) plus the two rows' rescale, no
+    spills."""
+    k = beside.compile_sm90(K, mode)
+    ptx = k.asm["ptx"]
+    n = 0 if mode == 0 else K // 16
+    assert count(ptx, r"wgmma\.mma_async\.sync\.aligned\.m64n128k16") == n
+    assert count(ptx, r"wgmma\.mma_async[^;]*\{[^}]*\},\s*\{") == (n if mode == 1 else 0)
+    assert count(ptx, r"ex2\.approx") == 64 + 2
+    assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 0;") == (1 if mode else 0)
+    if _cuobjdump() is not None:
+        s = sass(k)
+        assert count(s, r"\bSTL\b") == 0, "no register spills"
+        assert count(s, r"MUFU\.EX2") == 66
 
 
 @pytest.mark.parametrize("which,op", [("exp2", r"ex2\.approx\.ftz\.f32"), ("fma", r"fma\.rn\.f32")])
