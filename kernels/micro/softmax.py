@@ -17,9 +17,16 @@ import math
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
 from ..attention.common import mma_layout, rescale, softmax, to_operand
 from . import common
 from .common import clock64, globaltimer, occupy_smem, record, smid
+from .wgmma import load_2d, smem_layout
 
 COLS = 128                                            # block_n = head dim = 128
 BN = gl.constexpr(COLS)
@@ -27,12 +34,13 @@ D = gl.constexpr(COLS)
 
 
 @gluon.jit
-def softmax_kernel(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale,
-                   num_warps: gl.constexpr):
+def softmax_rounds(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale,
+                   WRITE: gl.constexpr, num_warps: gl.constexpr):
+    """``iters`` rounds on this partition's tile; with ``WRITE`` (the timed partition) its clocks
+    to ``stats`` and, in CTA 0, its results."""
     M: gl.constexpr = 16 * num_warps                  # 64 rows per warpgroup
     s_l: gl.constexpr = mma_layout(BN, num_warps)
     o_l: gl.constexpr = mma_layout(D, num_warps)
-    occupy_smem(num_warps)
     r = gl.arange(0, M, gl.SliceLayout(1, s_l))
     c = gl.arange(0, BN, gl.SliceLayout(0, s_l))
     s = gl.load(s_ptr + gl.expand_dims(r, 1) * BN + gl.expand_dims(c, 0))
@@ -52,21 +60,77 @@ def softmax_kernel(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale
         s = p
     t1 = clock64(0)
     g1 = globaltimer(0)
-    record(stats_ptr, t0, t1, g0, g1, smid(0))
-    if gl.program_id(0) == 0:
-        gl.store(o_ptr + gl.expand_dims(ro, 1) * D + gl.expand_dims(co, 0), acc)
-        pl: gl.constexpr = p16.type.layout
-        rp = gl.arange(0, M, gl.SliceLayout(1, pl))
-        cp = gl.arange(0, BN, gl.SliceLayout(0, pl))
-        gl.store(p_ptr + gl.expand_dims(rp, 1) * BN + gl.expand_dims(cp, 0), p16)
-        gl.store(l_ptr + r, l_i)
+    if WRITE:
+        record(stats_ptr, t0, t1, g0, g1, smid(0))
+        if gl.program_id(0) == 0:
+            gl.store(o_ptr + gl.expand_dims(ro, 1) * D + gl.expand_dims(co, 0), acc)
+            pl: gl.constexpr = p16.type.layout
+            rp = gl.arange(0, M, gl.SliceLayout(1, pl))
+            cp = gl.arange(0, BN, gl.SliceLayout(0, pl))
+            gl.store(p_ptr + gl.expand_dims(rp, 1) * BN + gl.expand_dims(cp, 0), p16)
+            gl.store(l_ptr + r, l_i)
+    else:  # keep the other partition's work live
+        gl.store(l_ptr + M + r, l_i, mask=l_i != l_i)
 
 
-def compile_sm90(warpgroups: int = 1):
+@gluon.jit
+def wgmma_rounds(a_s, b_s, l_ptr, iters):
+    """The other warpgroup's GEMMs: groups of 8 SS m64n128k16 (a Q·Kᵀ), each waited for."""
+    acc = gl.zeros([64, 128], gl.float32, mma_layout(128, 4))
+    for i in range(iters):
+        acc = warpgroup_mma(a_s, b_s, acc, is_async=True)
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+    r = gl.arange(0, 64, gl.SliceLayout(1, mma_layout(128, 4)))
+    gl.store(l_ptr + 64 + r, gl.sum(acc, 1), mask=gl.sum(acc, 1) != gl.sum(acc, 1))
+
+
+@gluon.jit
+def softmax_kernel(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, a_ptr, b_ptr, stats_ptr, iters, qk_scale,
+                   BESIDE: gl.constexpr, num_warps: gl.constexpr):
+    """BESIDE 0: the kernel's warps are one partition (4: one warpgroup alone; 8: two in step).
+    1: a second warpgroup, its own partition, runs the same rounds on rows 64..127 (ws-like).
+    2: a second warpgroup issues Q·Kᵀ-sized wgmma groups all along (as a turn-mate does)."""
+    a_s = gl.allocate_shared_memory(gl.float16, [64, 128], smem_layout([64, 128], gl.float16),
+                                    load_2d(a_ptr, 64, 128, num_warps))
+    b_s = gl.allocate_shared_memory(gl.float16, [128, 128], smem_layout([128, 128], gl.float16),
+                                    load_2d(b_ptr, 128, 128, num_warps))
+    occupy_smem(num_warps)
+    fence_async_shared()
+    gl.thread_barrier()
+    if BESIDE == 0:
+        softmax_rounds(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale, True,
+                       num_warps)
+    elif BESIDE == 1:
+        gl.warp_specialize([
+            (softmax_rounds, (s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale,
+                              True, num_warps)),
+            (softmax_rounds, (s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale,
+                              False, 4)),
+        ], [4], [232])
+    else:
+        gl.warp_specialize([
+            (softmax_rounds, (s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale,
+                              True, num_warps)),
+            (wgmma_rounds, (a_s, b_s, l_ptr, 2 * iters)),
+        ], [4], [232])
+
+
+MAXNREG = 232  # register cap at entry for the two-partition modes (setmaxnreg needs one)
+BESIDE = {0: "alone", 1: "beside a second softmax warpgroup", 2: "beside a warpgroup's wgmmas"}
+
+
+def _options(warpgroups: int, beside: int) -> dict:
+    if beside and warpgroups != 1:
+        raise ValueError("a second warpgroup in its own partition: the timed one is 4 warps")
+    return {"num_warps": 4 * warpgroups, **({"maxnreg": MAXNREG} if beside else {})}
+
+
+def compile_sm90(warpgroups: int = 1, beside: int = 0):
     return common.compile_sm90(
         softmax_kernel,
         {"s_ptr": "*fp32", "m_ptr": "*fp32", "o_ptr": "*fp32", "p_ptr": "*fp16", "l_ptr": "*fp32",
-         "stats_ptr": "*i64", "iters": "i32", "qk_scale": "fp32"}, {}, num_warps=4 * warpgroups)
+         "a_ptr": "*fp16", "b_ptr": "*fp16", "stats_ptr": "*i64", "iters": "i32",
+         "qk_scale": "fp32"}, {"BESIDE": beside}, **_options(warpgroups, beside))
 
 
 def reference(s, m, o, iters: int, qk_scale: float):
@@ -85,7 +149,7 @@ def reference(s, m, o, iters: int, qk_scale: float):
     return o, s, l_i
 
 
-def run(warpgroups: int, iters: int, gen, grid: int | None = None) -> dict:
+def run(warpgroups: int, iters: int, gen, beside: int = 0, grid: int | None = None) -> dict:
     import torch
 
     from .common import cta_stats, median
@@ -96,21 +160,24 @@ def run(warpgroups: int, iters: int, gen, grid: int | None = None) -> dict:
     s = torch.randn(M, COLS, device=dev, generator=gen) * 8
     o0 = torch.randn(M, COLS, device=dev, generator=gen)
     m0 = s.max(dim=1).values * qk_scale - 1.0         # so that O is rescaled by 1/2, not 0
-    kw = {"num_warps": 4 * warpgroups}
+    a = torch.randn(64, COLS, device=dev, generator=gen).half()
+    b = (torch.randn(COLS, COLS, device=dev, generator=gen) / 8).half()
+    kw = {"BESIDE": beside, **_options(warpgroups, beside)}
     check = 6
-    o, p, l_out = o0.clone(), torch.empty(M, COLS, device=dev, dtype=torch.float16), torch.empty(M, device=dev)
-    softmax_kernel[(grid,)](s, m0, o, p, l_out, common.stats_buffer(grid), check, qk_scale, **kw)
+    o, p = o0.clone(), torch.empty(M, COLS, device=dev, dtype=torch.float16)
+    l_out = torch.empty(M + 64, device=dev)
+    softmax_kernel[(grid,)](s, m0, o, p, l_out, a, b, common.stats_buffer(grid), check, qk_scale, **kw)
     common.sync()
     o_ref, p_ref, l_ref = reference(s.cpu(), m0.cpu(), o0.cpu(), check, qk_scale)
     errs = [float((o.double().cpu() - o_ref).norm() / o_ref.norm()),
             float((p.double().cpu() - p_ref).norm() / p_ref.norm()),
-            float(((l_out.double().cpu() - l_ref).abs() / l_ref).max())]
+            float(((l_out[:M].double().cpu() - l_ref).abs() / l_ref).max())]
     stats = common.stats_buffer(grid)
-    softmax_kernel[(grid,)](s, m0, o0.clone(), p, l_out, stats, iters, qk_scale, **kw)
+    softmax_kernel[(grid,)](s, m0, o0.clone(), p, l_out, a, b, stats, iters, qk_scale, **kw)
     common.sync()
     st = cta_stats(stats)
     ok = all(e < 2e-3 for e in errs) and st["written"] and st["one_cta_per_sm"]
-    return {"bench": "attention_softmax", "warpgroups": warpgroups, "rows": M, "block_n": COLS,
+    return {"bench": "attention_softmax", "warpgroups": warpgroups, "beside": BESIDE[beside], "rows": M, "block_n": COLS,
             "iters": iters, "grid": grid, "rel_err_o_p_l": errs, "ok": bool(ok),
             "clk_per_round": median(st["cycles"]) / iters}
 
@@ -126,9 +193,10 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=pathlib.Path, default=None)
     args = p.parse_args(argv)
     gen = torch.Generator(device=common.DEVICE).manual_seed(11)
-    rows = [run(w, 2000, gen) for w in (1, 2)]
+    rows = [run(1, 2000, gen), run(2, 2000, gen), run(1, 2000, gen, beside=1),
+            run(1, 2000, gen, beside=2)]
     for r in rows:
-        print(f"softmax + rescale + pack, {r['warpgroups']} warpgroup(s), {r['rows']}×{COLS}: "
+        print(f"softmax + rescale + pack, {r['warpgroups']} warpgroup(s) {r['beside']}, {r['rows']}×{COLS}: "
               f"ok={r['ok']} {r['clk_per_round']:.1f} clk/round  errors {r['rel_err_o_p_l']}")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
