@@ -19,6 +19,7 @@ from triton.experimental.gluon import language as gl
 
 from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
+    mbarrier,
     warpgroup_mma,
     warpgroup_mma_wait,
 )
@@ -35,7 +36,8 @@ D = gl.constexpr(COLS)
 
 @gluon.jit
 def softmax_rounds(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale,
-                   WRITE: gl.constexpr, num_warps: gl.constexpr):
+                   WRITE: gl.constexpr, num_warps: gl.constexpr, bars=None,
+                   RELEASES: gl.constexpr = 0):
     """``iters`` rounds on this partition's tile; with ``WRITE`` (the timed partition) its clocks
     to ``stats`` and, in CTA 0, its results."""
     M: gl.constexpr = 16 * num_warps                  # 64 rows per warpgroup
@@ -58,6 +60,8 @@ def softmax_rounds(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale
         acc = rescale(acc, alpha)
         p16 = to_operand(p, gl.float16, D, num_warps)
         s = p
+        for k in gl.static_range(RELEASES):  # a consumer's arrives: turn, K_j, V_{j-1}
+            mbarrier.arrive(bars.index(k))
     t1 = clock64(0)
     g1 = globaltimer(0)
     if WRITE:
@@ -86,7 +90,7 @@ def wgmma_rounds(a_s, b_s, l_ptr, iters):
 
 @gluon.jit
 def softmax_kernel(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, a_ptr, b_ptr, stats_ptr, iters, qk_scale,
-                   BESIDE: gl.constexpr, num_warps: gl.constexpr):
+                   BESIDE: gl.constexpr, num_warps: gl.constexpr, RELEASES: gl.constexpr = 0):
     """BESIDE 0: the kernel's warps are one partition (4: one warpgroup alone; 8: two in step).
     1: a second warpgroup, its own partition, runs the same rounds on rows 64..127 (ws-like).
     2: a second warpgroup issues Q·Kᵀ-sized wgmma groups all along (as a turn-mate does)."""
@@ -97,9 +101,13 @@ def softmax_kernel(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, a_ptr, b_ptr, stats_ptr, i
     occupy_smem(num_warps)
     fence_async_shared()
     gl.thread_barrier()
+    bars = gl.allocate_shared_memory(gl.int64, [3, 1], mbarrier.MBarrierLayout())
+    for k in gl.static_range(3):
+        mbarrier.init(bars.index(k), count=1)       # nobody waits: each arrive ends a phase
+    fence_async_shared()
     if BESIDE == 0:
         softmax_rounds(s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale, True,
-                       num_warps)
+                       num_warps, bars, RELEASES)
     elif BESIDE == 1:
         gl.warp_specialize([
             (softmax_rounds, (s_ptr, m_ptr, o_ptr, p_ptr, l_ptr, stats_ptr, iters, qk_scale,
@@ -119,18 +127,22 @@ MAXNREG = 232  # register cap at entry for the two-partition modes (setmaxnreg n
 BESIDE = {0: "alone", 1: "beside a second softmax warpgroup", 2: "beside a warpgroup's wgmmas"}
 
 
-def _options(warpgroups: int, beside: int) -> dict:
+def _options(warpgroups: int, beside: int, releases: int = 0) -> dict:
     if beside and warpgroups != 1:
         raise ValueError("a second warpgroup in its own partition: the timed one is 4 warps")
-    return {"num_warps": 4 * warpgroups, **({"maxnreg": MAXNREG} if beside else {})}
+    if releases and beside:
+        raise ValueError("releases are timed on a partition of its own (beside 0)")
+    return {"num_warps": 4 * warpgroups, "RELEASES": releases,
+            **({"maxnreg": MAXNREG} if beside else {})}
 
 
-def compile_sm90(warpgroups: int = 1, beside: int = 0):
+def compile_sm90(warpgroups: int = 1, beside: int = 0, releases: int = 0):
     return common.compile_sm90(
         softmax_kernel,
         {"s_ptr": "*fp32", "m_ptr": "*fp32", "o_ptr": "*fp32", "p_ptr": "*fp16", "l_ptr": "*fp32",
          "a_ptr": "*fp16", "b_ptr": "*fp16", "stats_ptr": "*i64", "iters": "i32",
-         "qk_scale": "fp32"}, {"BESIDE": beside}, **_options(warpgroups, beside))
+         "qk_scale": "fp32"}, {"BESIDE": beside, "RELEASES": releases},
+        **{k: v for k, v in _options(warpgroups, beside, releases).items() if k != "RELEASES"})
 
 
 def reference(s, m, o, iters: int, qk_scale: float):
@@ -149,7 +161,8 @@ def reference(s, m, o, iters: int, qk_scale: float):
     return o, s, l_i
 
 
-def run(warpgroups: int, iters: int, gen, beside: int = 0, grid: int | None = None) -> dict:
+def run(warpgroups: int, iters: int, gen, beside: int = 0, releases: int = 0,
+        grid: int | None = None) -> dict:
     import torch
 
     from .common import cta_stats, median
@@ -162,7 +175,7 @@ def run(warpgroups: int, iters: int, gen, beside: int = 0, grid: int | None = No
     m0 = s.max(dim=1).values * qk_scale - 1.0         # so that O is rescaled by 1/2, not 0
     a = torch.randn(64, COLS, device=dev, generator=gen).half()
     b = (torch.randn(COLS, COLS, device=dev, generator=gen) / 8).half()
-    kw = {"BESIDE": beside, **_options(warpgroups, beside)}
+    kw = {"BESIDE": beside, **_options(warpgroups, beside, releases)}
     check = 6
     o, p = o0.clone(), torch.empty(M, COLS, device=dev, dtype=torch.float16)
     l_out = torch.empty(M + 64, device=dev)
@@ -177,7 +190,7 @@ def run(warpgroups: int, iters: int, gen, beside: int = 0, grid: int | None = No
     common.sync()
     st = cta_stats(stats)
     ok = all(e < 2e-3 for e in errs) and st["written"] and st["one_cta_per_sm"]
-    return {"bench": "attention_softmax", "warpgroups": warpgroups, "beside": BESIDE[beside], "rows": M, "block_n": COLS,
+    return {"bench": "attention_softmax", "warpgroups": warpgroups, "beside": BESIDE[beside], "releases": releases, "rows": M, "block_n": COLS,
             "iters": iters, "grid": grid, "rel_err_o_p_l": errs, "ok": bool(ok),
             "clk_per_round": median(st["cycles"]) / iters}
 
@@ -194,9 +207,10 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     gen = torch.Generator(device=common.DEVICE).manual_seed(11)
     rows = [run(1, 2000, gen), run(2, 2000, gen), run(1, 2000, gen, beside=1),
-            run(1, 2000, gen, beside=2)]
+            run(1, 2000, gen, beside=2), run(1, 2000, gen, releases=3),
+            run(2, 2000, gen, releases=3)]
     for r in rows:
-        print(f"softmax + rescale + pack, {r['warpgroups']} warpgroup(s) {r['beside']}, {r['rows']}×{COLS}: "
+        print(f"softmax + rescale + pack, {r['warpgroups']} warpgroup(s) {r['beside']}, {r['releases']} arrives, {r['rows']}×{COLS}: "
               f"ok={r['ok']} {r['clk_per_round']:.1f} clk/round  errors {r['rel_err_o_p_l']}")
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
