@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
-from kernels.micro import beside, common, issue, mbar, run, tma, units, wgmma
+from kernels.micro import beside, common, issue, mbar, run, softmax, tma, units, wgmma
 
 ONE_CTA = int(common.ONE_CTA_SMEM)  # > half an SM's shared memory: one CTA per SM
 
@@ -104,6 +104,26 @@ def test_softmax_beside(K, mode):
         s = sass(k)
         assert count(s, r"\bSTL\b") == 0, "no register spills"
         assert count(s, r"MUFU\.EX2") == 66
+
+
+@pytest.mark.parametrize("warpgroups,beside,releases", [(1, 0, 0), (2, 0, 0), (1, 1, 0), (1, 2, 0),
+                                                       (1, 0, 3)])
+def test_attention_softmax(warpgroups, beside, releases):
+    """The kernels' own softmax per round: an exp2 per score element of the thread's share plus
+    the two rows' rescale factors, P packed to fp16; a second partition doing the same (its
+    pack dropped: dead) or issuing wgmma groups; each arrive after a warpgroup barrier."""
+    k = softmax.compile_sm90(warpgroups, beside, releases)
+    ptx = k.asm["ptx"]
+    assert count(ptx, r"ex2\.approx") == 66 * (2 if beside == 1 else 1)
+    assert count(ptx, r"wgmma\.mma_async") == (8 if beside == 2 else 0)
+    assert count(ptx, r"mbarrier\.arrive") == releases
+    if beside:
+        assert count(ptx, r"setmaxnreg") >= 2
+    if _cuobjdump() is not None:
+        s = sass(k)
+        assert count(s, r"\bSTL\b") == 0, "no register spills"
+        assert count(s, r"F2FP") == 32
+        assert count(s, r"SYNCS\.ARRIVE") == releases
 
 
 @pytest.mark.parametrize("which,op", [("exp2", r"ex2\.approx\.ftz\.f32"), ("fma", r"fma\.rn\.f32")])
