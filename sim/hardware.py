@@ -223,9 +223,10 @@ H200_MEASURED = {
     "tma_hbm_latency_clk": 1003.0,
     # kernels/micro/issue.py, run Q3 (h200-issue.json): one warpgroup's first group of 4 or 8
     # wgmmas, unblocked — 12.4, 18.0 and 29.8 clk per SS instruction at N 64, 128, 256, 10.75
-    # more per RS one (`issue.constants`, a least-squares fit within 8 clk of each row). A second
-    # warpgroup issuing at the same time does not slow the first (m64n128k16 ×4: 79 clk alone,
-    # 108 beside another, which its 8th instruction waiting for the queue explains).
+    # more per RS one (`issue.constants`, a least-squares fit within 8 clk of each row). Each
+    # warpgroup issues on its own here; on the H200 a second one issuing at the same time slows
+    # the first by 20-50 % (m64n128k16 ×4: 79 clk alone, 108 beside another), which the model
+    # leaves out (tests/model/test_wgmma_issue.py: its first group of two is early).
     "wgmma_issue_clk": 5.8,
     "wgmma_issue_clk_per_n": 0.098,
     "wgmma_issue_rs_clk": 10.75,

@@ -55,7 +55,8 @@ def event():
 
 @gluon.jit
 def clock64(dep):
-    """The SM cycle counter. ``dep`` (any int32 scalar) only gives the asm an operand."""
+    """The SM cycle counter. ``dep`` (any int32 scalar, or a tensor for one read per element —
+    per thread) only gives the asm an operand."""
     return gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l,r", [dep], dtype=gl.int64,
                                      is_pure=False, pack=1)
 
@@ -158,3 +159,24 @@ def occupy_smem(num_warps: gl.constexpr):
     row = gl.expand_dims(gl.arange(0, ROW, gl.SliceLayout(0, layout)), 0)
     buf.slice(0, 1).store(row)
     return buf
+
+
+def cli(doc: str, filename: str, seed: int, rows, line) -> int:
+    """``python -m kernels.micro.<bench> [--out DIR]``: ``rows(gen)`` measures, ``line(row)``
+    prints one line per row, ``DIR/filename`` gets the rows as JSON; exit 1 if a check failed."""
+    import argparse
+    import json
+    import pathlib
+
+    import torch
+
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--out", type=pathlib.Path, default=None, help=f"folder for {filename}")
+    args = p.parse_args()
+    out = rows(torch.Generator(device=DEVICE).manual_seed(seed))
+    for r in out:
+        print(line(r))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / filename).write_text(json.dumps(out, indent=1))
+    return 0 if all(r["ok"] for r in out) else 1

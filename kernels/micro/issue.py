@@ -30,17 +30,10 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from . import common
-from .common import occupy_smem
+from .common import clock64, occupy_smem
 from .wgmma import acc_layout, load_2d, smem_layout
 
 MODES = {0: "SS", 1: "RS", 2: "SS+RS"}
-
-
-@gluon.jit
-def thread_clock(ids):
-    """Each thread's %clock64 (one element per thread of ``ids``' layout)."""
-    return gl.inline_asm_elementwise("mov.u64 $0, %clock64;", "=l,r", [ids], dtype=gl.int64,
-                                     is_pure=False, pack=1)
 
 
 @gluon.jit
@@ -62,15 +55,15 @@ def wgmma_issue_kernel(a_ptr, b_ptr, out_ptr, times_ptr, N: gl.constexpr, KG: gl
     row = times_ptr + gl.program_id(0) * (G + 2) * T + ids
     acc = gl.zeros([BM, N], gl.float32, acc_l)
     gl.thread_barrier()
-    gl.store(row, thread_clock(ids))
+    gl.store(row, clock64(ids))
     for g in gl.static_range(G):
         if MODE == 0 or (MODE == 2 and g % 2 == 0):
             acc = warpgroup_mma(a_s, b_s, acc, is_async=True)
         else:
             acc = warpgroup_mma(a_r, b_s, acc, is_async=True)
-        gl.store(row + (g + 1) * T, thread_clock(ids))
+        gl.store(row + (g + 1) * T, clock64(ids))
     acc = warpgroup_mma_wait(0, deps=(acc,))
-    gl.store(row + (G + 1) * T, thread_clock(ids))
+    gl.store(row + (G + 1) * T, clock64(ids))
     if gl.program_id(0) == 0:
         r = gl.arange(0, BM, gl.SliceLayout(1, acc_l))
         c = gl.arange(0, N, gl.SliceLayout(0, acc_l))
@@ -123,9 +116,10 @@ def run(N: int, KG: int, G: int, mode: int, wgs: int, torch_dtype, gen,
 
 
 def queue_summary(row: dict) -> dict:
-    """From one row's issue curve: the cost of one issue while the pipe takes it at once (the
-    median step over the first three groups, per instruction) and how many instructions were in
-    flight when the issue first fell behind the pipe's rate (the queue's depth)."""
+    """For the printed line, from one row's issue curve: the cost of one issue while the pipe
+    takes it at once (the median step over the first three groups, per instruction), the first
+    group that fell behind the pipe's rate, and a rough count of what was in flight then (the
+    depth the model takes is fitted to the whole curves: tests/model/test_wgmma_issue.py)."""
     curve = row["clk_after_issue"][0]
     per = row["instr_per_group"]
     steps = [b - a for a, b in zip([0.0] + curve[:-1], curve)]
@@ -166,31 +160,18 @@ CONFIGS = [(128, 16, 24, m, w) for w in (1, 2) for m in (0, 1, 2)] + \
            for w in (1, 2)]
 
 
-def main(argv=None) -> int:
-    import argparse
-    import json
-    import pathlib
-
+def _rows(gen) -> list[dict]:
     import torch
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=pathlib.Path, default=None, help="folder for issue.json")
-    args = p.parse_args(argv)
-    gen = torch.Generator(device=common.DEVICE).manual_seed(5)
-    rows = []
-    for cfg in CONFIGS:
-        row = run(*cfg, torch.float16, gen)
-        row.update(queue_summary(row))
-        rows.append(row)
-        c = row["clk_after_issue"][0]
-        print(f"{row['name']:34s} ok={row['ok']} issue={row['issue_clk']:.1f} clk/instr "
-              f"blocked@{row['first_blocked_group']} depth={row['in_flight_when_blocked']} "
-              f"wait={row['clk_after_wait'][0]:.0f} curve={[round(x) for x in c]}")
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "issue.json").write_text(json.dumps(rows, indent=1))
-    return 0 if all(r["ok"] for r in rows) else 1
+    return [{**(row := run(*cfg, torch.float16, gen)), **queue_summary(row)} for cfg in CONFIGS]
+
+
+def _line(row: dict) -> str:
+    return (f"{row['name']:34s} ok={row['ok']} issue={row['issue_clk']:.1f} clk/instr "
+            f"blocked@{row['first_blocked_group']} in flight~{row['in_flight_when_blocked']} "
+            f"wait={row['clk_after_wait'][0]:.0f} "
+            f"curve={[round(x) for x in row['clk_after_issue'][0]]}")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(common.cli(__doc__, "issue.json", 5, _rows, _line))

@@ -1,5 +1,7 @@
-"""The attention kernels' own softmax, timed: one warpgroup alone, and two side by side in one
-8-warp partition (the in-line kernels' two 64-row halves).
+"""The attention kernels' own softmax, timed: one warpgroup alone, two side by side in one
+8-warp partition (the in-line kernels' two 64-row halves), one beside a second partition's
+softmax or wgmma groups (``BESIDE``), and with a consumer's three arrives a round
+(``RELEASES``).
 
 Each round runs what a consumer does to a 128-column block of scores between its two GEMMs —
 ``kernels/attention/common.py``'s ``softmax`` (row max, P = exp2(S·scale − m), the rescale
@@ -127,13 +129,14 @@ MAXNREG = 232  # register cap at entry for the two-partition modes (setmaxnreg n
 BESIDE = {0: "alone", 1: "beside a second softmax warpgroup", 2: "beside a warpgroup's wgmmas"}
 
 
-def _options(warpgroups: int, beside: int, releases: int = 0) -> dict:
+def _options(warpgroups: int, beside: int, releases: int) -> dict:
+    """Launch options (warps, the register cap) of one mode; a mode that does not exist is an
+    error."""
     if beside and warpgroups != 1:
         raise ValueError("a second warpgroup in its own partition: the timed one is 4 warps")
     if releases and beside:
         raise ValueError("releases are timed on a partition of its own (beside 0)")
-    return {"num_warps": 4 * warpgroups, "RELEASES": releases,
-            **({"maxnreg": MAXNREG} if beside else {})}
+    return {"num_warps": 4 * warpgroups, **({"maxnreg": MAXNREG} if beside else {})}
 
 
 def compile_sm90(warpgroups: int = 1, beside: int = 0, releases: int = 0):
@@ -142,7 +145,7 @@ def compile_sm90(warpgroups: int = 1, beside: int = 0, releases: int = 0):
         {"s_ptr": "*fp32", "m_ptr": "*fp32", "o_ptr": "*fp32", "p_ptr": "*fp16", "l_ptr": "*fp32",
          "a_ptr": "*fp16", "b_ptr": "*fp16", "stats_ptr": "*i64", "iters": "i32",
          "qk_scale": "fp32"}, {"BESIDE": beside, "RELEASES": releases},
-        **{k: v for k, v in _options(warpgroups, beside, releases).items() if k != "RELEASES"})
+        **_options(warpgroups, beside, releases))
 
 
 def reference(s, m, o, iters: int, qk_scale: float):
@@ -175,11 +178,12 @@ def run(warpgroups: int, iters: int, gen, beside: int = 0, releases: int = 0,
     m0 = s.max(dim=1).values * qk_scale - 1.0         # so that O is rescaled by 1/2, not 0
     a = torch.randn(64, COLS, device=dev, generator=gen).half()
     b = (torch.randn(COLS, COLS, device=dev, generator=gen) / 8).half()
-    kw = {"BESIDE": beside, **_options(warpgroups, beside, releases)}
+    kw = {"BESIDE": beside, "RELEASES": releases, **_options(warpgroups, beside, releases)}
     check = 6
     o, p = o0.clone(), torch.empty(M, COLS, device=dev, dtype=torch.float16)
     l_out = torch.empty(M + 64, device=dev)
-    softmax_kernel[(grid,)](s, m0, o, p, l_out, a, b, common.stats_buffer(grid), check, qk_scale, **kw)
+    softmax_kernel[(grid,)](s, m0, o, p, l_out, a, b, common.stats_buffer(grid), check, qk_scale,
+                            **kw)
     common.sync()
     o_ref, p_ref, l_ref = reference(s.cpu(), m0.cpu(), o0.cpu(), check, qk_scale)
     errs = [float((o.double().cpu() - o_ref).norm() / o_ref.norm()),
@@ -190,33 +194,22 @@ def run(warpgroups: int, iters: int, gen, beside: int = 0, releases: int = 0,
     common.sync()
     st = cta_stats(stats)
     ok = all(e < 2e-3 for e in errs) and st["written"] and st["one_cta_per_sm"]
-    return {"bench": "attention_softmax", "warpgroups": warpgroups, "beside": BESIDE[beside], "releases": releases, "rows": M, "block_n": COLS,
-            "iters": iters, "grid": grid, "rel_err_o_p_l": errs, "ok": bool(ok),
-            "clk_per_round": median(st["cycles"]) / iters}
+    return {"bench": "attention_softmax", "warpgroups": warpgroups, "beside": BESIDE[beside],
+            "releases": releases, "rows": M, "block_n": COLS, "iters": iters, "grid": grid,
+            "rel_err_o_p_l": errs, "ok": bool(ok), "clk_per_round": median(st["cycles"]) / iters}
 
 
-def main(argv=None) -> int:
-    import argparse
-    import json
-    import pathlib
-
-    import torch
-
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=pathlib.Path, default=None)
-    args = p.parse_args(argv)
-    gen = torch.Generator(device=common.DEVICE).manual_seed(11)
-    rows = [run(1, 2000, gen), run(2, 2000, gen), run(1, 2000, gen, beside=1),
+def _rows(gen) -> list[dict]:
+    return [run(1, 2000, gen), run(2, 2000, gen), run(1, 2000, gen, beside=1),
             run(1, 2000, gen, beside=2), run(1, 2000, gen, releases=3),
             run(2, 2000, gen, releases=3)]
-    for r in rows:
-        print(f"softmax + rescale + pack, {r['warpgroups']} warpgroup(s) {r['beside']}, {r['releases']} arrives, {r['rows']}×{COLS}: "
-              f"ok={r['ok']} {r['clk_per_round']:.1f} clk/round  errors {r['rel_err_o_p_l']}")
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "softmax.json").write_text(json.dumps(rows, indent=1))
-    return 0 if all(r["ok"] for r in rows) else 1
+
+
+def _line(r: dict) -> str:
+    return (f"softmax + rescale + pack, {r['warpgroups']} warpgroup(s) {r['beside']}, "
+            f"{r['releases']} arrives, {r['rows']}×{COLS}: ok={r['ok']} "
+            f"{r['clk_per_round']:.1f} clk/round  errors {r['rel_err_o_p_l']}")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(common.cli(__doc__, "softmax.json", 11, _rows, _line))

@@ -24,7 +24,8 @@ from sim.cta import CTA
 from sim.hardware import H200
 from sim.trace import Trace
 
-ROWS = json.loads((Path(issue.__file__).parents[1] / "results" / "h200-issue.json").read_text())["rows"]
+RESULTS = Path(issue.__file__).parents[1] / "results" / "h200-issue.json"
+ROWS = json.loads(RESULTS.read_text())["rows"]
 
 
 def model_curve(row: dict, hw=H200) -> list[float]:
@@ -75,7 +76,8 @@ def test_issue_constants_are_the_fit():
 ONE_WG = [r for r in ROWS if r["warpgroups"] == 1]
 
 
-@pytest.mark.parametrize("row", [r for r in ONE_WG if r["instr_per_group"] >= 4], ids=lambda r: r["name"])
+@pytest.mark.parametrize("row", [r for r in ONE_WG if r["instr_per_group"] >= 4],
+                         ids=lambda r: r["name"])
 def test_one_warpgroup_groups(row):
     model, meas = model_curve(row), measured_curve(row)
     assert rel(model[0], meas[0]) < 0.10, (model[0], meas[0])      # the first issue
@@ -101,7 +103,8 @@ def test_queue_depth_fits_the_blocked_curves():
     assert at[7] < 0.05 and at[7] < at[6] and at[7] < at[8], at
 
 
-@pytest.mark.parametrize("row", [r for r in ROWS if r["warpgroups"] == 2 and r["instr_per_group"] >= 4],
+@pytest.mark.parametrize("row", [r for r in ROWS
+                                 if r["warpgroups"] == 2 and r["instr_per_group"] >= 4],
                          ids=lambda r: r["name"])
 def test_two_warpgroups_total(row):
     model, meas = model_curve(row), measured_curve(row)
