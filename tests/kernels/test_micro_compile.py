@@ -126,6 +126,23 @@ def test_attention_softmax(warpgroups, beside, releases):
         assert count(s, r"SYNCS\.ARRIVE") == releases
 
 
+@pytest.mark.parametrize("turn", [False, True])
+def test_attention_softmax_wgmma_side(turn):
+    """Beside the softmax, the wgmma partition's rounds: a clock read before the first wgmma
+    of a round and one after its last, before the wait — so the issue time is what it
+    measures — with 8 SS (Q·Kᵀ), and with ``turn`` 8 RS (P·V) right after them."""
+    k = softmax.compile_sm90(1, 2, 0, turn)
+    ptx = k.asm["ptx"]
+    assert count(ptx, r"wgmma\.mma_async") == (16 if turn else 8)
+    assert count(ptx, r"wgmma\.mma_async[^;]*\{[^}]*\},\s*\{") == (8 if turn else 0), "RS: A in registers"
+    if _cuobjdump() is not None:
+        order = "".join({"HGMMA": "H", "SR_CLOCKLO": "c", "WARPGROUP.DEPBAR": "W"}[o] for o in
+                        re.findall(r"HGMMA|SR_CLOCKLO|WARPGROUP\.DEPBAR", sass(k)))
+        per = "c" + "H" * (16 if turn else 8) + "cW"
+        assert per in order and order.count("H") % len(per.strip("cW")) == 0, order
+        assert order.count("W") == order.count(per), "every round's wait after its two clocks"
+
+
 @pytest.mark.parametrize("which,op", [("exp2", r"ex2\.approx\.ftz\.f32"), ("fma", r"fma\.rn\.f32")])
 def test_unit_rate(which, op):
     k = units.compile_sm90(which, vec=8, num_warps=8, unroll=16)
