@@ -414,6 +414,22 @@ def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL
 
 
 @gluon.jit
+def schedule_fence(ptr, seqlen):
+    """Keep ptxas from moving code across this point (a no-op otherwise).
+
+    ptxas does not reorder instructions across a read of ``%clock`` whose value is used; the
+    value goes to a store predicated on ``seqlen < 0``, which never runs (the launch rejects empty
+    sequences) but keeps the read alive. The overlapped kernels need it before
+    ``warpgroup_mma_wait(0)``: without it ptxas hoists that wait above the softmax (to pack P_j
+    into the registers P_{j-1}·V_{j-1} is still reading), and the softmax no longer runs under
+    its own P·V — see kernels/NOTES.md, "ptxas hoists the wait"."""
+    gl.inline_asm_elementwise(
+        "{ .reg .u32 t; .reg .pred q; mov.u32 t, %clock; setp.lt.s32 q, $2, 0; "
+        "@q st.global.b32 [$1], t; mov.b32 $0, 0; }",
+        "=r,l,r", [ptr.to(gl.int64), seqlen], dtype=gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
 def to_operand(p, dtype: gl.constexpr, D: gl.constexpr, num_warps: gl.constexpr):
     """P (fp32, accumulator layout) -> input dtype, as the register A operand of P·V."""
     return gl.convert_layout(p.to(dtype), p_layout(D, num_warps))

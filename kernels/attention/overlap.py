@@ -38,6 +38,7 @@ from .common import (
     q_rows,
     qk,
     rescale,
+    schedule_fence,
     single_partition,
     softmax,
     tile_position,
@@ -107,6 +108,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
         enter("softmax", PROFILE)
         p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL)
         exit("softmax", PROFILE)
+        schedule_fence(lse_ptr, seqlen)  # or ptxas hoists the wait above the softmax
         enter("PV", PROFILE)
         acc = warpgroup_mma_wait(0, deps=(o_tok,))  # P_{j-1} V_{j-1} done
         exit("PV", PROFILE)

@@ -260,6 +260,7 @@ __global__ void __launch_bounds__(384, 1)
     reg_fence(s);
     release(&k_empty[sk]);
     softmax_block<CAUSAL>(s, m, l, alpha, j, row0, seqlen, qk);  // under P V on the tensor cores
+    schedule_fence(lse, seqlen);  // or ptxas hoists the wait above the softmax
     wgmma_wait<0>();
     reg_fence(o);
     reg_fence(p);  // p stays live until here: the wgmma read it from registers

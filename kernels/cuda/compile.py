@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from . import HEADERS, HERE, NVCC_FLAGS
@@ -97,3 +98,25 @@ def sass_by_function(cubin: Path) -> dict[str, str]:
                          check=True)
     parts = re.split(r"^\s*Function : (\S+)\s*$", res.stdout, flags=re.MULTILINE)
     return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def sass_of_cubin(cubin: bytes) -> str:
+    """SASS of a cubin held in memory (a Gluon kernel's ``asm["cubin"]``), all functions."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "k.cubin"
+        path.write_bytes(cubin)
+        return "".join(sass_by_function(path).values())
+
+
+def softmax_under_pv(sass: str) -> list[int]:
+    """The overlap check, in SASS: for each ``WARPGROUP.DEPBAR.LE gsb0, 0x1`` (the scores are in;
+    P_{j-1}·V_{j-1} may still run), how many ``MUFU.EX2`` come before the next
+    ``WARPGROUP.DEPBAR.LE gsb0, 0x0`` (P·V done). A softmax under its own P·V puts all of its
+    exps there; zero means ptxas moved the wait in front of it."""
+    ins = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", sass)
+    counts = []
+    for i, text in enumerate(ins):
+        if "DEPBAR.LE gsb0, 0x1" in text:
+            end = next((k for k in range(i, len(ins)) if "DEPBAR.LE gsb0, 0x0" in ins[k]), len(ins))
+            counts.append(sum("MUFU.EX2" in t for t in ins[i:end]))
+    return counts

@@ -159,6 +159,19 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
 }
 
+// Keep ptxas from moving code across this point: it does not reorder instructions across a
+// read of %clock whose value is used, and the value goes to a store predicated on n < 0, which
+// never runs (sequences are not empty) but keeps the read alive. Needed before the overlapped
+// loop's wgmma_wait<0>: without it ptxas hoists that wait above the softmax (to pack P_j into
+// the registers P_{j-1} V_{j-1} is still reading) and the softmax no longer runs under its own
+// P V (kernels/NOTES.md, "ptxas hoists the wait"). The Gluon twin is common.schedule_fence.
+__device__ __forceinline__ void schedule_fence(float* never_written, int n) {
+  asm volatile(
+      "{ .reg .u32 t; .reg .pred q; mov.u32 t, %%clock; setp.lt.s32 q, %1, 0; "
+      "@q st.global.b32 [%0], t; }" ::"l"(never_written), "r"(n)
+      : "memory");
+}
+
 // Tell the compiler a register is live and may change here: placed around wgmma issue and
 // wait so it neither moves accumulator reads/writes across them nor copies the registers
 // while the tensor core owns them.

@@ -7,6 +7,8 @@
 #   gemm_probe  pingpong tiles at 8192^3 fp16+bf16, CUDA-graph replays at small sizes (issue 3)
 #   gemm_bench  `kernels.bench gemm`: the whole GEMM ladder, interleaved rounds, clock logged (issue 3)
 #   attn_bench  `kernels.bench_attention --sweep`: the attention ladder and fig. 5 part     (issue 4)
+#   attn_tests  the attention GPU tests (every variant against float64), 8 workers
+#   attn_trace  Proton timelines, with their time, of the overlapped kernels (fa3, overlap)  (issue 5)
 #   gemm_tests  the GEMM GPU tests, then their ConSan test in a step of its own    (issue 3)
 #   consan_probe each GEMM configuration of the ConSan test alone, timed            (issue 3)
 #   gemm_trace  a Proton timeline of the pingpong GEMM (the model's ground truth)  (issue 5)
@@ -60,6 +62,10 @@ for step in "$@"; do
     TAIL=70 step_run gemm_bench 400 python3 -m kernels.bench gemm --out "$OUT" ;;
   attn_bench)
     TAIL=80 step_run attn_bench 400 python3 -m kernels.bench_attention --sweep --out "$OUT" ;;
+  attn_tests)
+    TAIL=12 step_run attn_tests 200 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 8 tests/kernels/test_attention_gpu.py ;;
+  attn_trace)
+    TAIL=40 step_run attn_trace 250 python3 -m kernels.trace --out "$OUT/traces" --only attention_fa3 attention_overlap ;;
   gemm_tests)
     TAIL=12 step_run gemm_tests 200 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 8 tests/kernels/test_gemm_gpu.py -k "not consan"
     TAIL=12 step_run gemm_consan 400 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu tests/kernels/test_gemm_gpu.py -k consan ;;

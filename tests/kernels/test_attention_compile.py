@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
 from kernels.attention import KERNELS, VARIANTS, attention, check_inputs, common, config
+from kernels.cuda import compile as cc
 
 WS = ("ws", "ws_pingpong", "fa3")
 OVERLAP = ("overlap", "fa3")
@@ -60,6 +61,22 @@ def test_ptx_has_the_hopper_pieces(compiled, variant):
         assert count(ptx, r"wgmma\.commit_group") >= 2
     else:
         assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 1;") == 0, "only overlap keeps a GEMM in flight"
+
+
+@pytest.mark.parametrize("variant,d,causal,dtype", [
+    ("overlap", 128, False, torch.float16), ("overlap", 128, True, torch.float16),
+    ("fa3", 128, False, torch.float16), ("fa3", 64, False, torch.float16),
+    ("fa3", 256, True, torch.float16), ("fa3", 128, True, torch.bfloat16)])
+def test_softmax_runs_under_its_own_pv(compiled, variant, d, causal, dtype):
+    """In SASS, not just PTX: every exp of a block's softmax lies between the wait for the
+    scores (DEPBAR 1) and the wait for P_{j-1}·V_{j-1} (DEPBAR 0), in each consumer's loop.
+    Without common.schedule_fence ptxas hoists the second wait above the softmax (0 here)."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    cfg, k = compiled(variant, d, causal, dtype)
+    loops = cfg.consumers if variant in WS else 1  # one loop body per consumer partition
+    exps = 64 * cfg.BN // 128 + 2  # 64 rows x BN over 128 threads, + alpha for a thread's 2 rows
+    assert cc.softmax_under_pv(cc.sass_of_cubin(k.asm["cubin"])) == [exps] * loops
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

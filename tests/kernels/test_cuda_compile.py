@@ -68,6 +68,15 @@ def test_sass_has_the_hopper_pieces(built, source):
     assert seen == {k: v[0] for k, v in EXPECT[source].items()}, seen
 
 
+def test_fa3_softmax_runs_under_its_own_pv(built):
+    """As the Gluon fa3 (tests/kernels/test_attention_compile.py): in every instance's SASS the
+    softmax's 66 exps lie between the wait for the scores and the wait for P_{j-1}·V_{j-1}
+    (schedule_fence in hopper.cuh keeps ptxas from hoisting the second above them)."""
+    cubin, _ = built["attention_fa3.cu"]
+    for mangled, sass in cc.sass_by_function(cubin).items():
+        assert cc.softmax_under_pv(sass) == [66], mangled
+
+
 def ws_ablation(mangled: str) -> int:
     """gemm_ws_kernel<BF16, STAGES, ABLATION>: the last template argument (0 none, 1 stsm,
     2 lockstep; kernels.cuda.GEMM_ABLATIONS)."""
