@@ -23,13 +23,14 @@ PAIRS = [(w, a, b) for w, best in LADDERS.items() for a, b in combinations(sorte
 # What the model does not place yet (sim/README.md, "Against the machine"), by (workload, kernel,
 # shape): each is off by more than 10% in the committed data.
 KNOWN_MISSES = {
-    # The two in-line attention kernels (one 8-warp partition, its two 64-row halves in lockstep)
-    # are 11-15 % slow, for one reason: their traces (runs Q1-Q2) have the halves' softmaxes side
-    # by side in 1392-1492 clk (pipelined) — about 1.2× one warpgroup's alone — where the
+    # The in-line attention kernels (one 8-warp partition, its two 64-row halves in lockstep)
+    # are slow in the model, for one reason: their traces (runs Q1-Q2) have the halves' softmaxes
+    # side by side in 1392-1492 clk (pipelined) — about 1.2× one warpgroup's alone — where the
     # model's serial rule makes them queue on the SFU and FMA pipe (2387-2478). Their Q·Kᵀ is
     # right since run Q3's wgmma queue (overlap: model 1609-1712 clk, traced 1481-1659).
+    # `pipelined` is −13 %; `overlap` −9.6 % since run F1 (measured 479, was 485: the same
+    # kernel's time within its round spread, not a better model), so it is tested as within.
     ("attention", "pipelined s2", f"B{B} H{H} S{S} d{D}"),
-    ("attention", "overlap s2", f"B{B} H{H} S{S} d{D}"),
 }
 KEYS = sorted({(r.workload, r.label, r.shape) for r in ROWS if r.model is not None})
 
