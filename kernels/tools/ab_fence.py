@@ -48,13 +48,17 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m kernels.tools.ab_fence")
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--tile", default=None, help="BMxBN, e.g. 64x128: one consumer warpgroup, no "
+                   "pingpong partner (default: the variants' own tiles)")
+    p.add_argument("--causal", choices=("both", "no"), default="both")
     a = p.parse_args(argv)
+    tile = tuple(int(x) for x in a.tile.split("x")) if a.tile else None
     B, H, S, D = 4, 16, 8448, 128  # FA3 tab. 2's setting
     rows = []
     with tempfile.TemporaryDirectory() as tmp, ClockLog() as clocks:
         bare = without_fence(Path(tmp))
         gen = torch.Generator(device="cuda").manual_seed(0)
-        for causal in (False, True):
+        for causal in (False, True) if a.causal == "both" else (False,):
             q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16, generator=gen)
                        for _ in range(3))
             ref = reference(q, k, v, causal)
@@ -63,10 +67,15 @@ def main(argv=None) -> int:
             for name, mod, variant in [("fa3", fenced, "fa3"), ("fa3 no fence", bare, "fa3"),
                                        ("overlap", fenced, "overlap"),
                                        ("overlap no fence", bare, "overlap"),
-                                       ("ws_pingpong", fenced, "ws_pingpong")]:
+                                       ("ws_pingpong", fenced, "ws_pingpong"),
+                                       ("pipelined", fenced, "pipelined")]:
+                try:
+                    fenced.config(variant, D, causal, tile=tile)
+                except ValueError:  # fa3 and ws_pingpong need two consumers to take turns
+                    continue
                 out = torch.full_like(q, float("nan"))
                 fn = lambda m=mod, n=variant, o=out: m.attention(q, k, v, causal=causal, variant=n,
-                                                                out=o)
+                                                                tile=tile, out=o)
                 fn()
                 torch.cuda.synchronize()
                 got = out.reshape(B * H, S, D)[:ref.shape[0]].double()
@@ -74,10 +83,10 @@ def main(argv=None) -> int:
                 if not err < TOL["float16"]:
                     raise AssertionError(f"{name} causal={causal}: rel_err {err:.2e}")
                 fns[name] = fn
-                rows.append({"variant": name, "causal": causal, "rel_err": err})
+                rows.append({"variant": name, "causal": causal, "tile": a.tile, "rel_err": err})
             timed = interleaved(fns, dict.fromkeys(fns, f), a.rounds, clocks)
-            cfg = fenced.config("fa3", D, causal)
-            blocks = B * H * (S // cfg.BM) * (S // cfg.BN) / (2 if causal else 1) / 132
+            cfg = fenced.config("overlap", D, causal, tile=tile)
+            blocks = B * H * (S // 128) * (S // cfg.BN) / (2 if causal else 1) / 132
             for row in rows:
                 if row["causal"] == causal and row["variant"] in timed:
                     t = timed[row["variant"]]
@@ -86,14 +95,16 @@ def main(argv=None) -> int:
                         row["clk_per_block"] = t["ms"] * 1e-3 * t["sm_mhz"] * 1e6 / blocks
             del q, k, v, ref
     env = environment()
-    print("\nschedule_fence A/B, B4 H16 S8448 d128 fp16 (median of interleaved rounds)")
+    print(f"\nschedule_fence A/B, B4 H16 S8448 d128 fp16, tile {a.tile or 'default'} (median of "
+          "interleaved rounds; clk/block: per 128 rows x BN, at nvidia-smi's clock)")
     for r in rows:
         print(f"  {'causal' if r['causal'] else 'full  '} {r['variant']:<17} {r['tflops']:6.1f} "
               f"TFLOP/s [{r['tflops_min']:.0f}-{r['tflops_max']:.0f}]  {r['sm_mhz'] or 0:.0f} MHz  "
               f"{r.get('clk_per_block', 0):6.0f} clk/block  (rel_err {r['rel_err']:.1e})")
     if a.out:
         a.out.mkdir(parents=True, exist_ok=True)
-        (a.out / "ab_fence.json").write_text(json.dumps({"environment": env, "rows": rows},
+        name = f"ab_fence_{a.tile}.json" if a.tile else "ab_fence.json"
+        (a.out / name).write_text(json.dumps({"environment": env, "rows": rows},
                                                         indent=1) + "\n")
     return 0
 
