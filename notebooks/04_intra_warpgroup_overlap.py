@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -87,10 +89,20 @@ fig.tight_layout()
 # %% [markdown]
 # ## The real kernel
 #
-# The attention kernels (`kernels/attention/`, in progress) implement `overlap` with
-# `warpgroup_mma(..., is_async=True)` and `warpgroup_mma_wait(num_outstanding=1)`; their PTX must
-# hold `wgmma.wait_group.sync.aligned 1`. Measurements will appear in `kernels/results/` and in
-# chapter 05.
+# The attention kernels implement `overlap` (and fa3's consumers) with
+# `warpgroup_mma(..., is_async=True)` and `warpgroup_mma_wait(1)`, and their PTX holds
+# `wgmma.wait_group.sync.aligned 1`. That is not the end of the story: ptxas, not the PTX, decides
+# where the wait lands. Our first kernels had ptxas hoist `warpgroup_mma_wait(0)` above the whole
+# softmax (to pack P_j into the registers P_{j-1}·V_{j-1} was still reading) — zero of the block's
+# 66 `MUFU.EX2` sat between the two waits in SASS, so the overlap this chapter is about was not
+# there. `kernels/attention/common.py`'s `schedule_fence` (a clock read ptxas will not move code
+# across) puts it back, and `tests/kernels/test_attention_compile.py` counts the exps in SASS.
+#
+# Then we measured what it buys on our H200, the same kernels with and without the fence in one
+# process (`python -m kernels.tools.ab_fence`, runs F2-F3 in `kernels/NOTES.md`): fa3 578 vs 577
+# TFLOP/s, `overlap` 478 vs 477, and with one warpgroup per SM +2.6 %. The model says 10-13 %, and
+# the paper's ablation says 582 → 661 on an H100. Where the gain went on the H200 is an open
+# question of this course — a good one to take to the Proton timelines of chapter 05.
 #
 # **Exercises** [`exercises/ch04_online_softmax`](../exercises/ch04_online_softmax/README.md): the
 # online-softmax update — new max, the rescale factor for the old O and the old row sum — on fresh
