@@ -5,16 +5,13 @@ constants are derived correctly from rows (synthetic rows here; nothing is measu
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
+from kernels.cuda import compile as cc
 from kernels.micro import beside, common, issue, mbar, run, softmax, tma, units, wgmma
 
 ONE_CTA = int(common.ONE_CTA_SMEM)  # > half an SM's shared memory: one CTA per SM
@@ -24,22 +21,10 @@ def count(text: str, pattern: str) -> int:
     return len(re.findall(pattern, text))
 
 
-def _cuobjdump() -> str | None:
-    import triton
-
-    p = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-    return str(p) if p.exists() else shutil.which("cuobjdump")
-
-
 def sass(kernel) -> str:
-    tool = _cuobjdump()
-    if tool is None:
+    if cc.find_cuobjdump() is None:
         pytest.skip("no cuobjdump for SASS")
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(kernel.asm["cubin"])
-        f.flush()
-        return subprocess.run([tool, "-sass", f.name], capture_output=True, text=True,
-                              check=True).stdout
+    return cc.sass_of_cubin(kernel.asm["cubin"])
 
 
 def timers(ptx: str) -> None:
@@ -80,7 +65,7 @@ def test_wgmma_issue(N, KG, G, mode, wgs):
     # an RS wgmma names A as a brace list of registers, an SS one as a 64-bit descriptor
     assert count(ptx, r"wgmma\.mma_async[^;]*\{[^}]*\},\s*\{") == rs_groups * per
     assert k.metadata.num_warps == 4 * wgs
-    tool = _cuobjdump()
+    tool = cc.find_cuobjdump()
     if tool is not None:
         order = re.findall(r"HGMMA|SR_CLOCKLO|WARPGROUP\.DEPBAR", sass(k))
         assert order.count("HGMMA") == G * per and order.count("SR_CLOCKLO") == G + 2
@@ -100,7 +85,7 @@ def test_softmax_beside(K, mode):
     assert count(ptx, r"wgmma\.mma_async[^;]*\{[^}]*\},\s*\{") == (n if mode == 1 else 0)
     assert count(ptx, r"ex2\.approx") == 64 + 2
     assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 0;") == (1 if mode else 0)
-    if _cuobjdump() is not None:
+    if cc.find_cuobjdump() is not None:
         s = sass(k)
         assert count(s, r"\bSTL\b") == 0, "no register spills"
         assert count(s, r"MUFU\.EX2") == 66
@@ -119,7 +104,7 @@ def test_attention_softmax(warpgroups, beside, releases):
     assert count(ptx, r"mbarrier\.arrive") == releases
     if beside:
         assert count(ptx, r"setmaxnreg") >= 2
-    if _cuobjdump() is not None:
+    if cc.find_cuobjdump() is not None:
         s = sass(k)
         assert count(s, r"\bSTL\b") == 0, "no register spills"
         assert count(s, r"F2FP") == 32
@@ -135,7 +120,7 @@ def test_attention_softmax_wgmma_side(turn):
     ptx = k.asm["ptx"]
     assert count(ptx, r"wgmma\.mma_async") == (16 if turn else 8)
     assert count(ptx, r"wgmma\.mma_async[^;]*\{[^}]*\},\s*\{") == (8 if turn else 0), "RS: A in registers"
-    if _cuobjdump() is not None:
+    if cc.find_cuobjdump() is not None:
         order = "".join({"HGMMA": "H", "SR_CLOCKLO": "c", "WARPGROUP.DEPBAR": "W"}[o] for o in
                         re.findall(r"HGMMA|SR_CLOCKLO|WARPGROUP\.DEPBAR", sass(k)))
         per = "c" + "H" * (16 if turn else 8) + "cW"
