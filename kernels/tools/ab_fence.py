@@ -25,19 +25,28 @@ HERE = Path(__file__).resolve().parents[1]  # the kernels package
 FENCE_CALL = "schedule_fence(lse_ptr, seqlen)"
 
 
-def without_fence(tmp: Path):
-    """``kernels_nofence.attention``: this package with the fence call taken out of overlap.py."""
-    copy = tmp / "kernels_nofence"
+def edited_copy(tmp: Path, name: str, edits: list[tuple[str, str]]):
+    """Import a copy of this package as ``name`` with each ``(old, new)`` replaced once in
+    attention/overlap.py (the relative imports keep the copy's modules together)."""
+    copy = tmp / name
     shutil.copytree(HERE, copy, ignore=shutil.ignore_patterns("results", "build", "__pycache__"))
     path = copy / "attention" / "overlap.py"
-    lines = path.read_text().splitlines(keepends=True)
-    kept = [ln for ln in lines if FENCE_CALL not in ln]
-    if len(lines) - len(kept) != 1:
-        raise RuntimeError(f"expected one `{FENCE_CALL}` line in overlap.py, found "
-                           f"{len(lines) - len(kept)}")
-    path.write_text("".join(kept))
+    src = path.read_text()
+    for old, new in edits:
+        if src.count(old) != 1:
+            raise RuntimeError(f"expected one {old!r} in overlap.py, found {src.count(old)}")
+        src = src.replace(old, new)
+    path.write_text(src)
     sys.path.insert(0, str(tmp))
-    return importlib.import_module("kernels_nofence.attention")
+    return importlib.import_module(name)
+
+
+def without_fence(tmp: Path):
+    """``kernels_nofence.attention``: this package with the fence call taken out of overlap.py."""
+    line = next(ln for ln in (HERE / "attention" / "overlap.py").read_text().splitlines(True)
+                if FENCE_CALL in ln)
+    return importlib.import_module(edited_copy(tmp, "kernels_nofence", [(line, "")]).__name__
+                                   + ".attention")
 
 
 def main(argv=None) -> int:
