@@ -23,12 +23,17 @@ SCORES = '''        exit("QK", PROFILE)
 '''
 
 
-def main(argv=None) -> int:
+def hoisted_copy(tmp: Path, name: str = "kernels_hoisted"):
+    """This package, imported as ``name``, with overlap.py's wait for P·V right after the
+    scores' wait (and no fence)."""
     fence = next(ln for ln in (HERE / "attention" / "overlap.py").read_text().splitlines(True)
                  if FENCE_CALL in ln)
+    return edited_copy(tmp, name, [(fence, ""), (W0, ""), (SCORES, SCORES + W0)])
+
+
+def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        pkg = edited_copy(Path(tmp), "kernels_hoisted", [(fence, ""), (W0, ""),
-                                                         (SCORES, SCORES + W0)])
+        pkg = hoisted_copy(Path(tmp))
         trace = __import__(pkg.__name__ + ".trace", fromlist=["main"])
         args = sys.argv[1:] if argv is None else argv
         return trace.main([*args, "--only", "attention_fa3", "attention_overlap"])

@@ -175,3 +175,18 @@ def test_not_tensors_and_bad_variant():
         attention(t(1, 2, 64, 64), t(1, 2, 64, 64), t(1, 2, 64, 64), variant="fast")
     check_inputs(t(1, 2, 77, 64), t(1, 2, 77, 64), t(1, 2, 77, 64), "fa3", require_gpu=False)
     assert set(VARIANTS) == set(KERNELS)
+
+
+def test_ab_tools_build_what_they_claim(tmp_path):
+    """kernels/tools: the A/B's other side (ab_fence: no fence) and trace_hoisted's copy (the
+    wait for P·V written before the softmax) both compile to the hoisted SASS, 0 exps under P·V."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    from kernels.tools import ab_fence, trace_hoisted
+
+    bare = ab_fence.without_fence(tmp_path)
+    hoisted = trace_hoisted.hoisted_copy(tmp_path, "kernels_hoisted_test")
+    hoisted = __import__(hoisted.__name__ + ".attention", fromlist=["common"])
+    for mod in (bare, hoisted):
+        k = mod.common.compile_sm90(mod.KERNELS["fa3"], mod.config("fa3", 128))
+        assert cc.softmax_under_pv(cc.sass_of_cubin(k.asm["cubin"])) == [0, 0], mod.__name__
