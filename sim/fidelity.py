@@ -1,7 +1,8 @@
 """The model against the machine: every committed H200 measurement of our kernels, predicted.
 
 `python -m sim fidelity [--hardware h200] [--all]` reads `kernels/results/h200.json` (GEMM) and
-`kernels/results/h200-attention.json` (attention), builds the model's configuration of each
+`kernels/results/h200-attention.json` (attention; with `--all` also the shipped kernels' rows of
+the one-warpgroup fence A/B, `h200-ab-fence-64x128.json`), builds the model's configuration of each
 measured kernel — same variant, shape, dtype, ring depth and tile — and prints measured, model and
 their relative error. By default only the headline shapes (GEMM 8192³, attention at FA3 tab. 2's
 shape) are predicted; `--all` takes every row. Vendor peers (cuBLAS, SDPA) are not our schedules
@@ -89,10 +90,24 @@ def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
     return out
 
 
+def _ab_rows() -> list[dict]:
+    """The shipped kernels' rows of the fence A/B runs (kernels/tools/ab_fence.py) at a tile of
+    their own (one consumer warpgroup, ``--tile 64x128``), as bench rows; the "no fence" side is
+    not a kernel we ship."""
+    path = RESULTS / "h200-ab-fence-64x128.json"
+    if not path.exists():
+        return []
+    rows = json.loads(path.read_text())["rows"]
+    return [{**r, "ok": True, "tile": [int(x) for x in r["tile"].split("x")]}
+            for r in rows if " " not in r["variant"] and "tflops" in r]
+
+
 def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
     out = []
     rows = _load("h200-attention.json", "attention")
     clocks = run_clocks(rows, key=_attention_key)
+    if everything:
+        rows = rows + _ab_rows()
     for r in rows:
         base = r["variant"].split(":")[0]
         if base not in attention.VARIANTS or not r.get("ok") or "tflops" not in r:
@@ -106,8 +121,11 @@ def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
                               block_m=bm, block_n=bn, consumers=consumers,
                               stages=r.get("stages") or 2)
         shape = f"B{r['B']} H{r['H']} S{r['S']} d{r['d']}{' causal' if r['causal'] else ''}"
-        out.append(_predict("attention", f"{base} s{cfg.stages}", base, shape, r["tflops"], cfg,
-                            hw, clocks.get(_attention_key(r))))
+        label = f"{base} s{cfg.stages}" + (f" {bm}×{bn}" if r.get("tile") else "")
+        row = _predict("attention", label, base, shape, r["tflops"], cfg, hw,
+                       r.get("sm_mhz") if r.get("tile") else clocks.get(_attention_key(r)))
+        row.override = bool(r.get("tile"))
+        out.append(row)
     return out
 
 

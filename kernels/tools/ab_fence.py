@@ -92,7 +92,8 @@ def main(argv=None) -> int:
                 if not err < TOL["float16"]:
                     raise AssertionError(f"{name} causal={causal}: rel_err {err:.2e}")
                 fns[name] = fn
-                rows.append({"variant": name, "causal": causal, "tile": a.tile, "rel_err": err})
+                rows.append({"B": B, "H": H, "S": S, "d": D, "dtype": "float16",
+                             "variant": name, "causal": causal, "tile": a.tile, "rel_err": err})
             timed = interleaved(fns, dict.fromkeys(fns, f), a.rounds, clocks)
             cfg = fenced.config("overlap", D, causal, tile=tile)
             blocks = B * H * (S // 128) * (S // cfg.BN) / (2 if causal else 1) / 132

@@ -77,3 +77,16 @@ def test_the_model_runs_each_kernel_at_its_own_clock():
     clocks = {r.label: r.clock_hz for r in ROWS if r.workload == "gemm" and r.shape.endswith("float16")}
     assert clocks["sequential s1 np"] > 1.05 * clocks["ws s3"]
     assert all(0.8e9 < c <= H200.clock_hz for c in clocks.values())
+
+
+def test_everything_includes_the_one_warpgroup_kernels(monkeypatch):
+    """`--all` predicts the shipped kernels of the one-warpgroup fence A/B (run F3) at their own
+    64×128 tile, marked as an override; the A/B's unshipped "no fence" side is left out."""
+    from sim import fidelity
+
+    ab = fidelity._ab_rows()
+    assert {r["variant"] for r in ab} == {"overlap", "pipelined"}
+    monkeypatch.setattr(fidelity, "_load", lambda name, key: [])  # only the A/B's rows
+    rows = fidelity._attention_rows(H200, everything=True)
+    assert len(rows) == len(ab) == 4
+    assert all(r.label.endswith("64×128") and r.override and r.model for r in rows)
