@@ -8,11 +8,12 @@ scores are in: what the intra-warpgroup overlap can hide at most.
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 from pathlib import Path
 
-from .ab_fence import FENCE_CALL, HERE, edited_copy
+from .ab_fence import edited_copy, fence_line
 
 W0 = '''        enter("PV", PROFILE)
         acc = warpgroup_mma_wait(0, deps=(o_tok,))  # P_{j-1} V_{j-1} done
@@ -26,15 +27,13 @@ SCORES = '''        exit("QK", PROFILE)
 def hoisted_copy(tmp: Path, name: str = "kernels_hoisted"):
     """This package, imported as ``name``, with overlap.py's wait for P·V right after the
     scores' wait (and no fence)."""
-    fence = next(ln for ln in (HERE / "attention" / "overlap.py").read_text().splitlines(True)
-                 if FENCE_CALL in ln)
-    return edited_copy(tmp, name, [(fence, ""), (W0, ""), (SCORES, SCORES + W0)])
+    return edited_copy(tmp, name, [(fence_line(), ""), (W0, ""), (SCORES, SCORES + W0)])
 
 
 def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         pkg = hoisted_copy(Path(tmp))
-        trace = __import__(pkg.__name__ + ".trace", fromlist=["main"])
+        trace = importlib.import_module(pkg.__name__ + ".trace")
         args = sys.argv[1:] if argv is None else argv
         return trace.main([*args, "--only", "attention_fa3", "attention_overlap"])
 

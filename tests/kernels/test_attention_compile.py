@@ -4,6 +4,7 @@ wgmma + wait_group 1 for the overlap variants, setmaxnreg only where there are r
 raise the documented errors. Compiles are cached per session (about a second each)."""
 from __future__ import annotations
 
+import importlib
 import re
 
 import pytest
@@ -185,8 +186,8 @@ def test_ab_tools_build_what_they_claim(tmp_path):
     from kernels.tools import ab_fence, trace_hoisted
 
     bare = ab_fence.without_fence(tmp_path)
-    hoisted = trace_hoisted.hoisted_copy(tmp_path, "kernels_hoisted_test")
-    hoisted = __import__(hoisted.__name__ + ".attention", fromlist=["common"])
+    trace_hoisted.hoisted_copy(tmp_path, "kernels_hoisted_test")
+    hoisted = importlib.import_module("kernels_hoisted_test.attention")
     for mod in (bare, hoisted):
         k = mod.common.compile_sm90(mod.KERNELS["fa3"], mod.config("fa3", 128))
         assert cc.softmax_under_pv(cc.sass_of_cubin(k.asm["cubin"])) == [0, 0], mod.__name__
