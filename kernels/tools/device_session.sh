@@ -16,6 +16,8 @@
 #               first five without their time as `miss_trace`, run Q2 as `probe_clock`)  (issue 5)
 #   issue       wgmma issue microbenchmark: issue cost, queue depth, SS vs RS      (issue 5)
 #   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel (issue 5)
+#   stall_probe Nsight Compute's full set on the plain attention kernels: cycles, pipes, stall
+#               reasons per SASS instruction (kernels/tools/stall_probe.py)             (issue 5)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU      (issue 6)
@@ -97,6 +99,13 @@ for step in "$@"; do
       -k 'regex:^(sequential|pipelined|ws|ws_pingpong|overlap|fa3)_kernel' --metrics "${metrics#,}" \
       python3 -m kernels.tools.l2_probe
     step_run l2_parse 30 python3 -m kernels.tools.l2_probe --parse "$OUT/l2_ncu.csv" --out "$OUT/l2_probe.json" ;;
+  stall_probe)
+    TAIL=20 step_run stall_ncu 400 ncu --clock-control none --set full --import-source no -f \
+      -o /tmp/stall -k 'regex:^(sequential|pipelined|ws|ws_pingpong|overlap|fa3)_kernel' \
+      python3 -m kernels.tools.stall_probe
+    TAIL=2 step_run stall_raw 60 ncu -i /tmp/stall.ncu-rep --page raw --csv
+    TAIL=2 step_run stall_details 60 ncu -i /tmp/stall.ncu-rep --page details --csv
+    TAIL=2 step_run stall_source 120 ncu -i /tmp/stall.ncu-rep --page source --csv --print-source sass ;;
   gputests)
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
   grade)
