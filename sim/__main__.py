@@ -141,8 +141,10 @@ def cmd_paper(a) -> int:
 
 
 def cmd_fidelity(a) -> int:
-    from .fidelity import compare, table
-    print(table(compare(hardware.get(a.hardware), everything=a.all)))
+    from .fidelity import compare, cycle_rows, cycle_table, table
+    hw = hardware.get(a.hardware)
+    print(table(compare(hw, everything=a.all)))
+    print("\n" + cycle_table(cycle_rows(hw)))
     return 0
 
 

@@ -26,16 +26,18 @@ class Unit:
         self.env, self.name, self.trace = env, name, trace
         self._res = simpy.Resource(env, capacity=1)
 
-    def run(self, actor: str, op: str, clk: float, pieces: int = 1, tile=None, work: float | None = None):
+    def run(self, actor: str, op: str, clk: float, pieces: int = 1, tile=None, work: float | None = None,
+            stretch=None):
         """Occupy the unit for `clk` cycles in `pieces` equal pieces (re-queued between pieces, so
         concurrent users share the unit round-robin). `work` is the useful part of `clk` (the rest
-        is overhead, e.g. operand fetch); it defaults to all of it."""
+        is overhead, e.g. operand fetch); it defaults to all of it. `stretch()`, if given, is read
+        as each piece starts: the factor its cycles take then (the work stays the same)."""
         work = clk if work is None else work
         for _ in range(pieces):
             with self._res.request() as req:
                 yield req
                 start = self.env.now
-                yield self.env.timeout(clk / pieces)
+                yield self.env.timeout(clk / pieces * (stretch() if stretch else 1.0))
                 self.trace.busy(actor, self.name, op, start, self.env.now, tile, work / pieces)
 
 
@@ -65,6 +67,7 @@ class TensorCore:
         self._in_flight = 0                         # entered the queue, not yet finished
         self._slot = env.event()                    # fires when an instruction finishes
         self._issuing: dict[str, simpy.events.Event] = {}
+        self.busy = False                           # an instruction is executing
         env.process(self._serve())
 
     def issue(self, actor: str, op: str, count: int, clk: float, work: float, tile=None,
@@ -124,7 +127,9 @@ class TensorCore:
             if q:
                 self._order.append(actor)           # back of the line: round-robin
             start = self.env.now
+            self.busy = True
             yield self.env.timeout(clk)
+            self.busy = bool(self._order)           # the next instruction starts at once
             self.trace.busy(actor, self.name, op, start, self.env.now, tile, work)
             self._in_flight -= 1
             slot, self._slot = self._slot, self.env.event()

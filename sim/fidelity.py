@@ -8,6 +8,10 @@ their relative error. By default only the headline shapes (GEMM 8192³, attentio
 shape) are predicted; `--all` takes every row. Vendor peers (cuBLAS, SDPA) are not our schedules
 and are left out.
 
+It then compares cycles per K/V block of the six attention kernels with what Nsight Compute
+counted on the plain kernels (run S1, `h200-stall.json`) — the model's schedule without its
+clock.
+
 Clock: the model works in clocks, and our H200 runs anywhere from 1.3 to 1.98 GHz depending on
 what it runs (the 700 W power cap). On the `h200` preset each kernel runs at the clock the model
 derives from its own activity (`PowerCap`, sim/predict.py); the table prints it beside the clock
@@ -31,6 +35,7 @@ RESULTS = Path(__file__).resolve().parents[1] / "kernels" / "results"
 DTYPE = {"float16": "fp16", "bfloat16": "bf16"}
 HEADLINE_GEMM = (8192, 8192, 8192)
 HEADLINE_ATTENTION = (4, 16, 8448, 128)
+SMS_MEASURED = 132              # our H200's SMs (every results file's environment)
 
 
 @dataclass
@@ -165,6 +170,29 @@ def compare(hw: Hardware, everything: bool = False) -> list[Row]:
     return _gemm_rows(hw, everything) + _attention_rows(hw, everything)
 
 
+def cycle_rows(hw: Hardware) -> list[Row]:
+    """Cycles per K/V block (128 rows × the kernel's block_n, one SM) of each plain attention
+    kernel at the headline shape, as Nsight Compute counted them (run S1, `h200-stall.json`:
+    the busiest SM's cycles over its blocks) and as the model has them (its time × its clock) —
+    the comparison without the clock, which the power cap sets on the machine and `PowerCap`
+    in the model."""
+    B, H, S, D = HEADLINE_ATTENTION
+    path = RESULTS / "h200-stall.json"
+    out = []
+    for r in json.loads(path.read_text())["rows"] if path.exists() else []:
+        bm, bn, consumers = _kernel_tile(r["variant"], {"d": D, "causal": False,
+                                                        "stages": r["stages"]})
+        cfg = AttentionConfig(batch=B, heads=H, seqlen=S, headdim=D, variant=r["variant"],
+                              block_m=bm, block_n=bn, consumers=consumers, stages=r["stages"])
+        row = _predict("cycles", f"{r['variant']} s{r['stages']}", r["variant"],
+                       f"B{B} H{H} S{S} d{D}", r["clk_per_block"], cfg, hw, None)
+        if row.model is not None:           # TFLOP/s at its clock -> cycles per block
+            blocks = B * H * (S // 128) * (S // (bn or 128)) / SMS_MEASURED
+            row.model = 4 * B * H * S * S * D / (row.model * 1e12) * row.clock_hz / blocks
+        out.append(row)
+    return out
+
+
 def measured_attention_ladder() -> dict[str, float]:
     """Best measured TFLOP/s of each attention kernel at FA3 tab. 2's shape, non-causal fp16: ours,
     and the SDPA peers of the same run (flash as `fa2`, `sdpa_cudnn`); empty without results."""
@@ -217,4 +245,14 @@ def table(rows: list[Row]) -> str:
     lines.append(f"\n{s['predicted']} of {s['rows']} measured kernels predicted; "
                  f"{s['within_10pct']} within ±10%; median |error| {s['median_abs_error']:.1%}, "
                  f"max {s['max_abs_error']:.1%}")
+    return "\n".join(lines)
+
+
+def cycle_table(rows: list[Row]) -> str:
+    lines = ["cycles per K/V block, one SM (Nsight Compute on the plain kernels, run S1; the model's "
+             "time × its clock)", f"{'kernel':16s} {'measured':>8s} {'model':>7s} {'error':>7s}"]
+    for r in rows:
+        model = "refused" if r.model is None else f"{r.model:7.0f}"
+        err = "" if r.error is None else f"{r.error:+7.1%}"
+        lines.append(f"{r.label:16s} {r.measured:8.0f} {model:>7s} {err:>7s}")
     return "\n".join(lines)

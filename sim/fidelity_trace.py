@@ -9,8 +9,9 @@ scope the busy fraction over a steady window, the mean span, and the iteration p
 for attention, a k-step for GEMM), in SM clocks.
 
 How a model actor becomes a lane. Its barrier waits are spans of their own ("wait K" for
-`k.full[s]`, "wait slot" for an `empty`, "wait turn", ...); its softmax and rescale pieces on the
-FMA pipe and SFU, and the softmax's dependency stall, are "softmax"; the epilogue is "epilogue".
+`k.full[s]`, "wait slot" for an `empty`, "wait turn", ...); its softmax, rescale and pack pieces
+on the FMA pipe and SFU, and the softmax's row max and dependency stall, are "softmax"; the
+epilogue is "epilogue".
 Whatever time is left between two such spans is what the warp spent blocked on its own wgmma:
 it is named after the GEMM whose last instruction ran in it ("QK", "PV", "MMA"). That is exactly
 what the kernel's scope around `warpgroup_mma` + `warpgroup_mma_wait` measures. The producer's
@@ -53,8 +54,8 @@ def _wait_name(what: str) -> str | None:
 
 
 def _unit_name(op: str) -> str | None:
-    if op.startswith("softmax") or op == "rescale O":
-        return "softmax"
+    if op.startswith("softmax") or op in ("rescale O", "pack P"):
+        return "softmax"        # (the ws-family kernels scope their pack inside `PV`)
     if op in ("epilogue", "store O", "store C"):
         return "epilogue"
     return None                                     # TMA loads: the copy engine's, not a warp's

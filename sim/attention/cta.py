@@ -9,11 +9,14 @@ S = Q Kⱼᵀ (SS wgmma: both operands in shared memory), the online softmax, an
 P from registers). The wgmma and TMA costs are `sim.cta.CTA`'s; the attention-only ones
 (hardware.py says where each constant comes from):
 
-* softmax of a rows×block_n tile, one dependent chain: row max on the FMA pipe (1 FMNMX per
-  element, +1 select on a masked block), the cross-thread max reduction (``row_reduce_clk``), the
-  exps on the SFU (16/clk), the other ``softmax_fma_per_elem - 1`` FMA-pipe instructions per
-  element, and ``softmax_stall_per_elem`` of dependency stalls that occupy no unit.
-* rescale O: one FMUL per O element, after the previous P·V has landed.
+* softmax of a rows×block_n tile: the row max, a dependent FMNMX chain and the cross-thread
+  reduction (``row_reduce_clk``) — latency, no pipe held (1 FMNMX per element, +1 select on a
+  masked block); then the exps on the SFU (16/clk) with the ``softmax_fma_per_elem`` FMA-pipe
+  instructions per element that issue between them (scale and subtract, row sum); then
+  ``softmax_stall_per_elem`` of dependency tail that occupies no unit. While the tensor core
+  computes, the row max and the softmax's pipe work take ``softmax_beside_mma`` times as long.
+* rescale O: one FMUL per O element, after the previous P·V has landed; pack P: its conversion to
+  16 bits for P·V (``softmax_pack_per_elem`` FMA-pipe slots per element), where the kernel has it.
 """
 from __future__ import annotations
 
@@ -68,30 +71,51 @@ class AttentionCTA(CTA):
         return self.wgmma(w, "PV", self.rows, self.cfg.headdim, self.cfg.block_n, False,
                           self.tile("kv", j))
 
-    # --- softmax -------------------------------------------------------------------------------
+    # --- softmax ---------------------------------------------------------------------------
+    def stretch(self) -> float:
+        """How much longer the softmax's work takes right now: a computing tensor core slows the
+        warps beside it (runs Q6, Q8, S1: `softmax_beside_mma`)."""
+        return self.hw.softmax_beside_mma if self.tensor.busy else 1.0
+
+    def pipe(self, unit, w: int, op: str, clk: float, pieces: int, j: int):
+        """`clk` cycles of warpgroup w's softmax work on `unit` (the FMA pipe or the SFU)."""
+        yield from unit.run(self.wg(w), op, clk, pieces, self.tile("kv", j), stretch=self.stretch)
+
+    def stall(self, w: int, what: str, clk: float):
+        t0 = self.env.now
+        yield self.env.timeout(clk)
+        self.trace.wait(self.wg(w), what, t0, self.env.now)
+
     def softmax(self, w: int, j: int):
         """Online softmax of block j for warpgroup w: new row max, P = exp2(S·scale − m), row sum.
 
-        One dependent chain per row — max, then exp, then sum and pack — so within a warpgroup the
-        FMA work and the exps follow each other; they overlap only *another* warpgroup's work."""
-        hw, actor, tile = self.hw, self.wg(w), self.tile("kv", j)
+        The row max is a dependent chain (FMNMX after FMNMX, then the shuffles): it waits on its
+        own latency and leaves the pipes to the other warps, so a second warpgroup's max runs
+        beside it. The exps then keep the SFU busy and the FMA work issues between them — one
+        warpgroup alone is SFU-bound (run Q5: 851 clk for 64×128 with the rescale and pack;
+        run S1's SASS: the FMNMX stall on `wait`, the MUFU stream on the SFU)."""
+        hw = self.hw
         elems = self.rows * self.cfg.block_n
         masked = j >= self.n_blocks - self.masked_blocks
-        yield from self.fma.run(actor, "softmax: max", elems * (2 if masked else 1) / hw.fma_lanes_per_clk,
-                                SOFTMAX_PIECES, tile)
-        yield self.env.timeout(hw.row_reduce_clk)
-        yield from self.sfu.run(actor, "softmax: exp", elems / hw.sfu_exp_per_clk, SOFTMAX_PIECES, tile)
-        yield from self.fma.run(actor, "softmax: scale/sum/pack",
-                                elems * (hw.softmax_fma_per_elem - 1) / hw.fma_lanes_per_clk,
-                                SOFTMAX_PIECES, tile)
-        t0 = self.env.now
-        yield self.env.timeout(elems * hw.softmax_stall_per_elem)
-        self.trace.wait(actor, "softmax dependency stall", t0, self.env.now)
+        yield from self.stall(w, "softmax: row max", (elems * (2 if masked else 1) / hw.fma_lanes_per_clk
+                                                      + hw.row_reduce_clk) * self.stretch())
+        exps = self.env.process(self.pipe(self.sfu, w, "softmax: exp", elems / hw.sfu_exp_per_clk,
+                                          SOFTMAX_PIECES, j))
+        fmas = self.env.process(self.pipe(self.fma, w, "softmax: scale/sum",
+                                          elems * hw.softmax_fma_per_elem / hw.fma_lanes_per_clk,
+                                          SOFTMAX_PIECES, j))
+        yield exps & fmas
+        yield from self.stall(w, "softmax dependency stall", elems * hw.softmax_stall_per_elem)
 
     def rescale_o(self, w: int, j: int):
         """O *= exp2(m_old − m_new): one FMUL per accumulator element."""
-        yield from self.fma.run(self.wg(w), "rescale O", self.rows * self.cfg.headdim / self.hw.fma_lanes_per_clk,
-                                1, self.tile("kv", j))
+        yield from self.pipe(self.fma, w, "rescale O", self.rows * self.cfg.headdim / self.hw.fma_lanes_per_clk,
+                             1, j)
+
+    def pack_p(self, w: int, j: int):
+        """P to 16 bits in P·V's register layout (F2FP, two elements an instruction)."""
+        yield from self.pipe(self.fma, w, "pack P", self.rows * self.cfg.block_n
+                             * self.hw.softmax_pack_per_elem / self.hw.fma_lanes_per_clk, 1, j)
 
     def epilogue(self, w: int):
         """O /= l, write LSE, convert, stage in smem and TMA-store this warpgroup's rows."""

@@ -37,6 +37,7 @@ def consumer(cta: AttentionCTA):
         cta.release(cta.k, j)
         yield from cta.softmax(0, j)
         yield from cta.rescale_o(0, j)
+        yield from cta.pack_p(0, j)
         yield from cta.acquire(me, cta.v, j)
         if j + 1 < cta.n_blocks:
             yield from cta.produce(me, cta.k, j + 1)             # K_{j+1} flies under P·V_j

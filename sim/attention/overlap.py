@@ -45,6 +45,7 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False):
                 yield from refill(cta, w, cta.v, j - 1)
         if scores is not None:
             yield from cta.rescale_o(w, j)                      # needs P_{j-1} V_{j-1} done
+            yield from cta.pack_p(w, j)                         # into the registers it read
     yield from cta.epilogue(w)
 
 

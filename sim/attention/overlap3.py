@@ -46,6 +46,7 @@ def consumer(cta: AttentionCTA, w: int):
             yield out
             cta.release(cta.v, j - 1)
         yield from cta.rescale_o(w, j)
+        yield from cta.pack_p(w, j)
         scores = nxt
     _, out = yield from issue(None, n - 1)
     yield out

@@ -32,6 +32,7 @@ def consumer(cta: AttentionCTA, w: int, refill=None):
         yield from cta.softmax(w, j)                            # the tensor core idles for this WG
         yield from cta.rescale_o(w, j)
         yield from cta.acquire(me, cta.v, j)
+        yield from cta.pack_p(w, j)                             # P to fp16, P·V's A operand
         yield cta.pv(w, j)                                      # O += P V_j; wgmma wait
         cta.release(cta.v, j)
         if refill:

@@ -25,6 +25,7 @@ def consumer(cta: AttentionCTA, w: int):
         yield from cta.softmax(w, j)                            # under the other WG's GEMMs
         yield from cta.rescale_o(w, j)
         yield from cta.acquire(me, cta.v, j)
+        yield from cta.pack_p(w, j)
         yield cta.pv(w, j)                                      # O += P_j V_j
         cta.release(cta.v, j)
     yield from cta.epilogue(w)
