@@ -29,16 +29,17 @@ def wgmma_group_clk(hw, rows, n, k, dtype="fp16", a_from_smem=True):
 def softmax_clk(hw, rows, block_n, masked=False):
     """Cycles of one warpgroup's online softmax over a rows × block_n score tile, alone on the SM.
 
-    One dependent chain: the row max on the FMA pipe (one instruction per element, two on a masked
-    block, ``hw.fma_lanes_per_clk`` per clk); the cross-thread reduction (``hw.row_reduce_clk``);
-    the exps on the SFU (``hw.sfu_exp_per_clk``); the other ``hw.softmax_fma_per_elem - 1``
-    FMA-pipe instructions per element; and ``hw.softmax_stall_per_elem`` cycles of dependency
-    stall per element.
+    Three steps, one after the other. The row max: one instruction per element (two on a masked
+    block) at ``hw.fma_lanes_per_clk`` per clk, then the cross-thread reduction
+    (``hw.row_reduce_clk``). The exps on the SFU (``hw.sfu_exp_per_clk``) with the
+    ``hw.softmax_fma_per_elem`` FMA-pipe instructions per element issuing between them: the
+    longer of the two. Then ``hw.softmax_stall_per_elem`` cycles of dependency tail per element.
+    (Alone on the SM the tensor core is idle, so ``hw.softmax_beside_mma`` does not apply.)
     """
     ### BEGIN SOLUTION
     elems = rows * block_n
-    max_clk = elems * (2 if masked else 1) / hw.fma_lanes_per_clk
+    max_clk = elems * (2 if masked else 1) / hw.fma_lanes_per_clk + hw.row_reduce_clk
     exp_clk = elems / hw.sfu_exp_per_clk
-    rest_clk = elems * (hw.softmax_fma_per_elem - 1) / hw.fma_lanes_per_clk
-    return max_clk + hw.row_reduce_clk + exp_clk + rest_clk + elems * hw.softmax_stall_per_elem
+    fma_clk = elems * hw.softmax_fma_per_elem / hw.fma_lanes_per_clk
+    return max_clk + max(exp_clk, fma_clk) + elems * hw.softmax_stall_per_elem
     ### END SOLUTION

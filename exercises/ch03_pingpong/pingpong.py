@@ -50,6 +50,7 @@ def consumer(cta, w):
         yield from cta.softmax(w, j)
         yield from cta.rescale_o(w, j)
         yield from cta.acquire(me, cta.v, j)
+        yield from cta.pack_p(w, j)
         yield cta.pv(w, j)
         cta.release(cta.v, j)
     yield from cta.epilogue(w)

@@ -16,8 +16,9 @@
    consumer runs, one after the other: the Q·Kⱼᵀ wgmma group (SS: 64 × block_n × headdim) and its
    ``warpgroup_mma_wait`` (results ready ``hw.wgmma_latency_clk`` after the last instruction),
    the softmax of its 64 × block_n scores, the rescale of O (64 × headdim FMULs on
-   ``hw.fma_lanes_per_clk``), then the P·Vⱼ group (RS: 64 × headdim × block_n) and its wait.
-   Chapter 00's costs apply. What fraction of one block's cycle is the tensor core busy?
+   ``hw.fma_lanes_per_clk``), the pack of P (``hw.softmax_pack_per_elem`` FMA-pipe slots per
+   score), then the P·Vⱼ group (RS: 64 × headdim × block_n) and its wait. Chapter 00's costs
+   apply (the tensor core is idle while this one warpgroup's softmax runs). What fraction of one block's cycle is the tensor core busy?
 
 The grader runs the model (40 blocks) and measures the idle fraction between the 5th and the
 35th score GEMM; your prediction must be within 0.001.
@@ -42,10 +43,10 @@ def predict_ws_idle(hw, block_n, headdim):
         return math.ceil(k / 16) * (max(math_clk, smem / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk)
 
     elems = 64 * block_n
-    softmax = (elems / hw.fma_lanes_per_clk + hw.row_reduce_clk + elems / hw.sfu_exp_per_clk
-               + elems * (hw.softmax_fma_per_elem - 1) / hw.fma_lanes_per_clk
+    softmax = (elems / hw.fma_lanes_per_clk + hw.row_reduce_clk
+               + max(elems / hw.sfu_exp_per_clk, elems * hw.softmax_fma_per_elem / hw.fma_lanes_per_clk)
                + elems * hw.softmax_stall_per_elem)
-    rescale = 64 * headdim / hw.fma_lanes_per_clk
+    rescale = (64 * headdim + elems * hw.softmax_pack_per_elem) / hw.fma_lanes_per_clk  # and pack P
     qk, pv = wgmma(block_n, headdim, True), wgmma(headdim, block_n, False)
     cycle = qk + hw.wgmma_latency_clk + softmax + rescale + pv + hw.wgmma_latency_clk
     return 1.0 - (qk + pv) / cycle
