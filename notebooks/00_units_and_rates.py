@@ -65,7 +65,7 @@ gemm_clk = 2 * (2 * rows_wg * block_n * d) / hw.tensor_flop_per_clk
 exp_clk = rows_wg * block_n / hw.sfu_exp_per_clk
 fma_clk = rows_wg * block_n * hw.softmax_fma_per_elem / hw.fma_lanes_per_clk
 tma_clk = 2 * block_n * d * 2 / hw.l2_bytes_per_clk_per_sm
-costs = {"Q·Kᵀ + P·V\n(tensor)": gemm_clk, "exp\n(SFU)": exp_clk, "max, sum, pack\n(FMA)": fma_clk,
+costs = {"Q·Kᵀ + P·V\n(tensor)": gemm_clk, "exp\n(SFU)": exp_clk, "scale, sum\n(FMA)": fma_clk,
          "load K, V\n(TMA)": tma_clk}
 for k, v in costs.items():
     print(f"{k.replace(chr(10), ' '):28s} {v:7.0f} clk")
@@ -177,7 +177,7 @@ else:
 #
 # * **A stream of queued wgmmas loses nothing**: 4096 FLOP/clk/SM at every N, exactly the
 #   datasheet. On the `h200` preset the per-wgmma overhead is therefore 0; the `h100` preset keeps
-#   the 39.5 clk fitted to the paper's tab. 2, which stands for the clock the paper's H100 really
+#   the 34 clk fitted to the paper's tab. 2, which stands for the clock the paper's H100 really
 #   ran at (the paper does not say; next point).
 # * **Waiting for a wgmma** (`warpgroup_mma_wait(0)` right after it) exposes about 54 clk on top
 #   of its math — the latency a softmax pays before it can read its scores.

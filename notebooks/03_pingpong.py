@@ -70,9 +70,10 @@ explore(pingpong_at, headdim=(64, 256, 64, 128), block_n=(64, 256, 16, 176))
 
 # %% [markdown]
 # In `ws_pingpong` the consumer lanes alternate: consumer 0's Q·Kᵀ and P·V (blue) while consumer 1
-# does max → exp → sum (orange, red), then the other way round. The grey bars are dependency stalls
-# inside the softmax: they occupy no unit, which is exactly why another warpgroup's GEMMs can fill
-# them.
+# does its softmax — the row max (grey: a dependent chain that waits on its own latency), the exps
+# (red) with the scale and sum beside them (orange) — then the other way round. The grey bars
+# occupy no unit, which is exactly why another warpgroup's GEMMs can fill them; the price is that a
+# softmax beside a busy tensor core runs slower (chapter 04, "The real kernel").
 #
 # **What the model says, and where it is unsure.** The paper measures pingpong's gain at about
 # +9-12% (570 → 620-640 TFLOP/s, §3.1). The model gives only a few percent, because in the model
