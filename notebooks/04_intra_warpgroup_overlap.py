@@ -92,23 +92,25 @@ fig.tight_layout()
 # The attention kernels implement `overlap` (and fa3's consumers) with
 # `warpgroup_mma(..., is_async=True)` and `warpgroup_mma_wait(1)`, and their PTX holds
 # `wgmma.wait_group.sync.aligned 1`. That is not the end of the story: ptxas, not the PTX, decides
-# where the wait lands. Our first kernels had ptxas hoist `warpgroup_mma_wait(0)` above the
-# softmax's exps (to pack P_j into the registers P_{j-1}·V_{j-1} was still reading; it stopped at
-# the row max's first shuffle) — zero of the block's 66 `MUFU.EX2` sat between the two waits in
-# SASS, so most of the overlap this chapter is about was not there. `kernels/attention/common.py`'s `schedule_fence` (a clock read ptxas will not move code
+# where the wait lands. Our first kernels had ptxas hoist `warpgroup_mma_wait(0)` above the whole
+# softmax (to pack P_j into the registers P_{j-1}·V_{j-1} was still reading) — zero of the block's
+# 66 `MUFU.EX2` sat between the two waits in SASS, so the overlap this chapter is about was not
+# there. `kernels/attention/common.py`'s `schedule_fence` (a clock read ptxas will not move code
 # across) puts it back, and `tests/kernels/test_attention_compile.py` counts the exps in SASS.
 #
 # Then we measured what it buys on our H200, the same kernels with and without the fence in one
 # process (`python -m kernels.tools.ab_fence`, runs F2-F3 in `kernels/NOTES.md`): fa3 578 vs 577
-# TFLOP/s, `overlap` 478 vs 477, and with one warpgroup per SM +2.6 %. Why so little? Nsight
-# Compute's samples of the plain kernels (run S1, `kernels/results/h200-stall.json`) show a
-# softmax that runs much slower beside a busy tensor core — fa3's row-max chains alone take
-# ~520 clk a block, against ~380 in `ws_pingpong` — and what is left of a warpgroup's own P·V
-# once its scores are in is only 230-430 clk (run F5): the row max, which the hoisted kernels still
-# ran before the wait, hides most of it. The model, given that slowdown
-# (`softmax_beside_mma`), agrees for `overlap` (the same with the wait after the row max) and
-# still credits fa3 with ~6 %; the paper's ablation says 582 → 661 on an H100. Where the rest
-# went is an open question of this course — a good one to take to the timelines of chapter 05.
+# TFLOP/s, `overlap` 478 vs 477, and with one warpgroup per SM +2.6 %. Why so little? The two
+# builds trade: without the fence the pack of P (32 F2FP a thread) issues among the exps; with it
+# the pack follows the softmax, serial (run S1's samples of the plain kernels,
+# `kernels/results/h200-stall.json`: 138 clk a block in fa3). And what is left of a warpgroup's
+# own P·V once its scores are in is only 230-430 clk (run F5). The model, given both schedules as
+# compiled (`sim/attention/overlap.py`'s `fence`) and a softmax slowed by the busy tensor core
+# beside it (`softmax_beside_mma`: fa3's row-max chains take ~520 clk a block, ~380 in
+# `ws_pingpong`), agrees for `overlap` and still has fa3 12 % slower without the fence
+# (`tests/model/test_overlap_fence.py`); the paper's ablation says
+# 582 → 661 on an H100. Where the rest went is an open question of this course — a good one to
+# take to the timelines of chapter 05.
 #
 # **Exercises** [`exercises/ch04_online_softmax`](../exercises/ch04_online_softmax/README.md): the
 # online-softmax update — new max, the rescale factor for the old O and the old row sum — on fresh

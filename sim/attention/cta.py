@@ -86,8 +86,9 @@ class AttentionCTA(CTA):
         yield self.env.timeout(clk)
         self.trace.wait(self.wg(w), what, t0, self.env.now)
 
-    def softmax(self, w: int, j: int):
-        """Online softmax of block j for warpgroup w: new row max, P = exp2(S·scale − m), row sum.
+    def softmax(self, w: int, j: int, pack: bool = False):
+        """Online softmax of block j for warpgroup w: new row max, P = exp2(S·scale − m), row sum;
+        with `pack`, P's conversion to 16 bits issues among the exps (instead of `pack_p` after).
 
         The row max is a dependent chain (FMNMX after FMNMX, then the shuffles): it waits on its
         own latency and leaves the pipes to the other warps, so a second warpgroup's max runs
@@ -101,8 +102,9 @@ class AttentionCTA(CTA):
                                                       + hw.row_reduce_clk) * self.stretch())
         exps = self.env.process(self.pipe(self.sfu, w, "softmax: exp", elems / hw.sfu_exp_per_clk,
                                           SOFTMAX_PIECES, j))
+        per_elem = hw.softmax_fma_per_elem + (hw.softmax_pack_per_elem if pack else 0.0)
         fmas = self.env.process(self.pipe(self.fma, w, "softmax: scale/sum",
-                                          elems * hw.softmax_fma_per_elem / hw.fma_lanes_per_clk,
+                                          elems * per_elem / hw.fma_lanes_per_clk,
                                           SOFTMAX_PIECES, j))
         yield exps & fmas
         yield from self.stall(w, "softmax dependency stall", elems * hw.softmax_stall_per_elem)

@@ -12,9 +12,11 @@ WARP_SPECIALIZED = False
 LIVE_S, LIVE_P = 1, 1           # S_j and P_{j-1} live together
 
 
-def consumer(cta: AttentionCTA, w: int, turns: bool = False):
+def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = True):
     """With `turns` (fa3) the GEMM issue waits for this warpgroup's turn and a producer loads;
-    without, warpgroup 0 loads in-line."""
+    without, warpgroup 0 loads in-line. `fence=False` is the kernel as ptxas compiles it without
+    `common.schedule_fence`: the wait for P_{j-1}·V_{j-1} before the softmax, and the pack of
+    P_j among its exps (SASS: kernels/NOTES.md, session 5)."""
     me, n = cta.wg(w), cta.n_blocks
     inline_tma = not turns
     if inline_tma and w == 0:
@@ -37,15 +39,19 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False):
             cta.release(cta.k, j)
             if inline_tma:
                 yield from refill(cta, w, cta.k, j)
-            yield from cta.softmax(w, j)                        # under P_{j-1} V_{j-1}
+            if fence:
+                yield from cta.softmax(w, j)                    # under P_{j-1} V_{j-1}
         if out is not None:
             yield out                                           # wgmma_wait<0>
             cta.release(cta.v, j - 1)
             if inline_tma:
                 yield from refill(cta, w, cta.v, j - 1)
         if scores is not None:
+            if not fence:
+                yield from cta.softmax(w, j, pack=True)
             yield from cta.rescale_o(w, j)                      # needs P_{j-1} V_{j-1} done
-            yield from cta.pack_p(w, j)                         # into the registers it read
+            if fence:
+                yield from cta.pack_p(w, j)                     # into the registers it read
     yield from cta.epilogue(w)
 
 
