@@ -18,6 +18,7 @@
 #   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel (issue 5)
 #   stall_probe Nsight Compute's full set on the plain attention kernels: cycles, pipes, stall
 #               reasons per SASS instruction (kernels/tools/stall_probe.py)             (issue 5)
+#   stall_sweep Nsight Compute's cycles of fa3 at the attention sweep's shapes (run S2)  (issue 5)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU      (issue 6)
@@ -106,6 +107,11 @@ for step in "$@"; do
     TAIL=2 step_run stall_raw 60 ncu -i /tmp/stall.ncu-rep --page raw --csv
     TAIL=2 step_run stall_details 60 ncu -i /tmp/stall.ncu-rep --page details --csv
     TAIL=2 step_run stall_source 120 ncu -i /tmp/stall.ncu-rep --page source --csv --print-source sass ;;
+  stall_sweep)  # cycles of fa3 at the sweep's shapes (run S2)
+    TAIL=12 step_run sweep_ncu 300 ncu --clock-control none --csv --page raw --log-file "$OUT/sweep_raw.csv" \
+      -k 'regex:^fa3_kernel' --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.avg.pct_of_peak_sustained_elapsed,launch__block_size \
+      python3 -m kernels.tools.stall_probe --sweep
+    step_run sweep_parse 30 python3 -m kernels.tools.stall_probe --sweep --parse "$OUT/sweep_raw.csv" - --out "$OUT/h200-stall-sweep.json" ;;
   gputests)
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
   grade)

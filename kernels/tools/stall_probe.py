@@ -32,6 +32,9 @@ from .l2_probe import ATTN_SHAPE, CONFIGS, run
 
 ATTENTION = [c for c in CONFIGS if c[0] == "attention"]
 CONSUMERS = 2               # every one of them runs 128-row tiles: two consumer warpgroups
+SWEEP = [(16, 32, 1024, 64), (4, 32, 4096, 64), (1, 32, 16384, 64), (16, 16, 1024, 128),
+         (4, 16, 4096, 128), (1, 16, 16384, 128), (16, 8, 1024, 256), (4, 8, 4096, 256),
+         (1, 8, 16384, 256)]     # the attention sweep's shapes (kernels.bench_attention --sweep)
 METRICS = {  # what each kernel's row keeps, and the name it gets
     "gpu__time_duration.sum": "time_ns",
     "sm__cycles_elapsed.max": "cycles_max",
@@ -147,9 +150,22 @@ def main(argv=None) -> int:
                    help="ncu's raw and source CSV pages to turn into JSON")
     p.add_argument("--out", type=Path)
     p.add_argument("--log", default=None, help="where the run's logs are committed")
+    p.add_argument("--sweep", action="store_true", help="launch (or, with --parse RAW -, parse) "
+                   "fa3 at the sweep's shapes instead")
     a = p.parse_args(argv)
+    if a.sweep and not a.parse:
+        return run_sweep()
     if not a.parse:
         return run(ATTENTION)
+    if a.sweep:
+        rows = parse_sweep(a.parse[0])
+        if a.out:
+            a.out.write_text(json.dumps({"what": "Nsight Compute, --clock-control none, one plain "
+                                                 "launch of fa3 at each sweep shape", "log": a.log,
+                                         "rows": rows}, indent=1) + "\n")
+        for r in rows:
+            print(f"B{r['B']} H{r['H']} S{r['S']} d{r['d']}: {r['clk_per_block']:6.0f} clk/block")
+        return 0
     rows = parse(*a.parse)
     text = json.dumps({"what": "Nsight Compute --set full, --clock-control none, one plain launch "
                                "of each attention kernel (kernels/tools/stall_probe.py)",
@@ -160,6 +176,49 @@ def main(argv=None) -> int:
         print(f"{r['variant']:12s} {r['clk_per_block']:6.0f} clk/block  tensor {r['tensor_math_pct']:4.1f} %"
               f"  {r['ledger']['clk_per_block']}")
     return 0
+
+
+def run_sweep() -> int:
+    """fa3 once at each shape of the attention sweep (non-causal fp16), each checked against
+    torch's SDPA afterwards: for Nsight Compute's cycles at the shapes the fidelity table's
+    `--all` predicts (run S2)."""
+    import torch
+
+    from kernels.attention import attention
+
+    torch.manual_seed(0)
+    bad = 0
+    for i, (B, H, S, D) in enumerate(SWEEP):
+        q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+        out = attention(q, k, v, variant="fa3")
+        ref = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
+        err = ((out.float() - ref).norm() / ref.norm()).item()
+        torch.cuda.synchronize()
+        bad += not err < 1e-2
+        print(f"launch {i} fa3 B{B} H{H} S{S} d{D} rel_err {err:.1e} {'ok' if err < 1e-2 else 'BAD'}",
+              flush=True)
+    return 1 if bad else 0
+
+
+def parse_sweep(raw: Path) -> list[dict]:
+    """ncu's raw page of `run_sweep` (one row per launch, in order) -> cycles per K/V block
+    (BM × BN of fa3's tile at that head dim, one SM)."""
+    from kernels.attention.common import config
+
+    lines = raw.read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith('"ID"'))
+    rows = list(csv.reader(lines[start:]))
+    header, data = rows[0], rows[2:]
+    if len(data) != len(SWEEP):
+        raise ValueError(f"{raw.name}: {len(data)} launches, expected {len(SWEEP)}")
+    out = []
+    for (B, H, S, D), r in zip(SWEEP, data):
+        m = {name: _num(v) for k, name in METRICS.items() for h, v in zip(header, r) if h == k}
+        cfg = config("fa3", D)
+        blocks = B * H * -(-S // cfg.BM) * -(-S // cfg.BN) / 132   # BM × BN blocks per SM
+        out.append({"variant": "fa3", "B": B, "H": H, "S": S, "d": D, **m, "BM": cfg.BM,
+                    "BN": cfg.BN, "clk_per_block": m["cycles_max"] / blocks})
+    return out
 
 
 if __name__ == "__main__":
