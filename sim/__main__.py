@@ -144,7 +144,7 @@ def cmd_fidelity(a) -> int:
     from .fidelity import compare, cycle_rows, cycle_table, table
     hw = hardware.get(a.hardware)
     print(table(compare(hw, everything=a.all)))
-    print("\n" + cycle_table(cycle_rows(hw)))
+    print("\n" + cycle_table(cycle_rows(hw, everything=a.all)))
     return 0
 
 

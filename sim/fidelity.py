@@ -9,8 +9,8 @@ shape) are predicted; `--all` takes every row. Vendor peers (cuBLAS, SDPA) are n
 and are left out.
 
 It then compares cycles per K/V block of the six attention kernels with what Nsight Compute
-counted on the plain kernels (run S1, `h200-stall.json`) — the model's schedule without its
-clock.
+counted on the plain kernels (run S1, `h200-stall.json`; with `--all` also fa3 at the sweep's
+shapes, run S2) — the model's schedule without its clock.
 
 Clock: the model works in clocks, and our H200 runs anywhere from 1.3 to 1.98 GHz depending on
 what it runs (the 700 W power cap). On the `h200` preset each kernel runs at the clock the model
@@ -170,26 +170,33 @@ def compare(hw: Hardware, everything: bool = False) -> list[Row]:
     return _gemm_rows(hw, everything) + _attention_rows(hw, everything)
 
 
-def cycle_rows(hw: Hardware) -> list[Row]:
-    """Cycles per K/V block (128 rows × the kernel's block_n, one SM) of each plain attention
+def cycle_rows(hw: Hardware, everything: bool = False) -> list[Row]:
+    """Cycles per K/V block (BM × BN of the kernel's tile, one SM) of each plain attention
     kernel at the headline shape, as Nsight Compute counted them (run S1, `h200-stall.json`:
     the busiest SM's cycles over its blocks) and as the model has them (its time × its clock) —
     the comparison without the clock, which the power cap sets on the machine and `PowerCap`
-    in the model."""
+    in the model. `everything` adds fa3 at the sweep's shapes (run S2, `h200-stall-sweep.json`)."""
     B, H, S, D = HEADLINE_ATTENTION
-    path = RESULTS / "h200-stall.json"
+    runs = [("h200-stall.json", lambda r: (B, H, S, D))]
+    if everything:
+        runs.append(("h200-stall-sweep.json", lambda r: (r["B"], r["H"], r["S"], r["d"])))
     out = []
-    for r in json.loads(path.read_text())["rows"] if path.exists() else []:
-        bm, bn, consumers = _kernel_tile(r["variant"], {"d": D, "causal": False,
-                                                        "stages": r["stages"]})
-        cfg = AttentionConfig(batch=B, heads=H, seqlen=S, headdim=D, variant=r["variant"],
-                              block_m=bm, block_n=bn, consumers=consumers, stages=r["stages"])
-        row = _predict("cycles", f"{r['variant']} s{r['stages']}", r["variant"],
-                       f"B{B} H{H} S{S} d{D}", r["clk_per_block"], cfg, hw, None)
-        if row.model is not None:           # TFLOP/s at its clock -> cycles per block
-            blocks = B * H * (S // 128) * (S // (bn or 128)) / SMS_MEASURED
-            row.model = 4 * B * H * S * S * D / (row.model * 1e12) * row.clock_hz / blocks
-        out.append(row)
+    for name, shape_of in runs:
+        path = RESULTS / name
+        for r in json.loads(path.read_text())["rows"] if path.exists() else []:
+            b, h, s, d = shape_of(r)
+            bm, bn, consumers = _kernel_tile(r["variant"], {"d": d, "causal": False,
+                                                            "stages": r.get("stages")})
+            cfg = AttentionConfig(batch=b, heads=h, seqlen=s, headdim=d, variant=r["variant"],
+                                  block_m=bm, block_n=bn, consumers=consumers,
+                                  stages=r.get("stages") or 2)
+            row = _predict("cycles", f"{r['variant']} s{cfg.stages}", r["variant"],
+                           f"B{b} H{h} S{s} d{d}", r["clk_per_block"], cfg, hw, None)
+            if row.model is not None:       # TFLOP/s at its clock -> cycles per block
+                bm, bn = bm or 128, bn or 128
+                blocks = b * h * -(-s // bm) * -(-s // bn) / SMS_MEASURED
+                row.model = 4 * b * h * s * s * d / (row.model * 1e12) * row.clock_hz / blocks
+            out.append(row)
     return out
 
 
@@ -249,10 +256,11 @@ def table(rows: list[Row]) -> str:
 
 
 def cycle_table(rows: list[Row]) -> str:
-    lines = ["cycles per K/V block, one SM (Nsight Compute on the plain kernels, run S1; the model's "
-             "time × its clock)", f"{'kernel':16s} {'measured':>8s} {'model':>7s} {'error':>7s}"]
+    lines = ["cycles per K/V block, one SM (Nsight Compute on the plain kernels, runs S1-S2; the "
+             "model's time × its clock)",
+             f"{'kernel':16s} {'shape':22s} {'measured':>8s} {'model':>7s} {'error':>7s}"]
     for r in rows:
         model = "refused" if r.model is None else f"{r.model:7.0f}"
         err = "" if r.error is None else f"{r.error:+7.1%}"
-        lines.append(f"{r.label:16s} {r.measured:8.0f} {model:>7s} {err:>7s}")
+        lines.append(f"{r.label:16s} {r.shape:22s} {r.measured:8.0f} {model:>7s} {err:>7s}")
     return "\n".join(lines)

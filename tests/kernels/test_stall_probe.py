@@ -42,3 +42,18 @@ def test_ledger_classes_follow_the_samples():
     led = ledger(lines, warps=2, clk_per_block=100.0, consumer_warps=1)  # and one idle warp
     assert led["clk_per_block"] == {"exp (MUFU)": 75.0, "wgmma issue": 25.0}
     assert led["stall_reasons"] == {"wait": 0.75, "mio": 0.25}
+
+
+def test_the_sweep_log_gives_the_committed_rows(tmp_path):
+    """Run S2: fa3's cycles at the sweep's shapes, rebuilt from ncu's raw page."""
+    from kernels.tools.stall_probe import SWEEP, parse_sweep
+
+    raw = tmp_path / "sweep_raw.csv"
+    raw.write_bytes(gzip.decompress((LOGS / "h200-2026-12-03-S2-sweep_raw.csv.gz").read_bytes()))
+    rows = parse_sweep(raw)
+    assert rows == json.loads((RESULTS / "h200-stall-sweep.json").read_text())["rows"]
+    assert [(r["B"], r["H"], r["S"], r["d"]) for r in rows] == SWEEP
+    # a CTA's fixed costs: the same kernel takes more cycles a block on shorter sequences
+    for d in (64, 128, 256):
+        by_s = [r["clk_per_block"] for r in rows if r["d"] == d]
+        assert by_s == sorted(by_s, reverse=True), d
