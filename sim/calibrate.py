@@ -142,16 +142,18 @@ def worst_error(result: dict[str, float]) -> float:
     return max(abs(result[v] / TARGETS[v] - 1) for v in TARGETS)
 
 
-def grid_search(grid: dict, score, columns) -> dict:
+def grid_search(grid: dict, score) -> dict:
     """Every combination of `grid`; `score(constants)` -> (worst error, {column: value}). Prints
-    each and returns the best constants."""
+    each (the columns are the first score's) and returns the best constants."""
     names = list(grid)
-    print("  ".join(f"{n:>22s}" for n in names) + "  " + "  ".join(f"{c:>14s}" for c in columns)
-          + "  worst")
     best = None
     for values in itertools.product(*grid.values()):
         constants = dict(zip(names, values))
         err, shown = score(constants)
+        if best is None:
+            columns = list(shown)
+            print("  ".join(f"{n:>22s}" for n in names) + "  "
+                  + "  ".join(f"{c:>14s}" for c in columns) + "  worst")
         print("  ".join(f"{x:22g}" for x in values) + "  "
               + "  ".join(f"{shown[c]:14.1f}" for c in columns) + f"  {err:5.1%}", flush=True)
         if best is None or err < best[0]:
@@ -164,7 +166,7 @@ def fit_tab2() -> dict:
     def score(constants):
         r = evaluate(**constants)
         return worst_error(r), r
-    return grid_search(GRID, score, list(TARGETS))
+    return grid_search(GRID, score)
 
 
 def fit_h200_softmax() -> dict:
@@ -174,8 +176,7 @@ def fit_h200_softmax() -> dict:
     def score(constants):
         rows = cycle_rows(H200.with_(**constants))
         return max(abs(r.error) for r in rows), {r.variant: r.model for r in rows}
-    columns = [r.variant for r in cycle_rows(H200)]
-    return grid_search(SOFTMAX_GRID, score, columns)
+    return grid_search(SOFTMAX_GRID, score)
 
 
 def main(argv=None) -> None:

@@ -6,7 +6,7 @@ Every constant carries its source. Two kinds:
 * **calibrated** constants — what no datasheet gives. Three are fitted jointly to FA3 tab. 2 by
   ``sim/calibrate.py`` on the h100 preset (``wgmma_overhead_clk``, ``softmax_stall_per_elem``,
   ``softmax_beside_mma``); the power cap's four are fitted there to the clocks our H200
-  measured (`PowerCap`), and h200's two softmax constants to its kernels' cycles (run S1); the
+  measured (`PowerCap`), and h200's `softmax_beside_mma` to its kernels' cycles (run S1); the
   others come from one published or measured number each, named beside it. The h200 preset
   takes what our H200's microbenchmarks, Proton traces and Nsight Compute runs measured.
 
@@ -88,7 +88,7 @@ class Hardware:
     softmax_stall_per_elem: float = 0.02
     # FMA-pipe slots per score element to pack P to 16 bits for P·V: F2FP, one instruction per
     # two elements, issuing at half the FMA rate. Run S1 (kernels/results/h200-stall.json, the
-    # plain kernels' PC samples): 78-157 clk a block on the F2FP, 96 here (192 beside a busy
+    # plain kernels' PC samples): 78-138 clk a block on the F2FP, 96 here (192 beside a busy
     # tensor core). The GH100 SM's, so every Hopper preset's.
     softmax_pack_per_elem: float = 1.0
     # How many times longer a softmax's pipe work takes while the tensor core computes beside it:

@@ -71,15 +71,16 @@ def _opcode(src: str) -> str:
     return words[1] if words and words[0].startswith("@") else (words[0] if words else "")
 
 
-def _raw(path: Path) -> dict[str, dict]:
+def _raw_rows(path: Path) -> list[tuple[str, dict]]:
+    """ncu's raw page, one (kernel name, METRICS it has) per profiled launch, in launch order."""
     lines = path.read_text().splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith('"ID"'))
     rows = list(csv.reader(lines[start:]))
     header = rows[0]
-    out = {}
+    out = []
     for r in rows[2:]:                                   # rows[1] holds the units
         d = dict(zip(header, r))
-        out[d["Kernel Name"]] = {name: _num(d[k]) for k, name in METRICS.items() if k in d}
+        out.append((d["Kernel Name"], {name: _num(d[k]) for k, name in METRICS.items() if k in d}))
     return out
 
 
@@ -130,7 +131,7 @@ def ledger(lines: list[dict], warps: int, clk_per_block: float,
 
 
 def parse(raw: Path, source: Path) -> list[dict]:
-    metrics, sass = _raw(raw), _source(source)
+    metrics, sass = dict(_raw_rows(raw)), _source(source)
     B, H, S, _ = ATTN_SHAPE
     out = []
     for _, variant, stages in ATTENTION:
@@ -205,15 +206,11 @@ def parse_sweep(raw: Path) -> list[dict]:
     (BM × BN of fa3's tile at that head dim, one SM)."""
     from kernels.attention.common import config
 
-    lines = raw.read_text().splitlines()
-    start = next(i for i, ln in enumerate(lines) if ln.startswith('"ID"'))
-    rows = list(csv.reader(lines[start:]))
-    header, data = rows[0], rows[2:]
-    if len(data) != len(SWEEP):
-        raise ValueError(f"{raw.name}: {len(data)} launches, expected {len(SWEEP)}")
+    launches = _raw_rows(raw)
+    if len(launches) != len(SWEEP):
+        raise ValueError(f"{raw.name}: {len(launches)} launches, expected {len(SWEEP)}")
     out = []
-    for (B, H, S, D), r in zip(SWEEP, data):
-        m = {name: _num(v) for k, name in METRICS.items() for h, v in zip(header, r) if h == k}
+    for (B, H, S, D), (_, m) in zip(SWEEP, launches):
         cfg = config("fa3", D)
         blocks = B * H * -(-S // cfg.BM) * -(-S // cfg.BN) / 132   # BM × BN blocks per SM
         out.append({"variant": "fa3", "B": B, "H": H, "S": S, "d": D, **m, "BM": cfg.BM,

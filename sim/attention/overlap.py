@@ -47,8 +47,8 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = True)
             if inline_tma:
                 yield from refill(cta, w, cta.v, j - 1)
         if scores is not None:
-            if not fence:
-                yield from cta.softmax(w, j, pack=True)
+            if not fence:                                       # the softmax after P·V, its
+                yield from cta.softmax(w, j, pack=True)         # pack among the exps
             yield from cta.rescale_o(w, j)                      # needs P_{j-1} V_{j-1} done
             if fence:
                 yield from cta.pack_p(w, j)                     # into the registers it read
