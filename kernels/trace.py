@@ -80,6 +80,10 @@ PROBES = {
                             "buffer": SEGMENT * 2},
     "attention_overlap": {**KERNELS["attention_ws"], "variant": "overlap", "warps": "0,4",
                           "buffer": SEGMENT * 2},
+    # fa3 at d 256 (128 x 64 blocks, 132 CTAs: one wave), where the model's block is 12 % short
+    # of Nsight Compute's cycles (run S2); 132 blocks a CTA, 7 scopes each: 64 KiB a warp
+    "attention_fa3_d256": {**KERNELS["attention_fa3"], "shape": (1, 2, 8448, 256),
+                           "full": (4, 8, 8448, 256), "buffer": SEGMENT * 4 * 3},
 }
 ALL = {**KERNELS, **PROBES}
 # The scope that starts an iteration: a K/V block (attention) or a k-step (GEMM).

@@ -82,6 +82,8 @@ class GemmConfig:
     block_k: int | None = None
     stages: int | None = None
     consumers: int | None = None
+    persistent: bool | None = None  # one CTA per SM walking tiles, or one CTA per tile (None:
+                                    # the variant's kernel's default)
 
     @property
     def flops(self) -> float:

@@ -84,7 +84,8 @@ def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
             continue
         bm, bn, bk = r.get("tile") or (None, None, None)
         cfg = GemmConfig(m=r["M"], n=r["N"], k=r["K"], dtype=DTYPE[r["dtype"]], variant=base,
-                         block_m=bm, block_n=bn, block_k=bk, stages=r.get("stages"))
+                         block_m=bm, block_n=bn, block_k=bk, stages=r.get("stages"),
+                         persistent=r.get("persistent"))
         label = f"{base} s{r.get('stages')}" + ("" if r.get("persistent") in (None, True) else " np")
         if r.get("tile_override"):
             label += f" {bm}×{bn}×{bk}"

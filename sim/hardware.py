@@ -146,6 +146,10 @@ class Hardware:
     # A wait on a phase that has already completed: one try_wait probe. Not in the paper;
     # measured on our H200 (the h200 preset).
     mbarrier_probe_clk: float = 0.0
+    # From one CTA's exit to the next CTA's first instruction on the same SM (the block
+    # scheduler's turnover), paid once a CTA by the kernels that launch one CTA per tile or per
+    # q-block. No datasheet gives it; measured on our H200 (the h200 preset, kernels/micro/launch.py).
+    cta_launch_clk: float = 0.0
     # FA2's mma.sync path: arXiv 2402.13499 measures mma.sync m16n8k16 at ~63% of the wgmma peak
     # in isolation; inside FA2 (ldmatrix, softmax and mma.sync on the same warps, 255 registers)
     # it sustains less. Set so that the `fa2` schedule gives the FA2 rate we measured on our H200

@@ -50,15 +50,16 @@ class Prediction:
         return {k: v for k, v in self.__dict__.items() if k != "trace"}
 
 
-def _cta_time(run, n: int, cache: dict) -> float:
-    """Clock cycles of a CTA over n blocks: simulated for small n, linear beyond."""
+def _cta_time(run, n: int, cache: dict, exact: int = EXACT_UP_TO) -> float:
+    """Clock cycles of a CTA over n blocks (or tiles): simulated up to `exact`, beyond it on the
+    line through `exact` / 2 and `exact`."""
     if n in cache:
         return cache[n]
-    if n <= EXACT_UP_TO:
+    if n <= exact:
         cache[n] = run(n)[0]
         return cache[n]
-    a, b = EXACT_UP_TO // 2, EXACT_UP_TO
-    ta, tb = _cta_time(run, a, cache), _cta_time(run, b, cache)
+    a, b = exact // 2, exact
+    ta, tb = _cta_time(run, a, cache, exact), _cta_time(run, b, cache, exact)
     cache[n] = tb + (tb - ta) / (b - a) * (n - b)
     return cache[n]
 
@@ -157,26 +158,32 @@ def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = Fal
 
 
 def predict_gemm(cfg: GemmConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:
+    """Persistent kernels: min(tiles, SMs) CTAs start together, each walks its tiles, and the one
+    with the most ends last; a CTA's time is simulated up to two tiles per consumer and linear
+    beyond. One CTA per tile otherwise: each starts cold (its ring fills from HBM, its epilogue
+    holds the SM) and pays the SM's turnover (`cta_launch_clk`) before the next takes its place.
+    Either way one CTA per SM: the kernels' fp32 accumulators take half the register file."""
     from . import gemm
     cfg = gemm.prepare(cfg, hw)
-    n_tiles = gemm.tiles(cfg)
     k_blocks = math.ceil(cfg.k / cfg.block_k)
-    # Persistent: one CTA per SM, tiles dealt round-robin; the SM with the most tiles ends last.
-    # A CTA's time is linear in its tiles: simulate a few and extend the line.
-    per_sm = math.ceil(n_tiles / hw.sms)
-    a, b = cfg.consumers, 2 * cfg.consumers
+    counts = gemm.tiles_per_cta(cfg, hw)
+    exact = 2 * cfg.consumers
+    steady_tiles = min(max(counts), exact)
 
     def steady(h):
-        return gemm.simulate(cfg, h, b, k_blocks)
+        return gemm.simulate(cfg, h, steady_tiles, k_blocks)
 
     hw = clocked(hw, steady)
-    ta = gemm.simulate(cfg, hw, a, k_blocks)[0]
-    tb, trace = steady(hw)
-    makespan = ta + (tb - ta) / (b - a) * (per_sm - a)
+    cache: dict = {}
+    launch = 0.0 if cfg.persistent else hw.cta_launch_clk
+    times = [_cta_time(lambda n: gemm.simulate(cfg, hw, n, k_blocks), n, cache, exact) + launch
+             for n in counts]
+    makespan = _makespan(times, hw.sms)
+    clk, trace = steady(hw)
     el = DTYPES[cfg.dtype]
     hbm_bytes = (cfg.m * cfg.k + cfg.k * cfg.n + cfg.m * cfg.n) * el
-    return _finish("gemm", cfg, hw, cfg.flops, makespan, hbm_bytes, tb, trace, n_tiles / hw.sms,
-                   keep_trace)
+    return _finish("gemm", cfg, hw, cfg.flops, makespan, hbm_bytes, clk, trace,
+                   gemm.tiles(cfg) / hw.sms, keep_trace)
 
 
 def _finish(workload, cfg, hw, flops, makespan_clk, hbm_bytes, clk, trace, waves, keep_trace):

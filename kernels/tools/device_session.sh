@@ -19,6 +19,9 @@
 #   stall_probe Nsight Compute's full set on the plain attention kernels: cycles, pipes, stall
 #               reasons per SASS instruction (kernels/tools/stall_probe.py)             (issue 5)
 #   stall_sweep Nsight Compute's cycles of fa3 at the attention sweep's shapes (run S2)  (issue 5)
+#   gemm_sweep  the GEMM sweep: ncu cycles, CUPTI device time beside do_bench (kernels/tools/gemm_sweep.py)
+#   launch      a CTA's turnover on an SM and its cold first copy (kernels/micro/launch.py)  (issue 5)
+#   trace_d256  a Proton timeline of fa3 at d 256                                   (issue 5)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU      (issue 6)
@@ -112,6 +115,18 @@ for step in "$@"; do
       -k 'regex:^fa3_kernel' --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.avg.pct_of_peak_sustained_elapsed,launch__block_size \
       python3 -m kernels.tools.stall_probe --sweep
     step_run sweep_parse 30 python3 -m kernels.tools.stall_probe --sweep --parse "$OUT/sweep_raw.csv" - --out "$OUT/h200-stall-sweep.json" ;;
+  gemm_sweep)  # the GEMM sweep's cycles (ncu), device time (CUPTI) beside do_bench (run G1)
+    TAIL=6 step_run gemm_sweep_ncu 240 ncu --clock-control none --csv --page raw --log-file "$OUT/gemm_sweep_raw.csv" \
+      -k 'regex:^(sequential|pipelined|ws|ws_pingpong)_kernel' \
+      --metrics "$(python3 -c 'from kernels.tools.gemm_sweep import NCU_METRICS; print(NCU_METRICS)')" \
+      python3 -m kernels.tools.gemm_sweep launch
+    TAIL=4 step_run gemm_sweep_device 240 python3 -m kernels.tools.gemm_sweep device --out "$OUT/gemm_sweep_device.json"
+    TAIL=60 step_run gemm_sweep_parse 30 python3 -m kernels.tools.gemm_sweep parse "$OUT/gemm_sweep_raw.csv" \
+      "$OUT/gemm_sweep_device.json" --out "$OUT/h200-gemm-sweep.json" ;;
+  launch)  # a CTA's turnover on an SM and its cold first copy (run G1)
+    TAIL=12 step_run launch 120 python3 -m kernels.micro.launch --out "$OUT" ;;
+  trace_d256)  # Proton timeline of fa3 at d 256 (run G1)
+    TAIL=30 step_run trace_d256 200 python3 -m kernels.trace --out "$OUT/traces" --only attention_fa3_d256 ;;
   gputests)
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
   grade)

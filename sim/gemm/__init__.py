@@ -25,6 +25,8 @@ def prepare(cfg: GemmConfig, hw: Hardware) -> GemmConfig:
     """Fill the variant's tile defaults (fields left None) and check every limit."""
     mod = module(cfg.variant)
     filled = {k: v for k, v in mod.DEFAULTS.items() if getattr(cfg, k) is None}
+    if cfg.persistent is None:
+        filled["persistent"] = mod.PERSISTENT
     cfg = replace(cfg, **filled)
     if getattr(mod, "STAGES", None):
         cfg = replace(cfg, stages=mod.STAGES)
@@ -38,9 +40,19 @@ def tiles(cfg: GemmConfig) -> int:
     return math.ceil(cfg.m / cfg.block_m) * math.ceil(cfg.n / cfg.block_n)
 
 
+def tiles_per_cta(cfg: GemmConfig, hw: Hardware) -> list[int]:
+    """How many output tiles each CTA of the launch walks. Persistent (kernels/gemm/common.py
+    `grid`): min(tiles, SMs) CTAs, tile t to CTA t mod that; otherwise one CTA per tile."""
+    n = tiles(cfg)
+    if not cfg.persistent:
+        return [1] * n
+    ctas = min(n, hw.sms)
+    return [len(range(c, n, ctas)) for c in range(ctas)]
+
+
 def simulate(cfg: GemmConfig, hw: Hardware, n_tiles: int, k_blocks: int,
              trace: Trace | None = None) -> tuple[float, Trace]:
-    """One persistent CTA over `n_tiles` tiles of `k_blocks` blocks; (clk, trace)."""
+    """One CTA over `n_tiles` tiles of `k_blocks` blocks; (clk, trace)."""
     if n_tiles < 1 or k_blocks < 1:
         raise ValueError(f"a CTA needs >= 1 tile and >= 1 k-block, got {n_tiles}, {k_blocks}")
     env, trace = simpy.Environment(), trace or Trace()

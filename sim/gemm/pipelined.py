@@ -8,6 +8,7 @@ epilogue stalls the loads as well as the tensor core.
 from .cta import GemmCTA
 
 COOPERATIVE = True
+PERSISTENT = False  # one CTA per tile (kernels/gemm/pipelined.py offers no other)
 WARP_SPECIALIZED = False
 DEFAULTS = {"block_m": 128, "block_n": 256, "block_k": 64, "stages": 3, "consumers": 2}
 

@@ -7,6 +7,7 @@ together: while they convert and store C, the tensor core waits (the producer ke
 from .cta import GemmCTA
 
 COOPERATIVE = True
+PERSISTENT = True  # one CTA per SM walking tiles (kernels/gemm: the default launch)
 WARP_SPECIALIZED = True
 DEFAULTS = {"block_m": 128, "block_n": 256, "block_k": 64, "stages": 3, "consumers": 2}
 

@@ -11,6 +11,7 @@ from .cta import GemmCTA
 from .ws import producer
 
 COOPERATIVE = False
+PERSISTENT = True  # one CTA per SM walking tiles (kernels/gemm: the default launch)
 WARP_SPECIALIZED = True
 DEFAULTS = {"block_m": 192, "block_n": 128, "block_k": 64, "stages": 4, "consumers": 2}
 
