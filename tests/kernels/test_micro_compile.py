@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
 from kernels.cuda import compile as cc
-from kernels.micro import beside, common, issue, mbar, run, softmax, tma, units, wgmma
+from kernels.micro import beside, common, issue, launch, mbar, run, softmax, tma, units, wgmma
 
 ONE_CTA = int(common.ONE_CTA_SMEM)  # > half an SM's shared memory: one CTA per SM
 
@@ -157,6 +157,26 @@ def test_tma_bandwidth(depth):
     assert count(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global") == depth + 1
     assert count(ptx, r"mbarrier\.init\.shared") == depth
     assert k.metadata.shared >= ONE_CTA + depth * 128 * tma.BC * 2, "hog + ring, not aliased"
+
+
+@pytest.mark.parametrize("load,num_warps", [(False, 1), (False, 4), (True, 1), (True, 4)])
+def test_cta_launch(load, num_warps):
+    """Entry, after-the-load and exit: a clock64 and a globaltimer read each (the load pair only
+    with LOAD), the SM id once; one TMA copy waited for with LOAD and none without (else the
+    launch-only rows would time a copy too); the 128 KiB hog, plus the tile with LOAD."""
+    k = launch.compile_sm90(load, num_warps=num_warps)
+    ptx = k.asm["ptx"]
+    assert ".target sm_90a" in ptx
+    reads = 3 if load else 2
+    assert count(ptx, r"mov\.u64 %rd\d+, %clock64;") == reads
+    assert count(ptx, r"mov\.u64 %rd\d+, %globaltimer;") == reads
+    assert count(ptx, r"mov\.u32 %r\d+, %smid;") == 1
+    assert count(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global") == int(load)
+    assert count(ptx, r"mbarrier\.arrive\.expect_tx") == int(load)
+    assert count(ptx, r"mbarrier\.try_wait\.parity") == int(load)
+    assert k.metadata.num_warps == num_warps
+    tile = launch.BOX[0] * launch.BOX[1] * 2
+    assert k.metadata.shared >= ONE_CTA + (tile if load else 0), "hog + tile, not aliased"
 
 
 @pytest.mark.parametrize("ping_warpgroup", [False, True])
@@ -351,3 +371,65 @@ def test_a_wrong_kernel_fails_its_check(on_cpu, monkeypatch):
 
 def not_ok(rows):
     return [r for r in rows if not r.get("ok")]
+
+
+def fake_cta_launch(grid, desc, out, stats, LOAD, num_warps, gap=300, cta=150, first=1200,
+                    later=900, tile_of=lambda pid: pid):
+    """8 SMs, CTA pid on SM pid % 8 in wave pid // 8, one after another: ``gap`` clk between
+    them, ``cta`` clk of their own plus the copy (``first`` in the first wave, ``later`` after)."""
+    BR, BCOL = desc.block_shape
+    tiles = desc.base.view(-1, BR, BCOL)
+    sms = 8
+    clk = [7_000 * (sm + 1) for sm in range(sms)]  # each SM's own counter
+    for pid in range(grid):
+        sm, wave = pid % sms, pid // sms
+        load = (first if wave == 0 else later) if LOAD else 0
+        t0 = clk[sm] + (gap if wave else 0)
+        ns = [int(t / CLK * 1e9) for t in (t0, t0 + load, t0 + load + cta)]
+        stats[pid] = torch.tensor([t0, ns[0], t0 + load, ns[1], t0 + load + cta, ns[2], sm, pid])
+        clk[sm] = t0 + load + cta
+        if LOAD:
+            t = tiles[tile_of(pid)]
+            out[pid] = torch.cat([t[:launch.CHECK], t[-launch.CHECK:]])
+
+
+def test_cta_launch_host_side(on_cpu, monkeypatch):
+    """The per-SM bookkeeping gives back the fake's gap, clock and copy latencies; a CTA that
+    copied the wrong tile, or never wrote its stats, makes the row not ok."""
+    monkeypatch.setattr(launch, "SOURCE_BYTES", 4 << 20)
+    monkeypatch.setattr(launch, "FLUSH_BYTES", 1 << 20)
+    monkeypatch.setattr(launch, "cta_launch_kernel", Fake(fake_cta_launch))
+    gen = torch.Generator()
+    r = launch.run(True, 3, gen)
+    assert r["ok"] and r["bitwise"] and r["written"] and r["one_cta_per_sm"], r
+    assert (r["grid"], r["sms"], r["ctas_per_sm_min"], r["ctas_per_sm_max"]) == (24, 8, 3, 3)
+    assert r["gap_clk_median"] == r["gap_clk_p10"] == r["gap_clk_p90"] == 300
+    assert r["gap_ns_median"] == pytest.approx(200, abs=1)   # 300 clk at 1.5 GHz
+    assert r["clock_hz"] == pytest.approx(CLK, rel=1e-2)
+    assert (r["first_wave_load_clk_median"], r["later_load_clk_median"]) == (1200, 900)
+    assert r["cta_clk_median"] == 150 + 900
+    r = launch.run(False, 3, gen)
+    assert r["ok"] and r["bitwise"] is None and r["first_wave_load_clk_median"] is None, r
+    assert r["cta_clk_median"] == 150 and r["gap_clk_median"] == 300
+    assert "gap 300 clk" in launch.line(r)
+
+    def wrong_tile(grid, *a, **kw):
+        fake_cta_launch(grid, *a, **kw, tile_of=lambda pid: pid + 1)
+
+    monkeypatch.setattr(launch, "cta_launch_kernel", Fake(wrong_tile))
+    assert not launch.run(True, 3, gen)["ok"]
+
+    def overlapping(grid, *a, **kw):  # two CTAs at once on an SM: not a turnover
+        fake_cta_launch(grid, *a, **kw, gap=-40)
+
+    monkeypatch.setattr(launch, "cta_launch_kernel", Fake(overlapping))
+    r = launch.run(False, 3, gen)
+    assert not r["ok"] and not r["one_cta_per_sm"] and r["gap_clk_min"] == -40
+
+    def one_missing(grid, desc, out, stats, LOAD, num_warps):
+        fake_cta_launch(grid, desc, out, stats, LOAD, num_warps)
+        stats[5] = -1
+
+    monkeypatch.setattr(launch, "cta_launch_kernel", Fake(one_missing))
+    r = launch.run(False, 3, gen)
+    assert not r["ok"] and not r["written"]

@@ -102,6 +102,24 @@ def test_tma_more_in_flight_is_not_slower(gen):
     assert four["bytes_per_clk_per_sm"] > 0.9 * one["bytes_per_clk_per_sm"], (one, four)
 
 
+@pytest.mark.parametrize("load", [False, True])
+def test_cta_launch(gen, load):
+    """3 waves of one CTA per SM: every SM ran 2 or more (an SM whose CTAs ran short takes an
+    extra one: 2-4 on the H200), one after another with a gap between them (``ok`` holds every
+    gap > 0), and a CTA's first copy is a cold read (an L2 hit is ~350-490 clk on the H200, HBM
+    ~950-1250)."""
+    from kernels.micro import launch
+
+    r = launch.run(load, 3, gen)
+    assert r["ok"] and r["one_cta_per_sm"], r
+    assert r["sms"] == torch.cuda.get_device_properties(0).multi_processor_count, r
+    assert r["ctas_per_sm_min"] >= 2, r
+    assert r["gap_clk_median"] > 0, r
+    if load:
+        assert r["bitwise"], r
+        assert r["first_wave_load_clk_median"] > 300 and r["later_load_clk_median"] > 300, r
+
+
 def test_mbarrier_round_trip(gen):
     from kernels.micro import mbar
 
