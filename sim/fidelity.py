@@ -10,7 +10,14 @@ and are left out.
 
 It then compares cycles per K/V block of the six attention kernels with what Nsight Compute
 counted on the plain kernels (run S1, `h200-stall.json`; with `--all` also fa3 at the sweep's
-shapes, run S2) — the model's schedule without its clock.
+shapes, run S2, and each GEMM's cycles at the GEMM sweep's, run G1) — the model's schedule
+without its clock — and, where a kernel has both its cycles and its time on the device, the clock
+it ran at against the model's.
+
+The GEMM sweep's small sizes are host-bound under `kernels.bench`'s do_bench: Triton's launch
+path costs 20-100 µs a call, more than a 1024³ or 2048³ kernel runs (run G1,
+`h200-gemm-sweep.json`: CUPTI's device time in the same loop). The model predicts the kernel, so
+with `--all` the GEMM sweep's rows are measured by their device time.
 
 Clock: the model works in clocks, and our H200 runs anywhere from 1.3 to 1.98 GHz depending on
 what it runs (the 700 W power cap). On the `h200` preset each kernel runs at the clock the model
@@ -72,10 +79,19 @@ def _attention_key(r: dict) -> tuple:
     return r["B"], r["H"], r["S"], r["d"], r["causal"], r["dtype"]
 
 
+def _sweep_rows() -> dict[tuple, dict]:
+    """(M, N, K, variant) -> run G1's row of the GEMM sweep (each variant's default config):
+    Nsight Compute's cycles, CUPTI's device time, the clock the two give."""
+    path = RESULTS / "h200-gemm-sweep.json"
+    rows = json.loads(path.read_text())["rows"] if path.exists() else []
+    return {(r["M"], r["N"], r["K"], r["variant"]): r for r in rows}
+
+
 def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
     out = []
     rows = _load("h200.json", "gemm")
     clocks = run_clocks(rows, key=_gemm_key)
+    device = _sweep_rows() if everything else {}
     for r in rows:
         base = r["variant"]
         if base not in gemm.VARIANTS or not r.get("ok") or "tflops" not in r:
@@ -89,8 +105,14 @@ def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
         label = f"{base} s{r.get('stages')}" + ("" if r.get("persistent") in (None, True) else " np")
         if r.get("tile_override"):
             label += f" {bm}×{bn}×{bk}"
+        measured, logged = r["tflops"], clocks.get(_gemm_key(r))
+        g1 = device.get((r["M"], r["N"], r["K"], base))
+        if (g1 and (r["M"], r["N"], r["K"]) != HEADLINE_GEMM and r["dtype"] == "float16"
+                and g1.get("device_tflops")):
+            measured, logged = g1["device_tflops"], g1["clock_mhz_in_loop"]
+            label += " dev"
         row = _predict("gemm", label, base, f"{r['M']}×{r['N']}×{r['K']} {r['dtype']}",
-                       r["tflops"], cfg, hw, clocks.get(_gemm_key(r)))
+                       measured, cfg, hw, logged)
         row.override = bool(r.get("tile_override"))
         out.append(row)
     return out
@@ -198,7 +220,27 @@ def cycle_rows(hw: Hardware, everything: bool = False) -> list[Row]:
                 blocks = b * h * -(-s // bm) * -(-s // bn) / SMS_MEASURED
                 row.model = 4 * b * h * s * s * d / (row.model * 1e12) * row.clock_hz / blocks
             out.append(row)
+    if everything:
+        out += gemm_cycle_rows(hw)
     return out
+
+
+def gemm_cycles(r: dict, hw: Hardware) -> Row:
+    """One row of run G1: the busiest SM's cycles, measured and the model's (its time × clock)."""
+    bm, bn, bk = r["tile"]
+    cfg = GemmConfig(m=r["M"], n=r["N"], k=r["K"], variant=r["variant"], block_m=bm, block_n=bn,
+                     block_k=bk, stages=r["stages"], persistent=r["persistent"])
+    label = f"{r['variant']} s{r['stages']}" + ("" if r["persistent"] else " np")
+    row = _predict("cycles", label, r["variant"], f"{r['M']}×{r['N']}×{r['K']}", r["cycles_max"],
+                   cfg, hw, r.get("clock_mhz_in_loop"))
+    if row.model is not None:           # TFLOP/s at its clock -> the busiest SM's cycles
+        row.model = cfg.flops / (row.model * 1e12) * row.clock_hz
+    return row
+
+
+def gemm_cycle_rows(hw: Hardware) -> list[Row]:
+    """The GEMM sweep's kernels in cycles (run G1, `h200-gemm-sweep.json`)."""
+    return [gemm_cycles(r, hw) for r in _sweep_rows().values()]
 
 
 def measured_attention_ladder() -> dict[str, float]:
@@ -257,11 +299,18 @@ def table(rows: list[Row]) -> str:
 
 
 def cycle_table(rows: list[Row]) -> str:
-    lines = ["cycles per K/V block, one SM (Nsight Compute on the plain kernels, runs S1-S2; the "
-             "model's time × its clock)",
-             f"{'kernel':16s} {'shape':22s} {'measured':>8s} {'model':>7s} {'error':>7s}"]
+    lines = ["cycles, one SM (Nsight Compute on the plain kernels: attention per K/V block, runs "
+             "S1-S2; GEMM the busiest SM's whole launch, run G1), against the model's time × its "
+             "clock; with the clock the kernel ran at in do_bench's loop (its cycles over its "
+             "device time) and the model's",
+             f"{'kernel':16s} {'shape':22s} {'measured':>9s} {'model':>9s} {'error':>7s} "
+             f"{'MHz':>5s} {'model':>5s}"]
     for r in rows:
-        model = "refused" if r.model is None else f"{r.model:7.0f}"
+        model = "refused" if r.model is None else f"{r.model:9.0f}"
         err = "" if r.error is None else f"{r.error:+7.1%}"
-        lines.append(f"{r.label:16s} {r.shape:22s} {r.measured:8.0f} {model:>7s} {err:>7s}")
+        clk = f"{r.logged_mhz:5.0f} {r.clock_hz / 1e6:5.0f}" if r.logged_mhz else ""
+        lines.append(f"{r.label:16s} {r.shape:22s} {r.measured:9.0f} {model:>9s} {err:>7s} {clk}")
+    s = summary(rows)
+    lines.append(f"{s['within_10pct']} of {s['predicted']} within ±10%; median |error| "
+                 f"{s['median_abs_error']:.1%}, max {s['max_abs_error']:.1%}")
     return "\n".join(lines)
