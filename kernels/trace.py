@@ -80,6 +80,13 @@ PROBES = {
                             "buffer": SEGMENT * 2},
     "attention_overlap": {**KERNELS["attention_ws"], "variant": "overlap", "warps": "0,4",
                           "buffer": SEGMENT * 2},
+    # fa3 at S 1K (8 blocks a CTA, 512 CTAs: ~4 waves), where a CTA's time outside its loop is
+    # 9-17 K clk on the machine and 3-4 K in the model (run S2): the `wait Q` and `epilogue`
+    # scopes and the CTAs' phases (`cta_phases`)
+    "attention_fa3_s1k": {**KERNELS["attention_fa3"], "shape": (8, 16, 1024, 128),
+                          "full": (16, 16, 1024, 128)},
+    "attention_fa3_s1k_d256": {**KERNELS["attention_fa3"], "shape": (8, 8, 1024, 256),
+                               "full": (16, 8, 1024, 256)},
     # fa3 at d 256 (128 x 64 blocks, 132 CTAs: one wave), where the model's block is 12 % short
     # of Nsight Compute's cycles (run S2); 132 blocks a CTA, 7 scopes each: 64 KiB a warp
     "attention_fa3_d256": {**KERNELS["attention_fa3"], "shape": (1, 2, 8448, 256),
@@ -227,6 +234,35 @@ def cta_stats(lanes: dict, workload: str) -> dict:
     return out
 
 
+def cta_phases(lanes: dict) -> dict:
+    """Where one CTA's time goes outside its loop (clk from its first recorded event, the
+    producer's first wait): consumer 0's Q landed (the end of `wait Q`), its first `QK`, its
+    `epilogue` start and length, and the CTA's last event. Attention kernels with the `wait Q`
+    and `epilogue` scopes only."""
+    c0 = lanes.get("consumer0", [])
+    q = [e for n, _, e in c0 if n == "wait Q"]
+    qk = [s for n, s, _ in c0 if n == "QK"]
+    ep = [(s, e) for n, s, e in c0 if n == "epilogue"]
+    if not (q and qk and ep):
+        raise ValueError("no wait Q / QK / epilogue scopes in consumer 0")
+    return {"q_landed": q[0], "first_qk": qk[0], "epilogue_start": ep[-1][0],
+            "epilogue": ep[-1][1] - ep[-1][0], "blocks": len(qk),
+            "end": max(e for lane in lanes.values() for _, _, e in lane)}
+
+
+def phases_summary(ctas: dict[int, dict]) -> dict | None:
+    """Medians over CTAs of `cta_phases` (None without the scopes)."""
+    per = []
+    for c in ctas.values():
+        try:
+            per.append(cta_phases(c["lanes"]))
+        except ValueError:
+            continue
+    if not per:
+        return None
+    return {k: _median([p[k] for p in per]) for k in per[0]} | {"ctas": len(per)}
+
+
 def _median(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else None
@@ -246,8 +282,11 @@ def summarize(ctas: dict[int, dict], workload: str) -> dict:
             ns = c["final_ns"] - c["init_ns"]
             if ns > 0:
                 clocks.append(span / ns)
+    phases = phases_summary(ctas)
     if not per:
-        raise ValueError("no CTA had a steady window")
+        if phases is None:
+            raise ValueError("no CTA had a steady window")
+        return {"ctas": len(ctas), "phases": phases}    # CTAs too short for a steady loop
     roles: dict = {}
     for st in per.values():
         for role, scopes in st["roles"].items():
@@ -258,7 +297,7 @@ def summarize(ctas: dict[int, dict], workload: str) -> dict:
     out = {"ctas": len(per), "clock_ghz_from_stamps": ghz, "cta_span_clk": _median(spans),
            "period_clk": _median([s["period_clk"] for s in per.values()]),
            "iterations_per_window": _median([s["iterations"] for s in per.values()]),
-           "roles": {}}
+           "roles": {}, "phases": phases}
     if workload == "gemm":
         out["tile_period_clk"] = _median([s["tile_period_clk"] for s in per.values()])
     for role, names in roles.items():
@@ -487,8 +526,9 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
         path.unlink()
     del trace
     # the same measures from the committed (trimmed) trace alone: what the CPU test re-derives
-    summary["kept_ctas"] = {str(c): cta_stats(v["lanes"], spec["workload"])
-                            for c, v in read_events(trimmed).items()}
+    if "roles" in summary:
+        summary["kept_ctas"] = {str(c): cta_stats(v["lanes"], spec["workload"])
+                                for c, v in read_events(trimmed).items()}
     # Overhead: the same kernel with and without scopes, at the traced and the full shape.
     times = {}
     for label, shape in (("traced_shape", spec["shape"]), ("full_shape", spec["full"])) * timing:
@@ -534,10 +574,13 @@ def main(argv=None) -> int:
             continue
         over = {k: f"{v['overhead']:+.1%}" if "overhead" in v else v.get("error")
                 for k, v in s["timing"].items()} or "not timed"
-        print(f"{name}: {s['ctas']} CTAs, period {s['period_clk']:.0f} clk, clock "
-              f"{s['clock_ghz_from_stamps']} GHz, err {s['rel_error_vs_torch']:.1e}, overhead "
+        print(f"{name}: {s['ctas']} CTAs, period {s.get('period_clk') or 0:.0f} clk, clock "
+              f"{s.get('clock_ghz_from_stamps')} GHz, err {s['rel_error_vs_torch']:.1e}, overhead "
               f"{over}, {s['trace_events_total']} events, {s['seconds']} s", flush=True)
-        for role, scopes in s["roles"].items():
+        if s.get("phases"):
+            print("    phases (clk):", json.dumps({k: round(v) for k, v in s["phases"].items()}),
+                  flush=True)
+        for role, scopes in s.get("roles", {}).items():
             print("   ", role, {n: (round(v["busy"], 3), round(v["mean_clk"] or 0))
                                 for n, v in scopes.items()}, flush=True)
         if "hand_off" in s:

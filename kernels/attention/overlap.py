@@ -70,7 +70,9 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     rows = q_rows(m0, M, BN, num_warps)
     m_i, l_i, acc = init_state(M, D, BN, num_warps)
     q = q_smem.index(WG)
+    enter("wait Q", PROFILE)  # the CTA's prologue: its Q tile, a cold read (run G2)
     mbarrier.wait(q_full, 0)
+    exit("wait Q", PROFILE)
 
     # block 0: the scores alone (nothing to overlap them with yet)
     ks = acquire(k_full, 0, STAGES)
@@ -126,7 +128,9 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     if TURNS:
         pass_turn(turn, WG, CONSUMERS)
     release(v_desc, v_ring, v_full, v_empty, vs, n - 1 + STAGES, n, row0, STAGES, REFILL)
+    enter("epilogue", PROFILE)
     epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen)
+    exit("epilogue", PROFILE)
 
 
 @gluon.jit

@@ -84,7 +84,9 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     rows = q_rows(m0, M, BN, num_warps)
     m_i, l_i, acc = init_state(M, D, BN, num_warps)
     q = q_smem.index(WG)
+    enter("wait Q", PROFILE)  # the CTA's prologue: its Q tile, a cold read (run G2)
     mbarrier.wait(q_full, 0)
+    exit("wait Q", PROFILE)
     for j in range(n):
         enter("wait K", PROFILE)
         ks = acquire(k_full, j, STAGES)  # K_j landed
@@ -115,7 +117,9 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             load_block(v_desc, v_ring, v_full, j + 1, row0, STAGES, pred=j + 1 < n)
         else:
             release(v_desc, v_ring, v_full, v_empty, vs, j + STAGES, n, row0, STAGES, REFILL)
+    enter("epilogue", PROFILE)
     epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen)
+    exit("epilogue", PROFILE)
 
 
 @gluon.jit

@@ -22,6 +22,8 @@
 #   gemm_sweep  the GEMM sweep: ncu cycles, CUPTI device time beside do_bench (kernels/tools/gemm_sweep.py)
 #   launch      a CTA's turnover on an SM and its cold first copy (kernels/micro/launch.py)  (issue 5)
 #   trace_d256  a Proton timeline of fa3 at d 256                                   (issue 5)
+#   trace_s1k   Proton timelines of fa3 at S 1K (d 128, 256): a CTA's prologue and epilogue (issue 5)
+#   align       the ragged GEMMs with and without 128-byte row strides (kernels/tools/align_probe.py)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU      (issue 6)
@@ -127,6 +129,10 @@ for step in "$@"; do
     TAIL=12 step_run launch 120 python3 -m kernels.micro.launch --out "$OUT" ;;
   trace_d256)  # Proton timeline of fa3 at d 256 (run G1)
     TAIL=30 step_run trace_d256 200 python3 -m kernels.trace --out "$OUT/traces" --only attention_fa3_d256 ;;
+  trace_s1k)  # Proton timelines of fa3 at S 1K, d 128 and 256: a CTA's phases (run G2)
+    TAIL=30 step_run trace_s1k 200 python3 -m kernels.trace --out "$OUT/traces" --only attention_fa3_s1k attention_fa3_s1k_d256 ;;
+  align)  # the ragged GEMMs with 128-byte row strides, 8192x8192x4096 without (run G2)
+    TAIL=30 step_run align 200 python3 -m kernels.tools.align_probe --out "$OUT/h200-align.json" ;;
   gputests)
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
   grade)

@@ -79,7 +79,8 @@ def compile_kernel(name: str, profile: bool):
     return gcommon.compile_sm90(GK[spec["variant"]], cfg, torch.float16, profile=profile)
 
 
-SCOPES = {"attention_ws": {"wait K", "QK", "softmax", "wait V", "PV", "wait slot", "TMA issue"},
+SCOPES = {"attention_ws": {"wait Q", "wait K", "QK", "softmax", "wait V", "PV", "epilogue",
+                           "wait slot", "TMA issue"},
           "attention_ws_pingpong": {"wait turn"}, "attention_fa3": {"wait turn"},
           "gemm_ws": {"wait full", "MMA", "epilogue", "wait slot", "TMA issue"},
           "gemm_ws_pingpong": {"wait turn"}}
