@@ -57,6 +57,7 @@ class Row:
     override: bool = False  # a tile the kernel does not take by default (an experiment)
     clock_hz: float = 0.0   # the clock the model ran it at
     logged_mhz: float | None = None     # the median clock nvidia-smi logged for its shape
+    spread: tuple[float, float] | None = None   # measured: its rounds' lowest and highest
 
     @property
     def error(self) -> float | None:
@@ -114,8 +115,14 @@ def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
         row = _predict("gemm", label, base, f"{r['M']}×{r['N']}×{r['K']} {r['dtype']}",
                        measured, cfg, hw, logged)
         row.override = bool(r.get("tile_override"))
+        row.spread = _spread(r) if measured == r["tflops"] else None
         out.append(row)
     return out
+
+
+def _spread(r: dict) -> tuple[float, float] | None:
+    lo, hi = r.get("tflops_min"), r.get("tflops_max")
+    return (lo, hi) if lo and hi else None
 
 
 def _ab_rows() -> list[dict]:
@@ -153,6 +160,7 @@ def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
         row = _predict("attention", label, base, shape, r["tflops"], cfg, hw,
                        r.get("sm_mhz") if r.get("tile") else clocks.get(_attention_key(r)))
         row.override = bool(r.get("tile"))
+        row.spread = _spread(r)
         out.append(row)
     return out
 
@@ -279,9 +287,23 @@ def best_by_variant(rows: list[Row], workload: str, shape: str) -> dict[str, tup
     return best
 
 
+def resolved(rows: list[Row], workload: str, a: str, b: str, shape: str) -> bool:
+    """Whether the machine orders variants a and b at `shape`: their best rows' rounds do not
+    overlap (kernels.bench times each in interleaved rounds; a pair inside each other's spread is
+    a tie the measurement does not break)."""
+    best: dict[str, Row] = {}
+    for r in rows:
+        keep = r.workload == workload and r.shape == shape and r.model is not None
+        if keep and not r.override and (r.variant not in best
+                                        or r.measured > best[r.variant].measured):
+            best[r.variant] = r
+    sa, sb = best[a].spread, best[b].spread
+    return sa is None or sb is None or sa[1] < sb[0] or sb[1] < sa[0]
+
+
 def table(rows: list[Row]) -> str:
-    lines = [f"{'workload':9s} {'kernel':26s} {'shape':30s} {'measured':>8s} {'model':>7s} "
-             f"{'error':>7s} {'clock':>5s} {'logged':>6s}"]
+    lines = [(f"{'workload':9s} {'kernel':26s} {'shape':30s} {'measured':>8s} {'model':>7s} "
+              f"{'error':>7s} {'clock':>5s} {'logged':>6s}")]
     for r in rows:
         model = "refused" if r.model is None else f"{r.model:7.0f}"
         err = "" if r.error is None else f"{r.error:+7.1%}"
@@ -299,12 +321,12 @@ def table(rows: list[Row]) -> str:
 
 
 def cycle_table(rows: list[Row]) -> str:
-    lines = ["cycles, one SM (Nsight Compute on the plain kernels: attention per K/V block, runs "
-             "S1-S2; GEMM the busiest SM's whole launch, run G1), against the model's time × its "
-             "clock; with the clock the kernel ran at in do_bench's loop (its cycles over its "
-             "device time) and the model's",
-             f"{'kernel':16s} {'shape':22s} {'measured':>9s} {'model':>9s} {'error':>7s} "
-             f"{'MHz':>5s} {'model':>5s}"]
+    lines = [("cycles, one SM (Nsight Compute on the plain kernels: attention per K/V block, "
+              "runs S1 and G3; GEMM the busiest SM's whole launch, run G1), against the model's "
+              "time × its clock; with the clock the kernel ran at in do_bench's loop (its cycles "
+              "over its device time) and the model's"),
+             (f"{'kernel':16s} {'shape':22s} {'measured':>9s} {'model':>9s} {'error':>7s} "
+              f"{'MHz':>5s} {'model':>5s}")]
     for r in rows:
         model = "refused" if r.model is None else f"{r.model:9.0f}"
         err = "" if r.error is None else f"{r.error:+7.1%}"

@@ -129,7 +129,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
         pass_turn(turn, WG, CONSUMERS)
     release(v_desc, v_ring, v_full, v_empty, vs, n - 1 + STAGES, n, row0, STAGES, REFILL)
     enter("epilogue", PROFILE)
-    epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen)
+    epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps)
     exit("epilogue", PROFILE)
 
 

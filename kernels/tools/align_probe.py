@@ -44,8 +44,8 @@ def probe(rounds: int = 50) -> list[dict]:
     rows = []
     for M, N, K in SHAPES:
         aligned = (M, N, K) != (8192, 8192, 4096)      # the ragged ones: pad to 128 B
-        layouts = {"contiguous": dict(pad_to=8), "padded": dict(pad_to=64)} if aligned else \
-            {"contiguous": dict(pad_to=8), "misaligned": dict(pad_to=64, misalign=True)}
+        layouts = ({"contiguous": {"pad_to": 8}, "padded": {"pad_to": 64}} if aligned else
+                   {"contiguous": {"pad_to": 8}, "misaligned": {"pad_to": 64, "misalign": True}})
         for layout, kw in layouts.items():
             a = _strided(M, K, gen=gen, **kw)
             b = _strided(K, N, gen=gen, **kw)
@@ -53,7 +53,7 @@ def probe(rounds: int = 50) -> list[dict]:
             ref = a.double() @ b.double()
             for v in VARIANTS:
                 cfg = config(v)
-                fn = lambda v=v, cfg=cfg: common.launch(KERNELS[v], a, b, c, cfg)  # noqa: E731
+                fn = lambda v=v, cfg=cfg, a=a, b=b, c=c: common.launch(KERNELS[v], a, b, c, cfg)
                 err = _checked(fn, c, ref)
                 row = {"M": M, "N": N, "K": K, "variant": v, "layout": layout,
                        "strides_bytes": [2 * a.stride(0), 2 * b.stride(0), 2 * c.stride(0)],
@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     for r in rows:
         t = f"{r['device_ms'] * 1e3:9.1f}" if "device_ms" in r else "  failed"
         print(f"{r['M']}x{r['N']}x{r['K']:<6d} {r['variant']:12s} {r['layout']:11s} "
-              f"{str(r['strides_bytes']):22s} {t}")
+              f"{r['strides_bytes']!s:22s} {t}")
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -72,7 +72,7 @@ def launch() -> int:
         a, b, ref = _inputs(M, N, K, gen)
         out = torch.empty(M, N, device="cuda", dtype=torch.float16)
         for v in VARIANTS:
-            err = _checked(lambda v=v: gemm(a, b, v, out=out), out, ref)
+            err = _checked(lambda v=v, a=a, b=b, out=out: gemm(a, b, v, out=out), out, ref)
             bad += not err < TOL
             print(f"launch {M}x{N}x{K} {v} rel_err {err:.1e} {'ok' if err < TOL else 'BAD'}",
                   flush=True)
@@ -113,8 +113,8 @@ def device(rounds: int = 50) -> list[dict]:
     for M, N, K in SHAPES:
         a, b, ref = _inputs(M, N, K, gen)
         out = torch.empty(M, N, device="cuda", dtype=torch.float16)
-        fns = {"cublas": lambda: torch.matmul(a, b, out=out)}
-        fns.update({v: (lambda v=v: gemm(a, b, v, out=out)) for v in VARIANTS})
+        fns = {"cublas": lambda a=a, b=b, out=out: torch.matmul(a, b, out=out)}
+        fns.update({v: (lambda v=v, a=a, b=b, out=out: gemm(a, b, v, out=out)) for v in VARIANTS})
         for name, fn in fns.items():
             err = _checked(fn, out, ref)
             row = {"M": M, "N": N, "K": K, "variant": name, "rel_err": err, "ok": err < TOL}

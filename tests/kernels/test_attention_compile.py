@@ -80,6 +80,23 @@ def test_softmax_runs_under_its_own_pv(compiled, variant, d, causal, dtype):
     assert cc.softmax_under_pv(cc.sass_of_cubin(k.asm["cubin"])) == [exps] * loops
 
 
+@pytest.mark.parametrize("variant,d", [(v, 128) for v in VARIANTS] + [("fa3", 64), ("fa3", 256)])
+def test_epilogue_stores_whole_lines(compiled, variant, d):
+    """O leaves each consumer 16 bytes a thread (STG.E.128, through the dead Q tile in shared
+    memory), not from the accumulator's layout, 4 bytes a thread of 8 rows an instruction
+    (run G2: 7.7 K clk a warpgroup at d 256). Rows x d x 2 bytes over 16 per thread."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    cfg, k = compiled(variant, d)
+    sass = cc.sass_of_cubin(k.asm["cubin"])
+    threads = 128 * cfg.consumers                # every consumer warp stores its share of O
+    partitions = cfg.consumers if variant in WS else 1
+    assert sass.count("STG.E.128") == cfg.BM * d * 2 // 16 // threads * partitions
+    # what else a consumer stores: its rows' LSE and the schedule fence's never-taken store
+    small = len(re.findall(r"STG\.E(?:\.U16)? ", sass))
+    assert small <= 3 * partitions, f"{small} stores of <= 4 bytes: O stored in pieces"
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_rings_and_barriers(compiled, variant):
     """mbarriers initialised: q_full + K and V full (+ empty where a producer refills them)

@@ -12,7 +12,19 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
 from kernels.cuda import compile as cc
-from kernels.micro import beside, common, issue, launch, mbar, run, softmax, tma, units, wgmma
+from kernels.micro import (
+    beside,
+    common,
+    issue,
+    launch,
+    mbar,
+    operands,
+    run,
+    softmax,
+    tma,
+    units,
+    wgmma,
+)
 
 ONE_CTA = int(common.ONE_CTA_SMEM)  # > half an SM's shared memory: one CTA per SM
 
@@ -71,6 +83,39 @@ def test_wgmma_issue(N, KG, G, mode, wgs):
         assert order.count("HGMMA") == G * per and order.count("SR_CLOCKLO") == G + 2
         groups = "".join("H" if o == "HGMMA" else "c" if o == "SR_CLOCKLO" else "W" for o in order)
         assert groups == "c" + ("H" * per + "c") * G + "Wc", groups
+
+
+@pytest.mark.parametrize("N", operands.NS)
+@pytest.mark.parametrize("walk", [0, 1])
+@pytest.mark.parametrize("tma_on", [0, 1])
+def test_wgmma_operands(N, walk, tma_on):
+    """16 SS m64nNk16 per group, then one wait; walking: 16 different descriptor pairs (the
+    k-slices), same slice: one pair; the TMA stream's copies (2 in the prologue, 1 refill) only
+    with TMA on, and the landing clock with it; the ring allocated either way (> 114 KiB: one CTA
+    per SM). In SASS: the clock, 16 HGMMAs, the wait, the clock; no spills."""
+    k = operands.compile_sm90(N, walk, tma_on)
+    ptx = k.asm["ptx"]
+    assert ".target sm_90a" in ptx
+    assert count(ptx, r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16") == operands.INSTR
+    assert count(ptx, rf"wgmma\.mma_async\.sync\.aligned\.m64n{N}k16\.f32\.f16\.f16") == 16
+    assert count(ptx, r"wgmma\.mma_async[^;]*\{[^}]*\},\s*\{") == 0, "SS: no A in registers"
+    descs = re.findall(r"wgmma\.mma_async[^;]*\},\s*(%rd\d+),\s*(%rd\d+)", ptx)
+    assert len(set(descs)) == (16 if walk else 1), descs
+    assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 0;") == 1
+    assert count(ptx, r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global") == 3 * tma_on
+    assert count(ptx, r"mbarrier\.try_wait\.parity") == 2 * tma_on  # consumer's start, ring
+    assert count(ptx, r"mov\.u64 %rd\d+, %clock64;") == 2 + tma_on
+    assert k.metadata.num_warps == 8  # the consumer warpgroup + the worker warp, padded
+    ring = operands.SLOTS * operands.BOX_BYTES
+    tiles = (operands.BM + N) * operands.KD * 2
+    assert k.metadata.shared >= max(tiles + ring, 114 * 1024 + 1), "A + B + ring; one CTA per SM"
+    if cc.find_cuobjdump() is not None:
+        s = sass(k)
+        assert count(s, rf"HGMMA\.64x{N}x16\.F32") == 16
+        assert count(s, r"\bSTL\b") == 0, "no register spills"
+        order = "".join({"HGMMA": "H", "SR_CLOCKLO": "c", "WARPGROUP.DEPBAR": "W"}[o] for o in
+                        re.findall(r"HGMMA|SR_CLOCKLO|WARPGROUP\.DEPBAR", s))
+        assert "c" + "H" * 16 + "Wc" in order, order
 
 
 @pytest.mark.parametrize("K,mode", [(128, 0), (128, 1), (64, 2)])
@@ -433,3 +478,55 @@ def test_cta_launch_host_side(on_cpu, monkeypatch):
     monkeypatch.setattr(launch, "cta_launch_kernel", Fake(one_missing))
     r = launch.run(False, 3, gen)
     assert not r["ok"] and not r["written"]
+
+
+def fake_operands(grid, a, b, desc, out, stats, lands, tiles, iters, copies, n_tiles, N, WALK,
+                  TMA, num_warps, maxnreg, groups_done=None, tma_rate=36.0, stream_clk=None):
+    """The accumulator the kernel should leave, ``N/2 + 8`` clk per instruction, and with TMA a
+    stream of copies landing every ``BOX_BYTES / tma_rate`` clk from before the window on."""
+    n = iters if groups_done is None else groups_done
+    out.copy_(operands.reference(a, b, WALK, n).float())
+    cycles = iters * operands.INSTR * (N / 2 + 8)
+    _stats(stats, cycles)  # the window is clk (1000, 1000 + cycles]
+    if TMA:
+        step = operands.BOX_BYTES / tma_rate
+        lands.copy_((900 + step * torch.arange(copies, dtype=torch.float64)).long().expand_as(lands))
+        if stream_clk is not None:  # a stream that stops early
+            lands.clamp_(max=1000 + stream_clk)
+        t = desc.base.view(n_tiles, *operands.BOX)
+        for pid in range(grid):
+            for c in range(copies - operands.SLOTS, copies):
+                tile = t[(pid + c * grid) % n_tiles]
+                tiles[pid, c % operands.SLOTS] = torch.cat([tile[:operands.CHECK],
+                                                            tile[-operands.CHECK:]])
+
+
+def test_operands_host_side(on_cpu, monkeypatch):
+    """The rows give back the fake's clk per instruction and TMA rate in the window; a wrong
+    accumulator, or a stream that ends inside the window, makes a row not ok."""
+    monkeypatch.setattr(operands, "SOURCE_BYTES", 1 << 20)
+    monkeypatch.setattr(operands, "operands_kernel", Fake(fake_operands))
+    gen = torch.Generator()
+    for N, walk, tma_on in ((64, 0, 0), (256, 1, 1)):
+        r = operands.run(N, walk, tma_on, gen, iters=50)
+        assert r["ok"] and r["rel_err"] < 1e-6, r
+        assert r["clk_per_instr"] == pytest.approx(N / 2 + 8, rel=1e-3)
+        assert r["operand_bytes_per_clk"] == pytest.approx((2048 + 32 * N) / (N / 2 + 8), rel=1e-3)
+        assert r["beyond_math_per_group"] == pytest.approx(16 * 8, rel=1e-2)
+        assert (r["tma_bitwise"] is None) == (not tma_on)
+        if tma_on:
+            assert r["tma_covers_window"] and r["tma_bytes_per_clk"] == pytest.approx(36, rel=0.02)
+            assert "B/clk in window" in operands.line(r)
+
+    def one_group_short(grid, *a, **kw):
+        fake_operands(grid, *a, **kw, groups_done=a[7] - 1)
+
+    monkeypatch.setattr(operands, "operands_kernel", Fake(one_group_short))
+    assert not operands.run(64, 1, 0, gen, iters=50)["ok"]
+
+    def short_stream(grid, *a, **kw):
+        fake_operands(grid, *a, **kw, stream_clk=500)
+
+    monkeypatch.setattr(operands, "operands_kernel", Fake(short_stream))
+    r = operands.run(64, 1, 1, gen, iters=50)
+    assert not r["ok"] and not r["tma_covers_window"], r

@@ -59,6 +59,20 @@ def test_wgmma_issue_queue(gen, mode):
     assert 24 * 55 < r["clk_after_wait"][0] < 24 * 120, r
 
 
+@pytest.mark.parametrize("N,walk,tma_on", [(64, 0, 0), (64, 1, 1), (256, 1, 1)])
+def test_wgmma_operands(gen, N, walk, tma_on):
+    """16 SS m64nNk16 a group, then a wait: the accumulator checks out, no instruction beats its
+    math (N/2 clk), and with TMA the stream ran through the whole window at an L2-like rate."""
+    from kernels.micro import operands
+
+    r = operands.run(N, walk, tma_on, gen, iters=100)
+    assert r["ok"], r
+    assert r["clk_per_instr"] >= 0.9 * N / 2, r
+    assert r["clk_per_instr"] < 4 * N / 2 + 100, r
+    if tma_on:
+        assert r["tma_covers_window"] and 2 < r["tma_bytes_per_clk"] < 512, r
+
+
 def test_exp2_rate(gen):
     from kernels.micro import units
 

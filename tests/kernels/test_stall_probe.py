@@ -45,11 +45,12 @@ def test_ledger_classes_follow_the_samples():
 
 
 def test_the_sweep_log_gives_the_committed_rows(tmp_path):
-    """Run S2: fa3's cycles at the sweep's shapes, rebuilt from ncu's raw page."""
+    """Run G3 (S2 was before the epilogue went through shared memory): fa3's cycles at the
+    sweep's shapes, rebuilt from ncu's raw page."""
     from kernels.tools.stall_probe import SWEEP, parse_sweep
 
     raw = tmp_path / "sweep_raw.csv"
-    raw.write_bytes(gzip.decompress((LOGS / "h200-2026-12-03-S2-sweep_raw.csv.gz").read_bytes()))
+    raw.write_bytes(gzip.decompress((LOGS / "h200-2026-12-04-G3-sweep_raw.csv.gz").read_bytes()))
     rows = parse_sweep(raw)
     assert rows == json.loads((RESULTS / "h200-stall-sweep.json").read_text())["rows"]
     assert [(r["B"], r["H"], r["S"], r["d"]) for r in rows] == SWEEP

@@ -1,7 +1,8 @@
 """The model against our kernels' committed H200 measurements (sim/fidelity.py).
 
 Held here, on the `h200` preset (each kernel at the clock the power cap gives it): for every pair
-of variants at the headline shapes the model says which one the H200 measured faster; every
+of variants at the headline shapes the H200 orders (their timing rounds do not overlap) the model
+says which one was faster, and a pair the H200 does not order it keeps within 5 %; every
 measured kernel at the headline shapes is within ±10%, except the ones named in KNOWN_MISSES
 (held to miss: a change that brings one in must say so); over all of them the median error stays
 small; and the attention kernels' cycles per block, the clock taken out, are within ±10% of
@@ -11,7 +12,7 @@ from itertools import combinations
 
 import pytest
 
-from sim.fidelity import HEADLINE_ATTENTION, best_by_variant, compare, cycle_rows
+from sim.fidelity import HEADLINE_ATTENTION, best_by_variant, compare, cycle_rows, resolved
 from sim.hardware import H200
 
 ROWS = compare(H200)
@@ -36,10 +37,27 @@ def test_enough_measurements_are_predicted():
     assert {"sequential", "pipelined", "ws", "ws_pingpong"} <= set(LADDERS["gemm"])
 
 
+SHAPES = {"attention": f"B{B} H{H} S{S} d{D}", "gemm": "8192×8192×8192 float16"}
+TIE = 0.05      # how far apart the model may put two kernels the machine does not order
+
+
 @pytest.mark.parametrize("workload, a, b", PAIRS)
 def test_model_orders_the_pair_as_measured(workload, a, b):
+    """Where the machine orders a pair (their rounds do not overlap), the model orders it the
+    same; where it does not (a tie inside run-to-run spread), the model keeps them within 5 %."""
     (ma, pa), (mb, pb) = LADDERS[workload][a], LADDERS[workload][b]
-    assert (ma < mb) == (pa < pb), f"measured {a} {ma:.0f} vs {b} {mb:.0f}; model {pa:.0f} vs {pb:.0f}"
+    if resolved(ROWS, workload, a, b, SHAPES[workload]):
+        assert (ma < mb) == (pa < pb), (
+            f"measured {a} {ma:.0f} vs {b} {mb:.0f}; model {pa:.0f} vs {pb:.0f}")
+    else:
+        assert abs(pa / pb - 1) <= TIE, (
+            f"{a} and {b} tie on the machine ({ma:.0f}, {mb:.0f}); model {pa:.0f} vs {pb:.0f}")
+
+
+def test_most_pairs_are_ordered_by_the_machine():
+    """The ordering test has teeth only if the machine resolves most pairs."""
+    ordered = sum(resolved(ROWS, w, a, b, SHAPES[w]) for w, a, b in PAIRS)
+    assert ordered >= 0.75 * len(PAIRS), f"{ordered} of {len(PAIRS)} pairs ordered"
 
 
 def _within_ten_percent(key):
