@@ -93,8 +93,18 @@ def clock_points() -> list[ClockPoint]:
     """The microbenchmark's clock and each traced kernel's; a trace recorded without its
     kernel's time (``kernels.trace --no-timing``: the probes of run Q1) gives no clock."""
     traced = [json.loads(p.read_text()) for p in sorted(TRACES.glob("*.summary.json"))]
+    # `trace_clock` reads the cycles of one wave of CTAs: the S 1K probes run many waves
     return [micro_clock()] + [trace_clock(s) for s in traced
-                              if "full_shape" in s.get("timing", {})]
+                              if "full_shape" in s.get("timing", {}) and s.get("period_clk")
+                              and _one_wave(s)]
+
+
+def _one_wave(summary: dict) -> bool:
+    """Whether the traced launch was one CTA per SM (GEMM: persistent, so always)."""
+    if summary["workload"] == "gemm":
+        return True
+    B, H, S, _ = summary["traced_shape"]
+    return B * H * math.ceil(S / summary["tile"]["BM"]) <= SMS
 
 
 def fit_power_cap(points: list[ClockPoint], exponent: int = 1) -> tuple[PowerCap, list[float]]:

@@ -93,13 +93,13 @@ class CTA:
 
     # --- TMA -----------------------------------------------------------------------------------
     def tma_copy(self, actor: str, op: str, nbytes: int, bar: MBarrier, tile=None,
-                 latency: float | None = None, landed=None) -> None:
+                 latency: float | None = None, landed=None, rate: float | None = None) -> None:
         """Issue one TMA copy that completes `nbytes` on `bar` (the caller did expect());
-        `latency` defaults to an L2 hit's; `landed()`, if given, runs as the bytes land, just
-        before they complete on `bar`."""
+        `latency` defaults to an L2 hit's, `rate` (bytes per clk) to the copy engine's;
+        `landed()`, if given, runs as the bytes land, just before they complete on `bar`."""
         def copy():
             yield self.env.timeout(self.hw.tma_issue_clk)
-            yield from self.tma.run(actor, op, nbytes / self.hw.tma_rate, tile=tile)
+            yield from self.tma.run(actor, op, nbytes / (rate or self.hw.tma_rate), tile=tile)
             yield self.env.timeout(self.hw.tma_latency_clk if latency is None else latency)
             self.trace.mark(self.env.now, actor, f"landed {op}", tile)
             if landed:

@@ -84,7 +84,7 @@ class Hardware:
     softmax_fma_per_elem: float = 2.0
     # Cycles per score element of a warpgroup's softmax after its last exp — the row sum's
     # shuffles and dependent adds — that hold no unit: the "less tidy" part of the real schedule
-    # (FA3 §3.1). Fitted on h100 (tab. 2); h200's own fit (its kernels' cycles) picks the same.
+    # (FA3 §3.1). Fitted on h100 (tab. 2); h200's is fitted to its own kernels' cycles.
     softmax_stall_per_elem: float = 0.02
     # FMA-pipe slots per score element to pack P to 16 bits for P·V: F2FP, one instruction per
     # two elements, issuing at half the FMA rate. Run S1 (kernels/results/h200-stall.json, the
@@ -173,6 +173,11 @@ class Hardware:
         return self.l2_bytes_per_s / self.sms / self.clock_hz
 
     @property
+    def hbm_bytes_per_clk_per_sm(self) -> float:
+        """One SM's share of HBM bandwidth, per SM clock, when every SM reads or writes at once."""
+        return self.hbm_bytes_per_s / self.sms / self.clock_hz
+
+    @property
     def tma_rate(self) -> float:
         """Bytes per SM clock one SM's copies move at in this prediction."""
         return self.tma_bytes_per_clk or self.l2_bytes_per_clk_per_sm
@@ -228,15 +233,17 @@ H200_MEASURED = {
     # the time for a free slot (the data is there first); part of that is the scope's own clock
     # reads, so we charge one hand-off, the mbarrier microbenchmark's 58.5 clk
     "mbarrier_probe_clk": 58.5,
-    # a busy tensor core's cost to the softmax beside it: chosen by `python -m sim.calibrate
-    # --softmax` (a grid with `softmax_stall_per_elem`, whose h100 value the same grid picks)
-    # for the smallest worst error of the six attention kernels' cycles per K/V block in run S1
-    # (h200-stall.json: within 9.3 %); h100's tab. 2 fit (FA3's own kernels) wants 1.5. The
+    # a busy tensor core's cost to the softmax beside it, and the softmax's dependency tail:
+    # chosen by `python -m sim.calibrate --softmax` (a grid of the two) for the smallest worst
+    # error of the six attention kernels' cycles per K/V block in run S1 (h200-stall.json:
+    # within 9.1 %, since a CTA's cold Q, its O and its turnover were added in session 7; 0.02
+    # before, h100's); h100's tab. 2 fit (FA3's own kernels) wants 1.5 and 0.02. The
     # softmax microbenchmark (Q5-Q8) then reads 1083 clk alone (measured 851), two side by side
     # 1371 (1228), beside a wgmma stream 1816 (1240): inside our kernels the softmax is slower
     # than the microbenchmark's beside the same work, and the model's stands for that
     # (tests/model/test_softmax_measured.py holds the gap).
     "softmax_beside_mma": 2.0,
+    "softmax_stall_per_elem": 0.01,
     # A GEMM's operand copies, issue to landed, from the traced refills of run Q1
     # (kernels.trace.hand_off_summary: the producer's `TMA issue` end to the consumer passing
     # `full`, medians over 54-133 k refills): ws s2 1506 clk for 48 KiB, pingpong s2 1419 and s3
@@ -258,17 +265,22 @@ H200_MEASURED = {
     # the same run: once the queue is full, each issue returns when an instruction finishes,
     # with 7 in flight (issued less finished at the pipe's rate), for 1 or 2 warpgroups, SS or RS
     "wgmma_queue_depth": 7,
+    # kernels/micro/launch.py, run G1 (h200-launch.json): from a CTA's exit to the next one's
+    # entry on the same SM, 368-446 clk (medians; the SMs at 1.98 GHz); 368 with a copy in the
+    # CTA, the row most like our kernels' CTAs
+    "cta_launch_clk": 368.0,
     # the boost clock, the ceiling under the power cap: nvidia-smi clocks.max, "1980 MHz" in
     # every results file's environment. (The microbenchmark's clock under a bare wgmma stream,
     # which `with_measurements` takes as clock_hz, is one of the points PowerCap is fitted to.)
     "clock_hz": 1.98e9,
     # at the 700 W limit (nvidia-smi power.limit): the plane `python -m sim.calibrate` fits
-    # through eleven clocks measured under load (a wgmma stream, five traced attention kernels,
+    # through twelve clocks measured under load (a wgmma stream, six traced attention kernels,
     # five traced GEMMs — the s2/s3 rings and in-line attention from runs Q1-Q2, fa3 and overlap
-    # re-traced with the schedule fence in run F1; within 3.3 % of each). Without the exps term,
+    # re-traced with the schedule fence in run F1, fa3 at d 256 in run G1; within 3.6 % of
+    # each, d 256 the farthest). Without the exps term,
     # the s2 GEMMs sat 6 % under the line: the softmax burns power.
-    "power_cap": PowerCap(base_ns=0.4112, tensor_ns=0.2345, l2_ns_per_byte=0.002591,
-                          exp_ns=0.00844),
+    "power_cap": PowerCap(base_ns=0.4105, tensor_ns=0.2384, l2_ns_per_byte=0.002570,
+                          exp_ns=0.00883),
 }
 
 

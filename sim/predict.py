@@ -145,9 +145,10 @@ def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = Fal
     def run_for(masked):
         return lambda n: attention.simulate(cfg, hw, n, min(masked, n))
 
-    times = []
+    times = []          # one CTA per q-block, each paying the SM's turnover
     for n, masked in sorted(lengths, reverse=True) * (cfg.batch * cfg.heads):
-        times.append(_cta_time(run_for(masked), n, cache_by_mask.setdefault(masked, {})))
+        times.append(_cta_time(run_for(masked), n, cache_by_mask.setdefault(masked, {}))
+                     + hw.cta_launch_clk)
     # simulate() ran the `per_sm` CTAs an SM holds together: each SM is `per_sm` slots.
     makespan = _makespan(times, hw.sms * per_sm)
     clk, trace = steady(hw)

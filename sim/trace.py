@@ -12,7 +12,8 @@ import itertools
 import json
 from dataclasses import dataclass, field
 
-UNITS = ("tma", "tensor", "sfu", "fma", "lsu")   # lsu: ldmatrix reads of shared memory (fa2)
+UNITS = ("tma", "tensor", "sfu", "fma", "lsu")   # lsu: the warps' own loads and stores (fa2's
+                                                 # ldmatrix, attention's O)
 
 
 @dataclass(frozen=True)

@@ -45,9 +45,14 @@ class AttentionCTA(CTA):
 
     # --- TMA -----------------------------------------------------------------------------------
     def load_q(self, actor: str) -> None:
+        """The CTA's Q tile: read by this CTA alone, so from HBM; and at short sequences every
+        SM starts a CTA at once, so at the SM's share of HBM (runs G2-G3: Q lands 2.0-4.3 K clk
+        into a CTA at S 1K)."""
+        hw = self.hw
         nbytes = self.cfg.block_m * self.cfg.headdim * self.el
         self.q_full.expect(nbytes)
-        self.tma_copy(actor, "load Q", nbytes, self.q_full, self.tile("q", 0))
+        self.tma_copy(actor, "load Q", nbytes, self.q_full, self.tile("q", 0),
+                      hw.tma_hbm_latency_clk, rate=min(hw.tma_rate, hw.hbm_bytes_per_clk_per_sm))
 
     def load(self, actor: str, ring: Ring, j: int) -> None:
         """expect_tx on ring.full[slot], then the TMA copy of block j (the caller waited empty)."""
@@ -120,10 +125,14 @@ class AttentionCTA(CTA):
                              * self.hw.softmax_pack_per_elem / self.hw.fma_lanes_per_clk, 1, j)
 
     def epilogue(self, w: int):
-        """O /= l, write LSE, convert, stage in smem and TMA-store this warpgroup's rows."""
-        actor = self.wg(w)
-        yield from self.fma.run(actor, "epilogue", 2 * self.rows * self.cfg.headdim / self.hw.fma_lanes_per_clk,
-                                1, self.tile("o", w))
-        nbytes = self.rows * self.cfg.headdim * self.el
-        yield from self.tma.run(actor, "store O", nbytes / self.hw.tma_rate, tile=self.tile("o", w))
-        yield self.env.timeout(self.hw.tma_latency_clk)
+        """O /= l and to 16 bits, through this warpgroup's dead Q tile in shared memory (written,
+        then read back 16 bytes a thread), and out in whole lines at the SM's share of HBM: at
+        short sequences every SM writes its O at once (kernels/attention/common.py `epilogue`;
+        run G3's traces: 1.6 K clk a warpgroup at d 128, 3.2 K at d 256)."""
+        hw, actor, tile = self.hw, self.wg(w), self.tile("o", w)
+        elems = self.rows * self.cfg.headdim
+        yield from self.fma.run(actor, "epilogue", 2 * elems / hw.fma_lanes_per_clk, 1, tile)
+        nbytes = elems * self.el
+        yield from self.lsu.run(actor, "O through smem", 2 * nbytes / hw.smem_bytes_per_clk,
+                                tile=tile)
+        yield from self.lsu.run(actor, "store O", nbytes / hw.hbm_bytes_per_clk_per_sm, tile=tile)
