@@ -36,7 +36,7 @@ from pathlib import Path
 from . import attention, gemm
 from .config import AttentionConfig, GemmConfig
 from .hardware import Hardware
-from .predict import predict
+from .predict import clocked, predict
 
 RESULTS = Path(__file__).resolve().parents[1] / "kernels" / "results"
 DTYPE = {"float16": "fp16", "bfloat16": "bf16"}
@@ -222,7 +222,8 @@ def cycle_rows(hw: Hardware, everything: bool = False) -> list[Row]:
                                   block_m=bm, block_n=bn, consumers=consumers,
                                   stages=r.get("stages") or 2)
             row = _predict("cycles", f"{r['variant']} s{cfg.stages}", r["variant"],
-                           f"B{b} H{h} S{s} d{d}", r["clk_per_block"], cfg, hw, None)
+                           f"B{b} H{h} S{s} d{d}", r["clk_per_block"], cfg, at_clock(hw, r),
+                           None)
             if row.model is not None:       # TFLOP/s at its clock -> cycles per block
                 bm, bn = bm or 128, bn or 128
                 blocks = b * h * -(-s // bm) * -(-s // bn) / SMS_MEASURED
@@ -240,10 +241,25 @@ def gemm_cycles(r: dict, hw: Hardware) -> Row:
                      block_k=bk, stages=r["stages"], persistent=r["persistent"])
     label = f"{r['variant']} s{r['stages']}" + ("" if r["persistent"] else " np")
     row = _predict("cycles", label, r["variant"], f"{r['M']}×{r['N']}×{r['K']}", r["cycles_max"],
-                   cfg, hw, r.get("clock_mhz_in_loop"))
+                   cfg, at_clock(hw, r), r.get("clock_mhz_in_loop"))
     if row.model is not None:           # TFLOP/s at its clock -> the busiest SM's cycles
         row.model = cfg.flops / (row.model * 1e12) * row.clock_hz
+        if hw.power_cap:                # the clock the model gives it in do_bench's loop
+            row.clock_hz = clocked(hw, lambda h: gemm.simulate(
+                cfg_ := gemm.prepare(cfg, hw), h, min(max(gemm.tiles_per_cta(cfg_, hw)),
+                                                       2 * cfg_.consumers),
+                -(-cfg.k // cfg_.block_k))).clock_hz
     return row
+
+
+def at_clock(hw: Hardware, r: dict) -> Hardware:
+    """`hw` at the clock Nsight Compute saw the kernel run at (its `sm__cycles_elapsed.avg.
+    per_second`, GHz or Hz), without the power cap: cycles compared at the same clock, since
+    at another one the copies' share of L2 per cycle differs."""
+    clock = r.get("clock_ghz")
+    if not clock:
+        return hw
+    return hw.with_(clock_hz=clock * 1e9 if clock < 1e3 else clock, power_cap=None)
 
 
 def gemm_cycle_rows(hw: Hardware) -> list[Row]:

@@ -21,6 +21,7 @@
 #   stall_sweep Nsight Compute's cycles of fa3 at the attention sweep's shapes (run S2)  (issue 5)
 #   gemm_sweep  the GEMM sweep: ncu cycles, CUPTI device time beside do_bench (kernels/tools/gemm_sweep.py)
 #   launch      a CTA's turnover on an SM and its cold first copy (kernels/micro/launch.py)  (issue 5)
+#   launch_ncu  the same under Nsight Compute: each launch's duration and cycles      (issue 5)
 #   trace_d256  a Proton timeline of fa3 at d 256                                   (issue 5)
 #   trace_s1k   Proton timelines of fa3 at S 1K (d 128, 256): a CTA's prologue and epilogue (issue 5)
 #   align       the ragged GEMMs with and without 128-byte row strides (kernels/tools/align_probe.py)
@@ -71,7 +72,7 @@ for step in "$@"; do
   attn_bench)
     TAIL=80 step_run attn_bench 400 python3 -m kernels.bench_attention --sweep --out "$OUT" ;;
   attn_tests)
-    TAIL=12 step_run attn_tests 200 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 8 tests/kernels/test_attention_gpu.py ;;
+    TAIL=12 step_run attn_tests 320 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 8 tests/kernels/test_attention_gpu.py ;;
   attn_trace)
     TAIL=40 step_run attn_trace 250 python3 -m kernels.trace --out "$OUT/traces" --only attention_fa3 attention_overlap ;;
   gemm_tests)
@@ -127,6 +128,10 @@ for step in "$@"; do
       "$OUT/gemm_sweep_device.json" --out "$OUT/h200-gemm-sweep.json" ;;
   launch)  # a CTA's turnover on an SM and its cold first copy (run G1)
     TAIL=12 step_run launch 120 python3 -m kernels.micro.launch --out "$OUT" ;;
+  launch_ncu)  # the same launches under Nsight Compute: what a whole launch costs beyond its CTAs
+    TAIL=12 step_run launch_ncu 120 ncu --clock-control none --csv --page raw --log-file "$OUT/launch_ncu.csv" \
+      -k 'regex:cta_launch' --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second \
+      python3 -m kernels.micro.launch ;;
   trace_d256)  # Proton timeline of fa3 at d 256 (run G1)
     TAIL=30 step_run trace_d256 200 python3 -m kernels.trace --out "$OUT/traces" --only attention_fa3_d256 ;;
   trace_s1k)  # Proton timelines of fa3 at S 1K, d 128 and 256: a CTA's phases (run G2)
