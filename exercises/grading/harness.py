@@ -82,15 +82,15 @@ class CheckedCTA(AttentionCTA):
                 f"while the consumers had released it only {ring.empty[s].completed} time(s)")
         self.fills[r][s] = n + 1
 
-    def tma_copy(self, actor, op, nbytes, bar, tile=None):
+    def tma_copy(self, actor, op, nbytes, bar, tile=None, **kw):
         if bar is self.q_full:
             self.copied["q"] += 1
-            return super().tma_copy(actor, op, nbytes, bar, tile)
+            return super().tma_copy(actor, op, nbytes, bar, tile, **kw)
         r, s = self._ring_of(bar)
         if r is None:
             self.violations["copy"].append(f"t={self.env.now:.0f}: a TMA copy completes on "
                                            f"{getattr(bar, 'name', bar)!r}, not a ring's full barrier")
-            return super().tma_copy(actor, op, nbytes, bar, tile)
+            return super().tma_copy(actor, op, nbytes, bar, tile, **kw)
         if not (isinstance(tile, tuple) and len(tile) == 2 and isinstance(tile[1], int)):
             self.violations["copy"].append(f"copy into {r}-slot {s} not tagged with cta.tile('kv', j)")
             block = None
@@ -102,7 +102,7 @@ class CheckedCTA(AttentionCTA):
         def landed():
             if self.content[r][s] == (block, False):
                 self.content[r][s] = (block, True)
-        return super().tma_copy(actor, op, nbytes, bar, tile, landed=landed)
+        return super().tma_copy(actor, op, nbytes, bar, tile, landed=landed, **kw)
 
     def _check_read(self, r: str, w: int, j: int) -> None:
         s = j % self.cfg.stages

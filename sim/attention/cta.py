@@ -52,7 +52,8 @@ class AttentionCTA(CTA):
         nbytes = self.cfg.block_m * self.cfg.headdim * self.el
         self.q_full.expect(nbytes)
         self.tma_copy(actor, "load Q", nbytes, self.q_full, self.tile("q", 0),
-                      hw.tma_hbm_latency_clk, rate=min(hw.tma_rate, hw.hbm_bytes_per_clk_per_sm))
+                      latency=hw.tma_hbm_latency_clk,
+                      rate=min(hw.tma_rate, hw.hbm_bytes_per_clk_per_sm))
 
     def load(self, actor: str, ring: Ring, j: int) -> None:
         """expect_tx on ring.full[slot], then the TMA copy of block j (the caller waited empty)."""
