@@ -35,7 +35,8 @@ from .hardware import H100, MICRO, PowerCap
 from .paper import TAB2
 from .predict import predict
 
-TRACES = Path(__file__).resolve().parents[1] / "kernels" / "results" / "traces"
+RESULTS = Path(__file__).resolve().parents[1] / "kernels" / "results"
+TRACES = RESULTS / "traces"
 SMS = 132                       # our H200 (every results file's environment: sm_count)
 TENSOR_FLOP_PER_CLK = 4096      # what the wgmma microbenchmark measured per SM (4095.9)
 
@@ -189,6 +190,46 @@ def fit_h200_softmax() -> dict:
     return grid_search(SOFTMAX_GRID, score)
 
 
+ALIGN_GRID = {"tma_misaligned_factor": [1.4, 1.45, 1.5, 1.55, 1.6, 1.65, 1.7, 1.75, 1.8]}
+
+
+def alignment_pairs() -> list[tuple[tuple, str, float]]:
+    """Run G2's alignment probe (h200-align.json) as ((M, N, K), variant, measured time with the
+    misaligned strides over the time with 128-byte ones): each kernel on the same logical shape
+    twice, so the ratio is the strides' alone."""
+    path = RESULTS / "h200-align.json"
+    rows = json.loads(path.read_text())["rows"] if path.exists() else []
+    t = {(r["M"], r["N"], r["K"], r["variant"], r["layout"]): r["device_ms"]
+         for r in rows if r.get("ok")}
+    out = []
+    for (M, N, K, v, layout), ms in t.items():
+        aligned = t.get((M, N, K, v, "padded")) if layout == "contiguous" else (
+            t.get((M, N, K, v, "contiguous")) if layout == "misaligned" else None)
+        if aligned:
+            out.append(((M, N, K), v, ms / aligned))
+    return out
+
+
+def fit_h200_alignment() -> dict:
+    from .config import GemmConfig
+    from .hardware import H200
+    from .predict import predict
+
+    pairs = alignment_pairs()
+
+    def score(constants):
+        hw = H200.with_(**constants)
+        shown, worst = {}, 0.0
+        for (M, N, K), v, measured in pairs:
+            t = [predict(GemmConfig(m=M, n=N, k=K, variant=v, aligned=a), hw).seconds
+                 for a in (False, True)]
+            shown[f"{v} {M}"] = t[0] / t[1]
+            worst = max(worst, abs(t[0] / t[1] / measured - 1))
+        return worst, shown
+    print("measured: " + "  ".join(f"{v} {s[0]}: {r:.2f}" for s, v, r in pairs))
+    return grid_search(ALIGN_GRID, score)
+
+
 def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     print_power_cap()
@@ -198,6 +239,9 @@ def main(argv=None) -> None:
     if "--softmax" in argv:
         print()
         fit_h200_softmax()
+    if "--align" in argv:
+        print()
+        fit_h200_alignment()
 
 
 if __name__ == "__main__":

@@ -84,6 +84,8 @@ class GemmConfig:
     consumers: int | None = None
     persistent: bool | None = None  # one CTA per SM walking tiles, or one CTA per tile (None:
                                     # the variant's kernel's default)
+    aligned: bool | None = None     # every row stride of A, B, C a multiple of 128 bytes (None:
+                                    # contiguous, so k and n say)
 
     @property
     def flops(self) -> float:

@@ -150,6 +150,15 @@ class Hardware:
     # scheduler's turnover), paid once a CTA by the kernels that launch one CTA per tile or per
     # q-block. No datasheet gives it; measured on our H200 (the h200 preset, kernels/micro/launch.py).
     cta_launch_clk: float = 0.0
+    # How many times longer the copy engine takes over a box whose global rows do not start on
+    # 128-byte lines (a row stride that is a multiple of 16 bytes, as TMA needs, but not of
+    # 128): each row straddles two lines. Fitted on the h200 preset to run G2's alignment probe
+    # (`python -m sim.calibrate --align`); presets without a measurement: 1.
+    tma_misaligned_factor: float = 1.0
+    # Seconds a launch takes beyond its CTAs: the first CTAs' dispatch, the end of the grid. Not
+    # in a datasheet; measured on our H200 (the h200 preset, kernels/micro/launch.py under
+    # Nsight Compute).
+    kernel_launch_s: float = 0.0
     # FA2's mma.sync path: arXiv 2402.13499 measures mma.sync m16n8k16 at ~63% of the wgmma peak
     # in isolation; inside FA2 (ldmatrix, softmax and mma.sync on the same warps, 255 registers)
     # it sustains less. Set so that the `fa2` schedule gives the FA2 rate we measured on our H200
@@ -269,6 +278,15 @@ H200_MEASURED = {
     # entry on the same SM, 368-446 clk (medians; the SMs at 1.98 GHz); 368 with a copy in the
     # CTA, the row most like our kernels' CTAs
     "cta_launch_clk": 368.0,
+    # run G4 (h200-launch.json "ncu"): each launch of that benchmark under Nsight Compute, its
+    # busiest SM's cycles less its 9 CTAs and the 8 turnovers between them: 2922, 3162, 3531
+    # clk at 1.96 GHz (1.5-1.8 µs; the longest with a cold copy in each CTA)
+    "kernel_launch_s": 1.6e-6,
+    # `python -m sim.calibrate --align`: the factor whose model puts each of run G2's nine
+    # alignment pairs (h200-align.json: three kernels on three shapes, rows 16 bytes off 128 or
+    # on it) nearest the measured slowdown (1.12-1.46): within 12.9 % of each ratio. A row that
+    # straddles two 128-byte lines costs more than its 5 of 4 sectors (×1.25) would say.
+    "tma_misaligned_factor": 1.55,
     # the boost clock, the ceiling under the power cap: nvidia-smi clocks.max, "1980 MHz" in
     # every results file's environment. (The microbenchmark's clock under a bare wgmma stream,
     # which `with_measurements` takes as clock_hz, is one of the points PowerCap is fitted to.)

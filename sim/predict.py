@@ -188,7 +188,7 @@ def predict_gemm(cfg: GemmConfig, hw: Hardware, keep_trace: bool = False) -> Pre
 
 
 def _finish(workload, cfg, hw, flops, makespan_clk, hbm_bytes, clk, trace, waves, keep_trace):
-    sm_s = makespan_clk / hw.clock_hz
+    sm_s = makespan_clk / hw.clock_hz + hw.kernel_launch_s
     hbm_s = hbm_bytes / hw.hbm_bytes_per_s
     seconds = max(sm_s, hbm_s)
     util = trace.utilization(clk)

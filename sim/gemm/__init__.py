@@ -7,7 +7,7 @@ from importlib import import_module
 
 import simpy
 
-from ..config import GemmConfig, check_gemm
+from ..config import DTYPES, GemmConfig, check_gemm
 from ..hardware import Hardware
 from ..trace import Trace
 from .cta import GemmCTA
@@ -27,6 +27,9 @@ def prepare(cfg: GemmConfig, hw: Hardware) -> GemmConfig:
     filled = {k: v for k, v in mod.DEFAULTS.items() if getattr(cfg, k) is None}
     if cfg.persistent is None:
         filled["persistent"] = mod.PERSISTENT
+    if cfg.aligned is None:
+        el = DTYPES.get(cfg.dtype, 2)
+        filled["aligned"] = (cfg.k * el) % 128 == 0 and (cfg.n * el) % 128 == 0
     cfg = replace(cfg, **filled)
     if getattr(mod, "STAGES", None):
         cfg = replace(cfg, stages=mod.STAGES)

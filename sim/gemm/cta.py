@@ -38,8 +38,16 @@ class GemmCTA(CTA):
         b_bytes = cfg.block_k * cfg.block_n * self.el
         ring.full[s].expect(a_bytes + b_bytes)
         lat = self.hw.tma_hbm_latency_clk                 # operands stream from HBM
-        self.tma_copy(actor, "load A", a_bytes, ring.full[s], self.tile("ab", i), lat)
-        self.tma_copy(actor, "load B", b_bytes, ring.full[s], self.tile("ab", i), lat)
+        self.tma_copy(actor, "load A", a_bytes, ring.full[s], self.tile("ab", i), lat,
+                      rate=self.copy_rate)
+        self.tma_copy(actor, "load B", b_bytes, ring.full[s], self.tile("ab", i), lat,
+                      rate=self.copy_rate)
+
+    @property
+    def copy_rate(self) -> float:
+        """Bytes per clk of this GEMM's copies: the copy engine's, or less when its rows do not
+        start on 128-byte lines (`tma_misaligned_factor`)."""
+        return self.hw.tma_rate / (1.0 if self.cfg.aligned else self.hw.tma_misaligned_factor)
 
     # --- compute -------------------------------------------------------------------------------
     def mma(self, w: int, i: int):
@@ -53,7 +61,7 @@ class GemmCTA(CTA):
         elems = self.rows * cfg.block_n
         yield from self.fma.run(self.wg(w), "epilogue", elems / hw.fma_lanes_per_clk,
                                 tile=self.tile("c", t))
-        yield from self.tma.run(self.wg(w), "store C", elems * self.el / hw.tma_rate,
+        yield from self.tma.run(self.wg(w), "store C", elems * self.el / self.copy_rate,
                                 tile=self.tile("c", t))
 
     def mainloop(self, w: int, t: int, refill=None, issued_all=None):
