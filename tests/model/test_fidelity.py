@@ -122,3 +122,78 @@ def test_everything_includes_the_one_warpgroup_kernels(monkeypatch):
     rows = fidelity._attention_rows(H200, everything=True)
     assert len(rows) == len(ab) == 4
     assert all(r.label.endswith("64×128") and r.override and r.model for r in rows)
+
+
+# --- every committed measurement (`python -m sim fidelity --all`) ---------------------------
+ALL = compare(H200, everything=True)
+# What the model does not place within 10 % yet, by (workload, kernel, shape); each is held to
+# miss (strict), so a change that brings one in must take it off this list. sim/README.md,
+# "Against the machine", says why each misses.
+SWEEP_MISSES = {
+    # 1024³-2048³: a cold launch (icache, the first copies of every SM at once) costs more than
+    # the model's turnover + launch, and the short kernels run at 1.7-2.0 GHz in do_bench's loop
+    # (the flush between launches rests the GPU) where the model gives the steady 1.3-1.8
+    ("gemm", "sequential s1 np dev", "1024×1024×1024 float16"),
+    ("gemm", "pipelined s3 np dev", "1024×1024×1024 float16"),
+    ("gemm", "ws s3 dev", "1024×1024×1024 float16"),
+    ("gemm", "sequential s1 np dev", "2048×2048×2048 float16"),
+    ("gemm", "pipelined s3 np dev", "2048×2048×2048 float16"),
+    ("gemm", "ws_pingpong s4 dev", "2048×2048×2048 float16"),
+    # 176 tiles on 132 SMs: a third of the SMs idle half the kernel, and the clock rises
+    ("gemm", "ws_pingpong s4 dev", "2048×2048×8192 float16"),
+    # one warpgroup's k-step waits on its own copies: misaligned and short-K rows cost it more
+    ("gemm", "sequential s1 np dev", "8000×8008×4104 float16"),
+    ("gemm", "sequential s1 np dev", "3000×5000×1336 float16"),
+    ("gemm", "sequential s1 np dev", "8192×8192×1024 float16"),
+    # d 64 (three consumers): the model's blocks 11 % short, and causal S 1K is half short CTAs
+    ("attention", "fa3 s2", "B16 H32 S1024 d64 causal"),
+    # d 256: the model's blocks 12 % short in cycles (Nsight Compute, run G3), its clock 6-10 %
+    # low; at S 16K causal the two leave it just past 10 %
+    ("attention", "fa3 s2", "B1 H8 S16384 d256 causal"),
+}
+ALL_KEYS = sorted({(r.workload, r.label, r.shape) for r in ALL if r.model is not None})
+
+
+def _all_within(key):
+    rows = [r for r in ALL if (r.workload, r.label, r.shape) == key and r.model is not None]
+    assert rows, f"no measured row {key}"
+    for r in rows:
+        assert abs(r.error) <= 0.10, f"{r.label} {r.shape}: measured {r.measured:.0f}, model {r.model:.0f}"
+
+
+@pytest.mark.parametrize("key", [k for k in ALL_KEYS if k not in SWEEP_MISSES], ids=" ".join)
+def test_every_measured_kernel_within_ten_percent(key):
+    """The GEMM sizes (their device time, run G1), the attention sweep, the one-warpgroup A/B."""
+    _all_within(key)
+
+
+def test_sweep_misses_still_miss():
+    """Strict: a sweep miss that comes within 10 % must leave SWEEP_MISSES."""
+    assert SWEEP_MISSES <= set(ALL_KEYS)
+    for key in SWEEP_MISSES:
+        with pytest.raises(AssertionError):
+            _all_within(key)
+
+
+def test_most_of_everything_is_within_ten_percent():
+    assert len(ALL_KEYS) >= 80 and len(SWEEP_MISSES) <= 0.15 * len(ALL_KEYS)
+
+
+def test_alignment_pairs_within_the_fit():
+    """`tma_misaligned_factor` as fitted (`python -m sim.calibrate --align`): each of run G2's
+    nine pairs, the same kernel and shape with rows off and on 128-byte lines, slows in the
+    model within 13 % of the machine's ratio; with the factor at 1 the model sees nothing."""
+    from sim.calibrate import alignment_pairs
+    from sim.config import GemmConfig
+    from sim.predict import predict
+
+    pairs = alignment_pairs()
+    assert len(pairs) == 9
+    for hw, tol in ((H200, 0.13), (H200.with_(tma_misaligned_factor=1.0), None)):
+        for (M, N, K), v, measured in pairs:
+            off, on = (predict(GemmConfig(m=M, n=N, k=K, variant=v, aligned=a), hw).seconds
+                       for a in (False, True))
+            if tol:
+                assert off / on == pytest.approx(measured, rel=tol), (M, v)
+            else:
+                assert off == on
