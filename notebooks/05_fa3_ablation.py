@@ -147,18 +147,18 @@ else:
         print(line)
 
 # %% [markdown]
-# Measured on the H200 the ladder climbs `sequential` < `pipelined` < `overlap` < `ws` <
-# `ws_pingpong` < `fa3` (medians of 5 interleaved rounds; `kernels/NOTES.md`, run 3), and our
-# `fa3` stands beside cuDNN (0.97-0.99×) at 1.64× the FA2 kernel. The model, run at the same
-# tiles, orders every pair the same way. The card does not run at a fixed clock: it sits at its
-# 700 W power cap, and the model gives each kernel the clock its own activity allows (tensor
-# cores busy, bytes through L2, the softmax's exps: `PowerCap` in `sim/hardware.py`, fitted to
-# eleven clocks measured under load): 1.35-1.77 GHz for these kernels, 1.3 GHz for a full GEMM.
-# `sequential`, `ws`, `ws_pingpong` and `fa3` (7-9 % fast) come within 10 % of what was
-# measured, the in-line `pipelined` and `overlap` 15 % and 11 % slow: the two halves of their
-# one 8-warp partition run their softmaxes side by side faster than the model lets them (what
-# each miss points at, and what runs Q1-Q3 ruled out: `sim/README.md`, "Against the machine";
-# `python -m sim fidelity` lists every kernel, its error and its clock).
+# Measured on the H200 the ladder climbs `sequential` < `pipelined` < `overlap` < `ws` ≈
+# `ws_pingpong` < `fa3` (medians of 5 interleaved rounds; `kernels/NOTES.md`, run G3: `ws` and
+# `ws_pingpong` swapped places between runs, their rounds overlap — a tie), and our `fa3` stands
+# beside cuDNN (1.05× in run G3, 0.99× in run F1) at 1.75× the FA2 kernel. The model, run at the
+# same tiles, orders every pair the machine orders, and keeps the tie within 5 %. The card does
+# not run at a fixed clock: it sits at its 700 W power cap, and the model gives each kernel the
+# clock its own activity allows (tensor cores busy, bytes through L2, the softmax's exps:
+# `PowerCap` in `sim/hardware.py`, fitted to twelve clocks measured under load): 1.39-1.69 GHz
+# for these kernels, 1.3 GHz for a full GEMM. Every one comes within 10 % of what was measured
+# (`python -m sim fidelity` lists each kernel, its error and its clock; `--all` adds the GEMM
+# sizes, the attention sweep and the one-warpgroup kernels — 96 of 108 within 10 %, and
+# `sim/README.md`, "Against the machine", says where and why the rest miss).
 
 # %% [markdown]
 # ## Proton timelines: the model's lanes under the machine's (issue 5)
