@@ -91,10 +91,12 @@ def copy_rate(hw: Hardware, tma_busy: float) -> float:
     return min(link, share / tma_busy) if tma_busy > 0 else link
 
 
-def clocked(hw: Hardware, steady) -> Hardware:
+def clocked(hw: Hardware, steady, occupancy: float = 1.0) -> Hardware:
     """`hw` at the clock the kernel holds under its power cap and at the copy rate L2 leaves its
     copies (`hw` itself with neither), both settled together; `steady(hw)` simulates the
-    steady-state SM and returns (clk, trace)."""
+    steady-state SM and returns (clk, trace). `occupancy` is the share of the GPU's SM-time the
+    launch keeps busy: the power the activity burns scales with it (an idle SM burns the base
+    alone), so a launch that leaves SMs idle runs at a higher clock."""
     link = hw.tma_link_bytes_per_clk
     if hw.power_cap is None and link is None:
         return hw
@@ -103,7 +105,7 @@ def clocked(hw: Hardware, steady) -> Hardware:
         at = hw.with_(clock_hz=clock, tma_bytes_per_clk=rate)
         clk, trace = steady(at)
         if hw.power_cap:
-            tensor, l2_bytes, exps = activity(trace, clk, at)
+            tensor, l2_bytes, exps = (occupancy * a for a in activity(trace, clk, at))
             new_clock = hw.power_cap.clock_hz(tensor, l2_bytes, ceiling, exps)
         else:
             new_clock = clock
@@ -139,23 +141,25 @@ def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = Fal
     def steady(h):
         return attention.simulate(cfg, h, min(n_typ, EXACT_UP_TO), min(m_typ, n_typ))
 
-    hw = clocked(hw, steady)
-    cache_by_mask: dict[int, dict] = {}
+    def launch(h):
+        cache_by_mask: dict[int, dict] = {}
 
-    def run_for(masked):
-        return lambda n: attention.simulate(cfg, hw, n, min(masked, n))
+        def run_for(masked):
+            return lambda n: attention.simulate(cfg, h, n, min(masked, n))
 
-    times = []          # one CTA per q-block, each paying the SM's turnover
-    for n, masked in sorted(lengths, reverse=True) * (cfg.batch * cfg.heads):
-        times.append(_cta_time(run_for(masked), n, cache_by_mask.setdefault(masked, {}))
-                     + hw.cta_launch_clk)
-    # simulate() ran the `per_sm` CTAs an SM holds together: each SM is `per_sm` slots.
-    makespan = _makespan(times, hw.sms * per_sm)
+        times = []          # one CTA per q-block, each paying the SM's turnover
+        for n, masked in sorted(lengths, reverse=True) * (cfg.batch * cfg.heads):
+            times.append(_cta_time(run_for(masked), n, cache_by_mask.setdefault(masked, {}))
+                         + h.cta_launch_clk)
+        # simulate() ran the `per_sm` CTAs an SM holds together: each SM is `per_sm` slots.
+        return times, _makespan(times, h.sms * per_sm)
+
+    hw, makespan = _settle(hw, steady, launch, per_sm)
     clk, trace = steady(hw)
     el = DTYPES[cfg.dtype]
     hbm_bytes = cfg.batch * cfg.heads * cfg.seqlen * cfg.headdim * el * 4     # Q, K, V read; O written
     return _finish("attention", cfg, hw, cfg.flops, makespan, hbm_bytes, clk, trace,
-                   len(times) / (hw.sms * per_sm), keep_trace)
+                   len(lengths) * cfg.batch * cfg.heads / (hw.sms * per_sm), keep_trace)
 
 
 def predict_gemm(cfg: GemmConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:
@@ -174,17 +178,33 @@ def predict_gemm(cfg: GemmConfig, hw: Hardware, keep_trace: bool = False) -> Pre
     def steady(h):
         return gemm.simulate(cfg, h, steady_tiles, k_blocks)
 
-    hw = clocked(hw, steady)
-    cache: dict = {}
-    launch = 0.0 if cfg.persistent else hw.cta_launch_clk
-    times = [_cta_time(lambda n: gemm.simulate(cfg, hw, n, k_blocks), n, cache, exact) + launch
-             for n in counts]
-    makespan = _makespan(times, hw.sms)
+    def launch(h):
+        cache: dict = {}
+        turnover = 0.0 if cfg.persistent else h.cta_launch_clk
+        times = [_cta_time(lambda n: gemm.simulate(cfg, h, n, k_blocks), n, cache, exact)
+                 + turnover for n in counts]
+        return times, _makespan(times, h.sms)
+
+    hw, makespan = _settle(hw, steady, launch, 1)
     clk, trace = steady(hw)
     el = DTYPES[cfg.dtype]
     hbm_bytes = (cfg.m * cfg.k + cfg.k * cfg.n + cfg.m * cfg.n) * el
     return _finish("gemm", cfg, hw, cfg.flops, makespan, hbm_bytes, clk, trace,
                    gemm.tiles(cfg) / hw.sms, keep_trace)
+
+
+def _settle(hw: Hardware, steady, launch, per_sm: int) -> tuple[Hardware, float]:
+    """The clock and the launch's makespan: first at the clock the steady CTA's activity gives,
+    then, if the launch leaves SMs idle (a partial last wave, CTAs of unequal length, fewer
+    tiles than SMs), once more at the clock that lower occupancy gives. `launch(hw)` returns
+    (CTA times, makespan)."""
+    at = clocked(hw, steady)
+    times, makespan = launch(at)
+    occupancy = sum(times) / (hw.sms * per_sm * makespan)
+    if hw.power_cap and occupancy < 0.98:
+        at = clocked(hw, steady, occupancy)
+        times, makespan = launch(at)
+    return at, makespan
 
 
 def _finish(workload, cfg, hw, flops, makespan_clk, hbm_bytes, clk, trace, waves, keep_trace):
