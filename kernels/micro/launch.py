@@ -43,10 +43,11 @@ import itertools
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 
 from . import common
 from .common import clock64, globaltimer, occupy_smem, smid
+from .tma import copy_tile, ends_to_global
 
 SEED = 17
 WAVES = 8
@@ -56,15 +57,6 @@ FLUSH_BYTES = 256 << 20   # written between the warm-up and the timed launch to 
 CHECK = 8                 # rows written back from each end of the tile
 CHECK_ROWS = gl.constexpr(CHECK)
 STATS = gl.constexpr(8)   # int64 per CTA
-
-
-@gluon.jit
-def rows_to_global(smem, out_ptr, R: gl.constexpr, BCOL: gl.constexpr, num_warps: gl.constexpr):
-    layout: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [num_warps, 1], [1, 0])
-    v = smem.load(layout)
-    r = gl.arange(0, R, gl.SliceLayout(1, layout))
-    c = gl.arange(0, BCOL, gl.SliceLayout(0, layout))
-    gl.store(out_ptr + gl.expand_dims(r, 1) * BCOL + gl.expand_dims(c, 0), v)
 
 
 @gluon.jit
@@ -83,16 +75,13 @@ def cta_launch_kernel(desc, out_ptr, stats_ptr, LOAD: gl.constexpr, num_warps: g
     if LOAD:
         mbarrier.init(bar, count=1)
         gl.thread_barrier()
-        mbarrier.expect(bar, desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(desc, [pid * BR, 0], bar, smem)  # a tile of its own
+        copy_tile(desc, bar, smem, pid)  # a tile of its own
         mbarrier.wait(bar, 0)
         t1 = clock64(0)
         g1 = globaltimer(0)
         # the check: both ends of the tile (a wrong tile or a copy not landed shows in either)
-        out = out_ptr + pid * (2 * CHECK_ROWS * BCOL)
-        rows_to_global(smem.slice(0, CHECK_ROWS), out, CHECK_ROWS, BCOL, num_warps)
-        rows_to_global(smem.slice(BR - CHECK_ROWS, CHECK_ROWS), out + CHECK_ROWS * BCOL,
-                       CHECK_ROWS, BCOL, num_warps)
+        ends_to_global(smem, out_ptr + pid * (2 * CHECK_ROWS * BCOL), BR, CHECK_ROWS, BCOL,
+                       num_warps)
     t2 = clock64(0)
     g2 = globaltimer(0)
     # the stats stores come after the exit clocks: they fall in the gap to the next CTA

@@ -54,14 +54,13 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
     fence_async_shared,
     mbarrier,
-    tma,
     warpgroup_mma,
     warpgroup_mma_wait,
 )
 
 from . import common
 from .common import clock64, globaltimer, record, smid
-from .launch import rows_to_global
+from .tma import copy_tile, ends_to_global
 from .wgmma import acc_layout, load_2d, smem_layout
 
 SEED = 23
@@ -134,9 +133,7 @@ def tma_stream(desc, ring, bars, started, lands_ptr, tile_out_ptr, copies, n_til
     pid = gl.program_id(0)
     grid = gl.num_programs(0)
     for s0 in gl.static_range(NSLOT):
-        mbarrier.expect(bars.index(s0), desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(desc, [((pid + s0 * grid) % n_tiles) * BR, 0],
-                                        bars.index(s0), ring.index(s0))
+        copy_tile(desc, bars.index(s0), ring.index(s0), (pid + s0 * grid) % n_tiles)
     for i in range(copies):
         slot = i % NSLOT
         mbarrier.wait(bars.index(slot), (i // NSLOT) & 1)
@@ -144,14 +141,10 @@ def tma_stream(desc, ring, bars, started, lands_ptr, tile_out_ptr, copies, n_til
         mbarrier.arrive(started, pred=i == 0)
         c = i + NSLOT
         if c < copies:
-            mbarrier.expect(bars.index(slot), desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(desc, [((pid + c * grid) % n_tiles) * BR, 0],
-                                            bars.index(slot), ring.index(slot))
+            copy_tile(desc, bars.index(slot), ring.index(slot), (pid + c * grid) % n_tiles)
     for s1 in gl.static_range(NSLOT):
-        out = tile_out_ptr + (pid * NSLOT + s1) * (2 * CHECK_ROWS * BCOL)
-        rows_to_global(ring.index(s1).slice(0, CHECK_ROWS), out, CHECK_ROWS, BCOL, 1)
-        rows_to_global(ring.index(s1).slice(BR - CHECK_ROWS, CHECK_ROWS), out + CHECK_ROWS * BCOL,
-                       CHECK_ROWS, BCOL, 1)
+        ends_to_global(ring.index(s1), tile_out_ptr + (pid * NSLOT + s1) * (2 * CHECK_ROWS * BCOL),
+                       BR, CHECK_ROWS, BCOL, 1)
 
 
 @gluon.jit

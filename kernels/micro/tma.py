@@ -38,6 +38,22 @@ def smem_to_global(smem, out_ptr, BR: gl.constexpr, BCOL: gl.constexpr, num_warp
 
 
 @gluon.jit
+def ends_to_global(smem, out_ptr, BR: gl.constexpr, ROWS: gl.constexpr, BCOL: gl.constexpr,
+                   num_warps: gl.constexpr):
+    """The first and the last ROWS rows of a BR-row tile to 2·ROWS rows at out_ptr: enough to
+    see a wrong tile or a copy that did not land, at a fraction of the tile's bytes."""
+    smem_to_global(smem.slice(0, ROWS), out_ptr, ROWS, BCOL, num_warps)
+    smem_to_global(smem.slice(BR - ROWS, ROWS), out_ptr + ROWS * BCOL, ROWS, BCOL, num_warps)
+
+
+@gluon.jit
+def copy_tile(desc, bar, dst, tile):
+    """expect_tx on `bar`, then one TMA copy of box `tile` (rows tile·BR ...) into `dst`."""
+    mbarrier.expect(bar, desc.block_type.nbytes)
+    tma.async_copy_global_to_shared(desc, [tile * desc.block_type.shape[0], 0], bar, dst)
+
+
+@gluon.jit
 def tma_latency_kernel(desc, out_ptr, lat_ptr, n_tiles, tile_step, ITERS: gl.constexpr,
                        num_warps: gl.constexpr):
     BR: gl.constexpr = desc.block_type.shape[0]
@@ -49,8 +65,7 @@ def tma_latency_kernel(desc, out_ptr, lat_ptr, n_tiles, tile_step, ITERS: gl.con
     for i in range(ITERS):
         tile = (i * tile_step) % n_tiles
         t0 = clock64(0)
-        mbarrier.expect(bar, desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(desc, [tile * BR, 0], bar, smem)
+        copy_tile(desc, bar, smem, tile)
         mbarrier.wait(bar, i & 1)
         t1 = clock64(0)
         gl.store(lat_ptr + i, t1 - t0)
@@ -73,16 +88,12 @@ def tma_bandwidth_kernel(desc, out_ptr, stats_ptr, n_tiles, iters, DEPTH: gl.con
     t0 = clock64(0)
     g0 = globaltimer(0)
     for s0 in gl.static_range(DEPTH):  # copy c goes to slot c % DEPTH, reads tile (pid + c·grid)
-        mbarrier.expect(bars.index(s0), desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(desc, [((pid + s0 * grid) % n_tiles) * BR, 0],
-                                        bars.index(s0), ring.index(s0))
+        copy_tile(desc, bars.index(s0), ring.index(s0), (pid + s0 * grid) % n_tiles)
     for i in range(iters):
         slot = i % DEPTH
         mbarrier.wait(bars.index(slot), (i // DEPTH) & 1)
         c = i + DEPTH
-        mbarrier.expect(bars.index(slot), desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(desc, [((pid + c * grid) % n_tiles) * BR, 0],
-                                        bars.index(slot), ring.index(slot))
+        copy_tile(desc, bars.index(slot), ring.index(slot), (pid + c * grid) % n_tiles)
     for i in range(iters, iters + DEPTH):
         mbarrier.wait(bars.index(i % DEPTH), (i // DEPTH) & 1)
     t1 = clock64(0)

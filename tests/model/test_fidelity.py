@@ -65,8 +65,9 @@ def test_most_pairs_are_ordered_by_the_machine():
     assert ordered >= 0.75 * len(PAIRS), f"{ordered} of {len(PAIRS)} pairs ordered"
 
 
-def _within_ten_percent(key):
-    rows = [r for r in ROWS if (r.workload, r.label, r.shape) == key and r.model is not None]
+def _within_ten_percent(key, rows=None):
+    rows = [r for r in rows or ROWS
+            if (r.workload, r.label, r.shape) == key and r.model is not None]
     assert rows, f"no measured row {key}"
     for r in rows:
         assert abs(r.error) <= 0.10, f"{r.label} {r.shape}: measured {r.measured:.0f}, model {r.model:.0f}"
@@ -157,17 +158,10 @@ SWEEP_MISSES = {
 ALL_KEYS = sorted({(r.workload, r.label, r.shape) for r in ALL if r.model is not None})
 
 
-def _all_within(key):
-    rows = [r for r in ALL if (r.workload, r.label, r.shape) == key and r.model is not None]
-    assert rows, f"no measured row {key}"
-    for r in rows:
-        assert abs(r.error) <= 0.10, f"{r.label} {r.shape}: measured {r.measured:.0f}, model {r.model:.0f}"
-
-
 @pytest.mark.parametrize("key", [k for k in ALL_KEYS if k not in SWEEP_MISSES], ids=" ".join)
 def test_every_measured_kernel_within_ten_percent(key):
     """The GEMM sizes (their device time, run G1), the attention sweep, the one-warpgroup A/B."""
-    _all_within(key)
+    _within_ten_percent(key, ALL)
 
 
 def test_sweep_misses_still_miss():
@@ -175,7 +169,7 @@ def test_sweep_misses_still_miss():
     assert SWEEP_MISSES <= set(ALL_KEYS)
     for key in SWEEP_MISSES:
         with pytest.raises(AssertionError):
-            _all_within(key)
+            _within_ten_percent(key, ALL)
 
 
 def test_most_of_everything_is_within_ten_percent():
