@@ -18,6 +18,7 @@
 #   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel (issue 5)
 #   stall_probe Nsight Compute's full set on the plain attention kernels: cycles, pipes, stall
 #               reasons per SASS instruction (kernels/tools/stall_probe.py)             (issue 5)
+#   stall_dims  Nsight Compute's full set on fa3 at d 64 and d 256 (run G5)           (issue 5)
 #   stall_sweep Nsight Compute's cycles of fa3 at the attention sweep's shapes (run S2)  (issue 5)
 #   gemm_sweep  the GEMM sweep: ncu cycles, CUPTI device time beside do_bench (kernels/tools/gemm_sweep.py)
 #   launch      a CTA's turnover on an SM and its cold first copy (kernels/micro/launch.py)  (issue 5)
@@ -113,6 +114,12 @@ for step in "$@"; do
     TAIL=2 step_run stall_raw 60 ncu -i /tmp/stall.ncu-rep --page raw --csv
     TAIL=2 step_run stall_details 60 ncu -i /tmp/stall.ncu-rep --page details --csv
     TAIL=2 step_run stall_source 120 ncu -i /tmp/stall.ncu-rep --page source --csv --print-source sass ;;
+  stall_dims)  # Nsight Compute's full set on fa3 at d 64 and d 256 (run G5)
+    TAIL=8 step_run dims_ncu 300 ncu --clock-control none --set full --import-source no -f \
+      -o /tmp/dims -k 'regex:^fa3_kernel' python3 -m kernels.tools.stall_probe --dims
+    TAIL=2 step_run dims_raw 60 ncu -i /tmp/dims.ncu-rep --page raw --csv
+    TAIL=2 step_run dims_source 120 ncu -i /tmp/dims.ncu-rep --page source --csv --print-source sass
+    TAIL=6 step_run dims_parse 30 python3 -m kernels.tools.stall_probe --dims --parse "$OUT/dims_raw.log" "$OUT/dims_source.log" --out "$OUT/h200-stall-dims.json" ;;
   stall_sweep)  # cycles of fa3 at the sweep's shapes (run S2)
     TAIL=12 step_run sweep_ncu 300 ncu --clock-control none --csv --page raw --log-file "$OUT/sweep_raw.csv" \
       -k 'regex:^fa3_kernel' --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.avg.pct_of_peak_sustained_elapsed,launch__block_size \

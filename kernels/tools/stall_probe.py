@@ -85,17 +85,23 @@ def _raw_rows(path: Path) -> list[tuple[str, dict]]:
 
 
 def _source(path: Path) -> dict[str, list[dict]]:
-    """Kernel name -> its SASS lines: opcode, executions, samples, samples per stall reason."""
-    kernels, name, header = {}, None, None
+    """Kernel name -> its SASS lines (the last launch of that name)."""
+    return dict(_sources(path))
+
+
+def _sources(path: Path) -> list[tuple[str, list[dict]]]:
+    """Each profiled launch's (kernel name, SASS lines: opcode, executions, samples, samples per
+    stall reason), in launch order."""
+    kernels, header = [], None
     for row in csv.reader(path.read_text().splitlines()):
         if row and row[0] == "Kernel Name":
-            name, header = row[1], None
-            kernels[name] = []
+            kernels.append((row[1], []))
+            header = None
         elif row and row[0] == "Address":
             header = row
-        elif name and header and row:
+        elif kernels and header and row:
             d = dict(zip(header, row))
-            kernels[name].append({
+            kernels[-1][1].append({
                 "op": _opcode(d["Source"].strip()), "exec": _num(d["Instructions Executed"]),
                 "samples": _num(d["Warp Stall Sampling (All Samples)"]),
                 "stalls": {h[6:]: _num(d[h]) for h in header
@@ -153,9 +159,22 @@ def main(argv=None) -> int:
     p.add_argument("--log", default=None, help="where the run's logs are committed")
     p.add_argument("--sweep", action="store_true", help="launch (or, with --parse RAW -, parse) "
                    "fa3 at the sweep's shapes instead")
+    p.add_argument("--dims", action="store_true", help="launch (or parse) fa3 at d 64 and 256")
     a = p.parse_args(argv)
     if a.sweep and not a.parse:
         return run_sweep()
+    if a.dims and not a.parse:
+        return run_dims()
+    if a.dims:
+        rows = parse_dims(*a.parse)
+        if a.out:
+            a.out.write_text(json.dumps({"what": "Nsight Compute --set full, --clock-control "
+                                                 "none, one plain launch of fa3 at d 64 and 256",
+                                         "log": a.log, "rows": rows}, indent=1) + "\n")
+        for r in rows:
+            print(f"d{r['d']}: {r['clk_per_block']:6.0f} clk/block  tensor "
+                  f"{r['tensor_math_pct']:4.1f} %  {r['ledger']['clk_per_block']}")
+        return 0
     if not a.parse:
         return run(ATTENTION)
     if a.sweep:
@@ -199,6 +218,49 @@ def run_sweep() -> int:
         print(f"launch {i} fa3 B{B} H{H} S{S} d{D} rel_err {err:.1e} {'ok' if err < 1e-2 else 'BAD'}",
               flush=True)
     return 1 if bad else 0
+
+
+DIMS = [(4, 32, 8448, 64), (4, 8, 8448, 256)]   # fa3 at d 64 and d 256 beside S1's d 128
+
+
+def run_dims() -> int:
+    """fa3 once at d 64 and at d 256 (tab. 2's B and S, heads for the same work), each checked
+    against torch's SDPA afterwards: for the full set and the ledger, as S1 had d 128 (run G5)."""
+    import torch
+
+    from kernels.attention import attention
+
+    torch.manual_seed(0)
+    bad = 0
+    for B, H, S, D in DIMS:
+        q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+        out = attention(q, k, v, variant="fa3")
+        ref = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
+        err = ((out.float() - ref).norm() / ref.norm()).item()
+        torch.cuda.synchronize()
+        bad += not err < 1e-2
+        print(f"fa3 B{B} H{H} S{S} d{D} rel_err {err:.1e} {'ok' if err < 1e-2 else 'BAD'}",
+              flush=True)
+    return 1 if bad else 0
+
+
+def parse_dims(raw: Path, source: Path) -> list[dict]:
+    """`run_dims`'s launches -> cycles per BM × BN block and the consumer ledger of each."""
+    from kernels.attention.common import config
+
+    launches, sass = _raw_rows(raw), _sources(source)
+    if len(launches) != len(DIMS) or len(sass) != len(DIMS):
+        raise ValueError(f"{len(launches)} / {len(sass)} launches, expected {len(DIMS)}")
+    out = []
+    for (B, H, S, D), (_, m), (_, lines) in zip(DIMS, launches, sass):
+        cfg = config("fa3", D)
+        blocks = B * H * -(-S // cfg.BM) * -(-S // cfg.BN) / 132
+        row = {"variant": "fa3", "B": B, "H": H, "S": S, "d": D, **m, "BM": cfg.BM, "BN": cfg.BN,
+               "clk_per_block": m["cycles_max"] / blocks}
+        row["ledger"] = ledger(lines, int(m["threads"]) // 32, row["clk_per_block"],
+                               4 * cfg.consumers)
+        out.append(row)
+    return out
 
 
 def parse_sweep(raw: Path) -> list[dict]:
