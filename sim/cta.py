@@ -6,8 +6,8 @@ The costs live here once, so every variant of both workloads pays the same for t
 * wgmma m64nNk16: max(2·64·N·16 FLOP / rate — N/2 clk on Hopper, N/4 for fp8 —, shared-memory
   operand bytes / 128 B/clk) + ``wgmma_overhead_clk`` of the tensor pipe; results readable
   ``wgmma_latency_clk`` after the last one. Issuing each costs the warpgroup
-  ``wgmma_issue_clk`` + ``wgmma_issue_clk_per_n``·N (+ ``wgmma_issue_rs_clk`` with A from
-  registers), and no more than ``wgmma_queue_depth`` are in flight on the SM (`issued`).
+  ``wgmma_issue_clk`` + ``wgmma_issue_clk_per_n``·N + ``wgmma_descriptor_clk`` (+
+  ``wgmma_issue_rs_clk`` with A from registers), and no more than ``wgmma_queue_depth`` are in flight on the SM (`issued`).
 * TMA copy: ``tma_issue_clk`` before the copy engine has it, bytes / ``tma_rate`` on the copy
   engine (the SM's link, or its share of L2 when the SMs together saturate it), then the latency
   until the bytes land on the barrier: ``tma_latency_clk`` for an L2 hit, the GEMMs' operand
@@ -116,7 +116,7 @@ class CTA:
         math_clk = flops / hw.tensor_flop_per_clk / (hw.fp8_speedup if self.fp8 else 1)
         smem_bytes = (64 * 16 * el if a_from_smem else 0) + n * 16 * el
         clk = max(math_clk, smem_bytes / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk
-        issue = hw.wgmma_issue_clk + hw.wgmma_issue_clk_per_n * n + (
+        issue = hw.wgmma_issue_clk + hw.wgmma_issue_clk_per_n * n + hw.wgmma_descriptor_clk + (
             0.0 if a_from_smem else hw.wgmma_issue_rs_clk)
         return self.tensor.issue(self.wg(w), op, self.wgmma_count(rows, k), clk, math_clk, tile,
                                  issue)

@@ -140,6 +140,10 @@ class Hardware:
     wgmma_issue_clk: float = 0.0
     wgmma_issue_clk_per_n: float = 0.0
     wgmma_issue_rs_clk: float = 0.0
+    # What a kernel's warpgroup spends beyond that on each wgmma: the shared-memory descriptors
+    # of its k-step, built on the uniform datapath (UIADD3, USHF, UMOV, R2UR) — the issue
+    # microbenchmark reuses one pair and pays none. Measured on our H200 (the h200 preset).
+    wgmma_descriptor_clk: float = 0.0
     wgmma_queue_depth: int | None = None
     # mbarrier arrive → the waiting warp sees the phase flip (one smem round trip + wake-up).
     mbarrier_clk: float = 2 * 29.0        # arXiv 2402.13499 tab. IV smem latency, twice
@@ -271,6 +275,11 @@ H200_MEASURED = {
     "wgmma_issue_clk": 5.8,
     "wgmma_issue_clk_per_n": 0.098,
     "wgmma_issue_rs_clk": 10.75,
+    # Nsight Compute's ledger of fa3's consumer warps (runs S1 at d 128, G5 at d 64 and d 256,
+    # h200-stall*.json): their HGMMA samples per wgmma are the microbenchmark's issue (17-22 clk),
+    # and the uniform-datapath address work beside them ("other": 157 / 173 / 297 clk a block
+    # for 12 / 16 / 20 wgmmas) another 13 clk a wgmma
+    "wgmma_descriptor_clk": 13.0,
     # the same run: once the queue is full, each issue returns when an instruction finishes,
     # with 7 in flight (issued less finished at the pipe's rate), for 1 or 2 warpgroups, SS or RS
     "wgmma_queue_depth": 7,

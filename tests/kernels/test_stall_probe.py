@@ -58,3 +58,17 @@ def test_the_sweep_log_gives_the_committed_rows(tmp_path):
     for d in (64, 128, 256):
         by_s = [r["clk_per_block"] for r in rows if r["d"] == d]
         assert by_s == sorted(by_s, reverse=True), d
+
+
+def test_the_dims_logs_give_the_committed_rows(tmp_path):
+    """Run G5: fa3 at d 64 and d 256 under the full set, rebuilt from ncu's raw and source pages."""
+    from kernels.tools.stall_probe import parse_dims
+
+    pages = {}
+    for page in ("raw", "source"):
+        pages[page] = tmp_path / f"{page}.csv"
+        pages[page].write_bytes(gzip.decompress(
+            (LOGS / f"h200-2026-12-04-G5-dims_{page}.log.gz").read_bytes()))
+    rows = parse_dims(pages["raw"], pages["source"])
+    assert rows == json.loads((RESULTS / "h200-stall-dims.json").read_text())["rows"]
+    assert [r["d"] for r in rows] == [64, 256]
