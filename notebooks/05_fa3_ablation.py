@@ -157,7 +157,7 @@ else:
 # `PowerCap` in `sim/hardware.py`, fitted to twelve clocks measured under load): 1.39-1.69 GHz
 # for these kernels, 1.3 GHz for a full GEMM. Every one comes within 10 % of what was measured
 # (`python -m sim fidelity` lists each kernel, its error and its clock; `--all` adds the GEMM
-# sizes, the attention sweep and the one-warpgroup kernels — 96 of 108 within 10 %, and
+# sizes, the attention sweep and the one-warpgroup kernels — 99 of 108 within 10 %, and
 # `sim/README.md`, "Against the machine", says where and why the rest miss).
 
 # %% [markdown]
