@@ -80,7 +80,7 @@ PROBES = {
                             "buffer": SEGMENT * 2},
     "attention_overlap": {**KERNELS["attention_ws"], "variant": "overlap", "warps": "0,4",
                           "buffer": SEGMENT * 2},
-    # fa3 at S 1K (8 blocks a CTA, 512 CTAs: ~4 waves), where a CTA's time outside its loop is
+    # fa3 at S 1K (8 K/V blocks a CTA; 1024 CTAs at d 128, 512 at d 256: 4-8 waves), where a CTA's time outside its loop is
     # 9-17 K clk on the machine and 3-4 K in the model (run S2): the `wait Q` and `epilogue`
     # scopes and the CTAs' phases (`cta_phases`)
     "attention_fa3_s1k": {**KERNELS["attention_fa3"], "shape": (8, 16, 1024, 128),
@@ -282,11 +282,8 @@ def summarize(ctas: dict[int, dict], workload: str) -> dict:
             ns = c["final_ns"] - c["init_ns"]
             if ns > 0:
                 clocks.append(span / ns)
-    phases = phases_summary(ctas)
     if not per:
-        if phases is None:
-            raise ValueError("no CTA had a steady window")
-        return {"ctas": len(ctas), "phases": phases}    # CTAs too short for a steady loop
+        raise ValueError("no CTA had a steady window")
     roles: dict = {}
     for st in per.values():
         for role, scopes in st["roles"].items():
@@ -297,7 +294,7 @@ def summarize(ctas: dict[int, dict], workload: str) -> dict:
     out = {"ctas": len(per), "clock_ghz_from_stamps": ghz, "cta_span_clk": _median(spans),
            "period_clk": _median([s["period_clk"] for s in per.values()]),
            "iterations_per_window": _median([s["iterations"] for s in per.values()]),
-           "roles": {}, "phases": phases}
+           "roles": {}, "phases": phases_summary(ctas)}
     if workload == "gemm":
         out["tile_period_clk"] = _median([s["tile_period_clk"] for s in per.values()])
     for role, names in roles.items():
@@ -526,9 +523,8 @@ def record(name: str, out: Path, timing: bool = True) -> dict:
         path.unlink()
     del trace
     # the same measures from the committed (trimmed) trace alone: what the CPU test re-derives
-    if "roles" in summary:
-        summary["kept_ctas"] = {str(c): cta_stats(v["lanes"], spec["workload"])
-                                for c, v in read_events(trimmed).items()}
+    summary["kept_ctas"] = {str(c): cta_stats(v["lanes"], spec["workload"])
+                            for c, v in read_events(trimmed).items()}
     # Overhead: the same kernel with and without scopes, at the traced and the full shape.
     times = {}
     for label, shape in (("traced_shape", spec["shape"]), ("full_shape", spec["full"])) * timing:
@@ -574,13 +570,13 @@ def main(argv=None) -> int:
             continue
         over = {k: f"{v['overhead']:+.1%}" if "overhead" in v else v.get("error")
                 for k, v in s["timing"].items()} or "not timed"
-        print(f"{name}: {s['ctas']} CTAs, period {s.get('period_clk') or 0:.0f} clk, clock "
-              f"{s.get('clock_ghz_from_stamps')} GHz, err {s['rel_error_vs_torch']:.1e}, overhead "
+        print(f"{name}: {s['ctas']} CTAs, period {s['period_clk']:.0f} clk, clock "
+              f"{s['clock_ghz_from_stamps']} GHz, err {s['rel_error_vs_torch']:.1e}, overhead "
               f"{over}, {s['trace_events_total']} events, {s['seconds']} s", flush=True)
         if s.get("phases"):
             print("    phases (clk):", json.dumps({k: round(v) for k, v in s["phases"].items()}),
                   flush=True)
-        for role, scopes in s.get("roles", {}).items():
+        for role, scopes in s["roles"].items():
             print("   ", role, {n: (round(v["busy"], 3), round(v["mean_clk"] or 0))
                                 for n, v in scopes.items()}, flush=True)
         if "hand_off" in s:

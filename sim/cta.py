@@ -7,7 +7,8 @@ The costs live here once, so every variant of both workloads pays the same for t
   operand bytes / 128 B/clk) + ``wgmma_overhead_clk`` of the tensor pipe; results readable
   ``wgmma_latency_clk`` after the last one. Issuing each costs the warpgroup
   ``wgmma_issue_clk`` + ``wgmma_issue_clk_per_n``·N + ``wgmma_descriptor_clk`` (+
-  ``wgmma_issue_rs_clk`` with A from registers), and no more than ``wgmma_queue_depth`` are in flight on the SM (`issued`).
+  ``wgmma_issue_rs_clk`` with A from registers), and no more than ``wgmma_queue_depth`` are in
+  flight on the SM (`issued`).
 * TMA copy: ``tma_issue_clk`` before the copy engine has it, bytes / ``tma_rate`` on the copy
   engine (the SM's link, or its share of L2 when the SMs together saturate it), then the latency
   until the bytes land on the barrier: ``tma_latency_clk`` for an L2 hit, the GEMMs' operand

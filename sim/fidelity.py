@@ -36,7 +36,7 @@ from pathlib import Path
 from . import attention, gemm
 from .config import AttentionConfig, GemmConfig
 from .hardware import Hardware
-from .predict import clocked, predict
+from .predict import predict
 
 RESULTS = Path(__file__).resolve().parents[1] / "kernels" / "results"
 DTYPE = {"float16": "fp16", "bfloat16": "bf16"}
@@ -244,11 +244,8 @@ def gemm_cycles(r: dict, hw: Hardware) -> Row:
                    cfg, at_clock(hw, r), r.get("clock_mhz_in_loop"))
     if row.model is not None:           # TFLOP/s at its clock -> the busiest SM's cycles
         row.model = cfg.flops / (row.model * 1e12) * row.clock_hz
-        if hw.power_cap:                # the clock the model gives it in do_bench's loop
-            row.clock_hz = clocked(hw, lambda h: gemm.simulate(
-                cfg_ := gemm.prepare(cfg, hw), h, min(max(gemm.tiles_per_cta(cfg_, hw)),
-                                                       2 * cfg_.consumers),
-                -(-cfg.k // cfg_.block_k))).clock_hz
+        if hw.power_cap:                # the clock the model gives it under its power cap
+            row.clock_hz = predict(cfg, hw).clock_hz
     return row
 
 

@@ -249,8 +249,8 @@ H200_MEASURED = {
     # a busy tensor core's cost to the softmax beside it, and the softmax's dependency tail:
     # chosen by `python -m sim.calibrate --softmax` (a grid of the two) for the smallest worst
     # error of the six attention kernels' cycles per K/V block in run S1 (h200-stall.json:
-    # within 9.1 %, since a CTA's cold Q, its O and its turnover were added in session 7; 0.02
-    # before, h100's); h100's tab. 2 fit (FA3's own kernels) wants 1.5 and 0.02. The
+    # within 9.4 %; 0.02 before session 7 added a CTA's cold Q, its O, its turnover and the
+    # wgmma descriptors, h100's); h100's tab. 2 fit (FA3's own kernels) wants 1.5 and 0.02. The
     # softmax microbenchmark (Q5-Q8) then reads 1083 clk alone (measured 851), two side by side
     # 1371 (1228), beside a wgmma stream 1816 (1240): inside our kernels the softmax is slower
     # than the microbenchmark's beside the same work, and the model's stands for that

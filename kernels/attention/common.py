@@ -465,7 +465,7 @@ def epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps: gl.c
 
     O goes out through ``q``, this warpgroup's Q tile in shared memory — dead once its last
     Q·Kᵀ is done, and exactly O's size: written in the accumulator's layout, read back 16 bytes a
-    thread along a row, stored a row per 2-8 threads. Stored straight from the accumulator's
+    thread along a row, stored a row per 8-32 threads. Stored straight from the accumulator's
     layout, each thread writes 4 bytes of 8 rows an instruction: run G2 traced that epilogue at
     2.3 K clk a warpgroup at d 128 and 7.7 K at d 256, a quarter of a CTA's time at S 1K."""
     o_l: gl.constexpr = acc.type.layout

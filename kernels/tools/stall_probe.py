@@ -199,16 +199,21 @@ def main(argv=None) -> int:
 
 
 def run_sweep() -> int:
-    """fa3 once at each shape of the attention sweep (non-causal fp16), each checked against
-    torch's SDPA afterwards: for Nsight Compute's cycles at the shapes the fidelity table's
-    `--all` predicts (run S2)."""
+    """fa3 once at each shape of the attention sweep (run S2, G3): for Nsight Compute's cycles
+    at the shapes the fidelity table's `--all` predicts."""
+    return _run_fa3(SWEEP)
+
+
+def _run_fa3(shapes) -> int:
+    """fa3 once at each (B, H, S, d) of `shapes` (non-causal fp16), each checked against torch's
+    SDPA afterwards."""
     import torch
 
     from kernels.attention import attention
 
     torch.manual_seed(0)
     bad = 0
-    for i, (B, H, S, D) in enumerate(SWEEP):
+    for i, (B, H, S, D) in enumerate(shapes):
         q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
         out = attention(q, k, v, variant="fa3")
         ref = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
@@ -220,28 +225,25 @@ def run_sweep() -> int:
     return 1 if bad else 0
 
 
+def _fa3_row(shape: tuple, m: dict) -> dict:
+    """One launch of fa3 at `shape` with its metrics `m`, and its cycles per BM × BN block of
+    fa3's tile at that head dim, on the busiest SM."""
+    from kernels.attention.common import config
+
+    B, H, S, D = shape
+    cfg = config("fa3", D)
+    blocks = B * H * -(-S // cfg.BM) * -(-S // cfg.BN) / 132   # BM × BN blocks per SM
+    return {"variant": "fa3", "B": B, "H": H, "S": S, "d": D, **m, "BM": cfg.BM, "BN": cfg.BN,
+            "clk_per_block": m["cycles_max"] / blocks}
+
+
 DIMS = [(4, 32, 8448, 64), (4, 8, 8448, 256)]   # fa3 at d 64 and d 256 beside S1's d 128
 
 
 def run_dims() -> int:
-    """fa3 once at d 64 and at d 256 (tab. 2's B and S, heads for the same work), each checked
-    against torch's SDPA afterwards: for the full set and the ledger, as S1 had d 128 (run G5)."""
-    import torch
-
-    from kernels.attention import attention
-
-    torch.manual_seed(0)
-    bad = 0
-    for B, H, S, D in DIMS:
-        q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
-        out = attention(q, k, v, variant="fa3")
-        ref = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
-        err = ((out.float() - ref).norm() / ref.norm()).item()
-        torch.cuda.synchronize()
-        bad += not err < 1e-2
-        print(f"fa3 B{B} H{H} S{S} d{D} rel_err {err:.1e} {'ok' if err < 1e-2 else 'BAD'}",
-              flush=True)
-    return 1 if bad else 0
+    """fa3 once at d 64 and at d 256 (tab. 2's B and S, heads for the same work): for the full
+    set and the ledger, as S1 had d 128 (run G5)."""
+    return _run_fa3(DIMS)
 
 
 def parse_dims(raw: Path, source: Path) -> list[dict]:
@@ -252,13 +254,10 @@ def parse_dims(raw: Path, source: Path) -> list[dict]:
     if len(launches) != len(DIMS) or len(sass) != len(DIMS):
         raise ValueError(f"{len(launches)} / {len(sass)} launches, expected {len(DIMS)}")
     out = []
-    for (B, H, S, D), (_, m), (_, lines) in zip(DIMS, launches, sass):
-        cfg = config("fa3", D)
-        blocks = B * H * -(-S // cfg.BM) * -(-S // cfg.BN) / 132
-        row = {"variant": "fa3", "B": B, "H": H, "S": S, "d": D, **m, "BM": cfg.BM, "BN": cfg.BN,
-               "clk_per_block": m["cycles_max"] / blocks}
+    for shape, (_, m), (_, lines) in zip(DIMS, launches, sass):
+        row = _fa3_row(shape, m)
         row["ledger"] = ledger(lines, int(m["threads"]) // 32, row["clk_per_block"],
-                               4 * cfg.consumers)
+                               4 * config("fa3", shape[3]).consumers)
         out.append(row)
     return out
 
@@ -266,18 +265,10 @@ def parse_dims(raw: Path, source: Path) -> list[dict]:
 def parse_sweep(raw: Path) -> list[dict]:
     """ncu's raw page of `run_sweep` (one row per launch, in order) -> cycles per K/V block
     (BM × BN of fa3's tile at that head dim, one SM)."""
-    from kernels.attention.common import config
-
     launches = _raw_rows(raw)
     if len(launches) != len(SWEEP):
         raise ValueError(f"{raw.name}: {len(launches)} launches, expected {len(SWEEP)}")
-    out = []
-    for (B, H, S, D), (_, m) in zip(SWEEP, launches):
-        cfg = config("fa3", D)
-        blocks = B * H * -(-S // cfg.BM) * -(-S // cfg.BN) / 132   # BM × BN blocks per SM
-        out.append({"variant": "fa3", "B": B, "H": H, "S": S, "d": D, **m, "BM": cfg.BM,
-                    "BN": cfg.BN, "clk_per_block": m["cycles_max"] / blocks})
-    return out
+    return [_fa3_row(shape, m) for shape, (_, m) in zip(SWEEP, launches)]
 
 
 if __name__ == "__main__":
