@@ -48,7 +48,7 @@ def run(*args: str) -> int:
 
 def main(argv: list[str]) -> int:
     commands = {
-        "story": lambda rest: run("-m", "sim", *rest),
+        "story": lambda rest: run("-m", "fidelity", "story", *rest),
         "test": lambda rest: run("-m", "pytest", *rest),
         "lab": lambda rest: run("-m", "jupyter", "lab", "notebooks", *rest),
         "setup": lambda rest: 0,

@@ -1,7 +1,7 @@
 """Real Hopper kernels for the course: Gluon (Triton 3.6) GEMMs now, attention later.
 
-``kernels.gemm(a, b, variant=..., stages=...)`` is the GEMM entry point; ``kernels.bench`` times
-every variant next to the vendor library in one run and writes ``kernels/results/<gpu>.json``.
+``kernels.gemm(a, b, variant=..., stages=...)`` is the GEMM entry point; ``instruments.bench`` times
+every variant next to the vendor library in one run and writes ``results/<gpu>.json``.
 """
 from .gemm import VARIANTS as GEMM_VARIANTS
 from .gemm import gemm

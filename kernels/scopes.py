@@ -5,11 +5,11 @@ the kernel's ``PROFILE`` constexpr is true. With it false (every kernel's defaul
 emitted, so the kernels compile to exactly the PTX they had before the scopes were added
 (``tests/kernels/test_trace_compile.py``). Even with ``PROFILE`` true, Proton itself emits nothing
 unless an instrumentation session is active (``triton.profiler.flags.instrumentation_on``): a
-profiled kernel launched outside ``python -m kernels.trace`` runs unchanged.
+profiled kernel launched outside ``python -m instruments.trace`` runs unchanged.
 
 Each scope is written where the warp *is* doing that thing (waiting on an mbarrier, issuing a
 wgmma and waiting for it, computing the softmax), so a warp's lane in the trace reads like the
-role's generator in ``sim/``. Scope names are shared with ``sim/fidelity_trace.py``.
+role's generator in ``sim/``. Scope names are shared with ``fidelity/lanes.py``.
 """
 from __future__ import annotations
 

@@ -126,8 +126,8 @@ fig.tight_layout()
 # ## What the machine measured
 #
 # The rates above are datasheet figures. On our H200 (same SM as the H100, faster HBM) small
-# Gluon kernels measured each unit on its own (`python -m kernels.bench micro`, the kernels are in
-# `kernels/micro/`, the numbers in `kernels/results/h200-micro.json`, 2026-12-02): a stream of
+# Gluon kernels measured each unit on its own (`python -m instruments.bench micro`, the kernels are in
+# `instruments/micro/`, the numbers in `results/h200-micro.json`, 2026-12-02): a stream of
 # wgmmas, a chain of exp2s, a chain of FMAs, TMA copies one at a time (latency) and in a ring on
 # every SM (bandwidth), an mbarrier hand-off between two warps, and the clock under a full tensor
 # load. The `h200` preset of the model takes them; two it deliberately does not take, for the
@@ -136,11 +136,12 @@ fig.tight_layout()
 # %%
 from course import measured
 
-from sim.hardware import H200, H200_DATASHEET, MEASURED_FIELDS, NOT_TAKEN
+from fidelity.preset import MEASURED_FIELDS, NOT_TAKEN
+from sim.hardware import H200, H200_DATASHEET
 
 micro = measured("micro")
 if micro is None:
-    print("no microbenchmark results committed yet (kernels/results/h200-micro.json)")
+    print("no microbenchmark results committed yet (results/h200-micro.json)")
 else:
     got = micro["constants"]
     print(f"{'constant':26s} {'datasheet/model':>15s} {'measured':>10s}  used by the h200 preset")
@@ -187,7 +188,7 @@ else:
 #   against 1.98 GHz when it starts cool (nvidia-smi reads high under the cap; these are cycle
 #   counts over wall time). The model's `PowerCap` turns a kernel's activity into its clock —
 #   one clock costs a fixed time plus a share for the tensor cores' busy fraction and for each
-#   byte per clock through L2, a line `python -m sim.calibrate` fits through those measured clocks.
+#   byte per clock through L2, a line `python -m fidelity.calibrate` fits through those measured clocks.
 #   L2 itself does not slow down with the SM clock: its bandwidth is per second (9-10 TB/s).
 #
 # **Exercise** [`exercises/ch00_rates`](../exercises/ch00_rates/README.md): compute a wgmma group's and a

@@ -102,7 +102,7 @@ explore(lambda stages: timeline("pipelined" if stages > 1 else "sequential", sta
 # `kernels/gemm/sequential.py` and `kernels/gemm/pipelined.py` are the same two loops in Gluon:
 # `tma.async_copy_global_to_shared` into a ring, `mbarrier.expect` + `mbarrier.wait(full[s],
 # phase)`, `warpgroup_mma`. On a Hopper GPU the cell below times them live; elsewhere it plots what
-# our H200 measured (`kernels/results/h200.json`, same run as cuBLAS).
+# our H200 measured (`results/h200.json`, same run as cuBLAS).
 
 # %%
 from course import gemm_ladder

@@ -122,7 +122,7 @@ fig.tight_layout()
 # its last wgmmas are issued. Its tile is 192×128: three row blocks of 64, each its own m64n128
 # wgmma accumulator, because a warpgroup holds its whole accumulator in registers (192×128 fp32 is
 # 192 registers a thread, the most that fits in 240) and Gluon tensors are powers of two.
-# Measured numbers are in `kernels/results/h200.json`.
+# Measured numbers are in `results/h200.json`.
 
 # %%
 from course import gemm_ladder, measured
@@ -159,7 +159,7 @@ if res is not None:
 # %% [markdown]
 # A tie, not a win. At 8192³ the two are within 0.1% in one run and 1.6% apart in another; at
 # K = 1024–2048 pingpong was ahead by 1–2% in one run and behind by up to 5% in the next
-# (`kernels/NOTES.md`, runs P1 and P2), where the model above promises 3% ahead at K = 1024.
+# (`results/lab-notebook.md`, runs P1 and P2), where the model above promises 3% ahead at K = 1024.
 # (8192×4096×16384 is behind for another reason: 1376 tiles of 192×128 are 10.4 per SM, so the
 # last round runs 42% full.) Pingpong does hide the epilogue — by the traces' cycle
 # counts it needs about 3% fewer clocks than `ws` for the same GEMM — but every one of these rows

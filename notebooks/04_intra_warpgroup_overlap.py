@@ -99,11 +99,11 @@ fig.tight_layout()
 # across) puts it back, and `tests/kernels/test_attention_compile.py` counts the exps in SASS.
 #
 # Then we measured what it buys on our H200, the same kernels with and without the fence in one
-# process (`python -m kernels.tools.ab_fence`, runs F2-F3 in `kernels/NOTES.md`): fa3 578 vs 577
+# process (`python -m instruments.tools.ab_fence`, runs F2-F3 in `results/lab-notebook.md`): fa3 578 vs 577
 # TFLOP/s, `overlap` 478 vs 477, and with one warpgroup per SM +2.6 %. Why so little? The two
 # builds trade: without the fence the pack of P (32 F2FP a thread) issues among the exps; with it
 # the pack follows the softmax, serial (run S1's samples of the plain kernels,
-# `kernels/results/h200-stall.json`: 138 clk a block in fa3). And what is left of a warpgroup's
+# `results/h200-stall.json`: 138 clk a block in fa3). And what is left of a warpgroup's
 # own P·V once its scores are in is only 230-430 clk (run F5). The model, given both schedules as
 # compiled (`sim/attention/overlap.py`'s `fence`) and a softmax slowed by the busy tensor core
 # beside it (`softmax_beside_mma`: fa3's row-max chains take ~520 clk a block, ~380 in

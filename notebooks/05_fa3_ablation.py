@@ -24,7 +24,7 @@
 #   582 without the GEMM-softmax overlap, 570 without warp specialization; FA2 at ~35% of peak.
 # * **model** — `sim/` with one set of constants for every variant (`sim/README.md`).
 # * **machine** — our H200: SDPA's FA2 and cuDNN kernels (measured 2026-12-02), and our own Gluon
-#   kernels once they are measured (`kernels/results/`).
+#   kernels once they are measured (`results/`).
 
 # %%
 import matplotlib.pyplot as plt
@@ -62,7 +62,7 @@ utilization_bars({v: p.utilization for v, p in preds.items()}, title="unit utili
 # ## The machine: our H200
 #
 # The peers were measured on this project's H200 on 2026-12-02 in one run (torch 2.11, triton
-# 3.6; B·S = 16K, H = 2048/d, fp16, non-causal; `kernels/results/h200-peers.json`). The model's
+# 3.6; B·S = 16K, H = 2048/d, fp16, non-causal; `results/h200-peers.json`). The model's
 # `h200` preset is the H100's SM (same die) until issue 5 measures the H200's own clocks and rates;
 # its `fa2` and `fa3` predictions at the same shapes sit beside them.
 
@@ -117,10 +117,10 @@ elif att is None:
     print("no Hopper GPU here, and our attention kernels are not measured yet")
 else:
     # Each measured kernel predicted at the tile and ring depth it ran, at the clock the power
-    # cap gives it (sim/fidelity.py); the best of each variant at tab. 2's shape, non-causal
+    # cap gives it (fidelity/compare.py); the best of each variant at tab. 2's shape, non-causal
     # fp16, beside the peers of the same run.
-    from sim.fidelity import best_by_variant as best_pairs
-    from sim.fidelity import compare
+    from fidelity.compare import best_by_variant as best_pairs
+    from fidelity.compare import compare
 
     ours = best_pairs(compare(H200), "attention", "B4 H16 S8448 d128")
     peers_now = {r["variant"]: r["tflops"] for r in att["rows"] if r["variant"].startswith("sdpa")
@@ -148,7 +148,7 @@ else:
 
 # %% [markdown]
 # Measured on the H200 the ladder climbs `sequential` < `pipelined` < `overlap` < `ws` ≈
-# `ws_pingpong` < `fa3` (medians of 5 interleaved rounds; `kernels/NOTES.md`, run G3: `ws` and
+# `ws_pingpong` < `fa3` (medians of 5 interleaved rounds; `results/lab-notebook.md`, run G3: `ws` and
 # `ws_pingpong` swapped places between runs, their rounds overlap — a tie), and our `fa3` stands
 # beside cuDNN (1.05× in run G3, 0.99× in run F1) at 1.75× the FA2 kernel. The model, run at the
 # same tiles, orders every pair the machine orders, and keeps the tie within 5 %. The card does
@@ -163,27 +163,27 @@ else:
 # %% [markdown]
 # ## Proton timelines: the model's lanes under the machine's (issue 5)
 #
-# `python -m kernels.trace` ran the real `ws`, `ws_pingpong` and `fa3` kernels on the H200 with
+# `python -m instruments.trace` ran the real `ws`, `ws_pingpong` and `fa3` kernels on the H200 with
 # Proton scopes in every warpgroup (producer: waiting for a free slot, TMA issue; consumers:
 # waits, QKᵀ, softmax, PV) and committed one CTA's worth of each trace
-# (`kernels/results/traces/`). Below, the measured lanes of `fa3` on top, the model's at the same
+# (`results/traces/`). Below, the measured lanes of `fa3` on top, the model's at the same
 # tile underneath, on one axis of SM clocks; then, per role, the share of time in each scope,
 # measured against the model. Look at QKᵀ: on the H200 that scope (issue Q·K_jᵀ and
 # P_{j-1}·V_{j-1}, wait for the scores) lasts ~700-850 clocks, in the model ~620: the warpgroup
 # gets its next instruction back only once the tensor core's queue, 7 instructions deep, has
-# taken its last P·V (run Q3, `kernels/micro/issue.py`).
+# taken its last P·V (run Q3, `instruments/micro/issue.py`).
 
 # %%
-from kernels.trace import RESULTS, load
-from sim.fidelity_trace import compare, figure
-from sim.fidelity_trace import table as trace_table
+from instruments.trace import RESULTS, load
+from fidelity.lanes import compare, figure
+from fidelity.lanes import table as trace_table
 
 if (RESULTS / "attention_fa3.summary.json").exists():
     figure("attention_fa3", iterations=4, hw=H200)
     for name in ("attention_ws", "attention_ws_pingpong", "attention_fa3"):
         print(trace_table(compare(load(name)[1], H200)))
 else:
-    print("no committed Proton traces yet (python -m kernels.trace on a Hopper GPU)")
+    print("no committed Proton traces yet (python -m instruments.trace on a Hopper GPU)")
 
 # %% [markdown]
 # **Exercise** [`exercises/ch05_idle`](../exercises/ch05_idle/README.md): measure the tensor core's

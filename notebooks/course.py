@@ -1,7 +1,7 @@
 """What the chapters share: the committed measurements, and whether a Hopper GPU is here.
 
 A chapter's GPU section runs live when `hopper_gpu()` names a GPU; otherwise it plots what
-`measured()` finds in `kernels/results/` and says so.
+`measured()` finds in `results/` and says so.
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "kernels" / "results"
+RESULTS = ROOT / "results"
 
 
 def hopper_gpu() -> str | None:
@@ -24,7 +24,7 @@ def hopper_gpu() -> str | None:
 
 
 def measured(subcommand: str, gpu: str = "h200") -> dict | None:
-    """The committed results of `python -m kernels.bench <subcommand>` on `gpu`, or None."""
+    """The committed results of `python -m instruments.bench <subcommand>` on `gpu`, or None."""
     for path in (RESULTS / f"{gpu}.json", RESULTS / f"{gpu}-{subcommand}.json"):
         if path.exists():
             data = json.loads(path.read_text())
@@ -41,7 +41,7 @@ def live_gemm(variants, size: int = 8192) -> dict[str, float]:
     import torch
 
     import kernels
-    from kernels.bench import measure, rel_error
+    from instruments.bench import measure, rel_error
 
     a = torch.randn(size, size, device="cuda", dtype=torch.float16)
     b = torch.randn(size, size, device="cuda", dtype=torch.float16)
@@ -65,7 +65,7 @@ def live_attention(variants=("fa3",), batch=2, heads=16, seqlen=8192, headdim=12
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     from kernels.attention import attention
-    from kernels.bench import measure, rel_error
+    from instruments.bench import measure, rel_error
 
     q, k, v = (torch.randn(batch, heads, seqlen, headdim, device="cuda", dtype=torch.float16)
                for _ in range(3))

@@ -4,7 +4,6 @@
     python -m sim predict ...          one prediction (add --json for a machine-readable line)
     python -m sim timeline ...         one variant's Gantt chart (PNG) and Perfetto trace (JSON)
     python -m sim paper                the model against the FA3 paper's numbers
-    python -m sim fidelity             the model against our kernels' H200 measurements
     python -m sim bench                the model's own speed
 """
 from __future__ import annotations
@@ -85,16 +84,16 @@ def cmd_timeline(a) -> int:
     return 0
 
 
-def cmd_story(a) -> int:
-    """The attention ablation on h100 and h200: a table, and the figures that explain it."""
+def cmd_story(a, measured: dict[str, float] | None = None) -> int:
+    """The attention ablation on h100 and h200: a table, and the figures that explain it. The h100
+    column beside the model is the paper's tab. 2; `measured` (TFLOP/s by variant, our H200 runs)
+    fills the h200 column: `python -m fidelity story` passes it, the model alone has none."""
     from . import plot
-    from .fidelity import measured_attention_ladder
-    from .paper import TAB2
+    from .paper import TAB2, TAB2_REPORTED
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    # What each preset's model is held against: the paper on the H100, our own kernels on the H200.
-    reference = {"h100": ("paper (H100)", {"fa3": 661, "ws_pingpong": 582, "overlap": 570}),
-                 "h200": ("measured (our H200)", measured_attention_ladder())}
+    reference = {"h100": ("paper (H100)", TAB2_REPORTED),
+                 "h200": ("measured (our H200)", measured or {})}
     for name in ("h100", "h200"):
         hw = hardware.get(name)
         label, ref = reference[name]
@@ -113,7 +112,7 @@ def cmd_story(a) -> int:
         if "sdpa_cudnn" in ref:
             print(f"{'cuDNN':12s} {'':33s}{'':24s} {ref['sdpa_cudnn']:.0f}")
             print("(measured: fa2 is SDPA's flash backend; our kernels ran 128×128 tiles — "
-                  "`python -m sim fidelity` predicts each at its own tile)")
+                  "`python -m fidelity` predicts each at its own tile)")
         ax = plot.ablation({v: p.tflops for v, p in preds.items()}, paper=ref if name == "h100"
                            else None, measured=ref if name == "h200" else None,
                            peak=hw.peak_tflops, title=f"attention ablation on {name} (model)")
@@ -138,14 +137,6 @@ def cmd_paper(a) -> int:
     rows = checks(hardware.get(a.hardware))
     print(table(rows))
     return 0 if all(c.ok for c in rows) else 1
-
-
-def cmd_fidelity(a) -> int:
-    from .fidelity import compare, cycle_rows, cycle_table, table
-    hw = hardware.get(a.hardware)
-    print(table(compare(hw, everything=a.all)))
-    print("\n" + cycle_table(cycle_rows(hw, everything=a.all)))
-    return 0
 
 
 def cmd_bench(a) -> int:
@@ -183,15 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="out/timeline")
     p = sub.add_parser("paper", help="the model against FA3's numbers")
     p.add_argument("--hardware", default="h100")
-    p = sub.add_parser("fidelity", help="the model against our kernels' H200 measurements")
-    p.add_argument("--hardware", default="h200")
-    p.add_argument("--all", action="store_true", help="every measured shape, not the headlines")
     p = sub.add_parser("bench", help="the model's own speed")
     p.add_argument("--story", action="store_true", help="also time the default story")
     p.add_argument("--out", default="out/bench-story")
     a = parser.parse_args(argv)
     handler = {"predict": cmd_predict, "timeline": cmd_timeline, "paper": cmd_paper,
-               "bench": cmd_bench, "fidelity": cmd_fidelity, None: cmd_story}[a.cmd]
+               "bench": cmd_bench, None: cmd_story}[a.cmd]
     try:
         return handler(a)
     except ValueError as e:

@@ -4,7 +4,7 @@ Every constant carries its source. Two kinds:
 
 * **datasheet** constants — rates, sizes, clocks from NVIDIA's documents or the FA3 paper;
 * **calibrated** constants — what no datasheet gives. Three are fitted jointly to FA3 tab. 2 by
-  ``sim/calibrate.py`` on the h100 preset (``wgmma_overhead_clk``, ``softmax_stall_per_elem``,
+  ``fidelity/calibrate.py`` on the h100 preset (``wgmma_overhead_clk``, ``softmax_stall_per_elem``,
   ``softmax_beside_mma``); the power cap's four are fitted there to the clocks our H200
   measured (`PowerCap`), and h200's `softmax_beside_mma` to its kernels' cycles (run S1); the
   others come from one published or measured number each, named beside it. The h200 preset
@@ -16,9 +16,7 @@ under the board's power limit (``sim/predict.py`` finds it), and ``clock_hz`` is
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 KIB = 1024
 
@@ -35,7 +33,7 @@ class PowerCap:
     burns whatever it runs (schedulers, register files, HBM): one term, because our
     measurements cannot split it. Energy per clock at fixed voltage is the simplest form that
     fits; with voltage scaling as f, 1/f³ linear in the activity fits the same points about as
-    well (sim/calibrate.py prints both), so the data do not tell the two apart.
+    well (fidelity/calibrate.py prints both), so the data do not tell the two apart.
     """
     base_ns: float
     tensor_ns: float
@@ -68,13 +66,13 @@ class Hardware:
                                           # at 24-40 regs: 128·(24 + 2·240) ≤ 64K (FA3 §3.1, CUTLASS)
     hbm_bytes_per_s: float = 3.35e12      # H100 SXM5 80 GB datasheet
     # --- calibrated ----------------------------------------------------------------------------
-    # The three that sim/calibrate.py fits, jointly, to FA3 tab. 2 (fa3 661, ws_pingpong 582,
+    # The three that fidelity/calibrate.py fits, jointly, to FA3 tab. 2 (fa3 661, ws_pingpong 582,
     # overlap 570 TFLOPs/s) on the h100 preset (`wgmma_overhead_clk`, `softmax_stall_per_elem`,
     # `softmax_beside_mma`); the same values serve every variant.
     #
     # Tensor-pipe cycles a wgmma m64nNk16 spends beyond its N/2 clk of math, as the paper's
     # machine needs it. It sets the tensor ceiling: N = 256 runs at 128/(128+34) = 79 % of
-    # the 1830 MHz peak. Measured on our H200 (kernels/results/h200-micro.json), a queue of
+    # the 1830 MHz peak. Measured on our H200 (results/h200-micro.json), a queue of
     # wgmmas costs 0.00 clk beyond its math, so on the h200 preset it is 0 and the model derives
     # the power-capped clock instead (`PowerCap`): the 34 stands for that clock, which FA3's
     # tab. 2 does not report (sim/README.md, "Against the machine").
@@ -87,7 +85,7 @@ class Hardware:
     # (FA3 §3.1). Fitted on h100 (tab. 2); h200's is fitted to its own kernels' cycles.
     softmax_stall_per_elem: float = 0.02
     # FMA-pipe slots per score element to pack P to 16 bits for P·V: F2FP, one instruction per
-    # two elements, issuing at half the FMA rate. Run S1 (kernels/results/h200-stall.json, the
+    # two elements, issuing at half the FMA rate. Run S1 (results/h200-stall.json, the
     # plain kernels' PC samples): 78-138 clk a block on the F2FP, 96 here (192 beside a busy
     # tensor core). The GH100 SM's, so every Hopper preset's.
     softmax_pack_per_elem: float = 1.0
@@ -136,7 +134,7 @@ class Hardware:
     # and how many instructions the SM's tensor-core queue holds, the running one included
     # (None: no limit). The warpgroup reaches its next instruction only once its last wgmma is
     # in that queue. Not in the paper or a datasheet; measured on our H200 (the h200 preset;
-    # kernels/micro/issue.py).
+    # instruments/micro/issue.py).
     wgmma_issue_clk: float = 0.0
     wgmma_issue_clk_per_n: float = 0.0
     wgmma_issue_rs_clk: float = 0.0
@@ -152,15 +150,15 @@ class Hardware:
     mbarrier_probe_clk: float = 0.0
     # From one CTA's exit to the next CTA's first instruction on the same SM (the block
     # scheduler's turnover), paid once a CTA by the kernels that launch one CTA per tile or per
-    # q-block. No datasheet gives it; measured on our H200 (the h200 preset, kernels/micro/launch.py).
+    # q-block. No datasheet gives it; measured on our H200 (the h200 preset, instruments/micro/launch.py).
     cta_launch_clk: float = 0.0
     # How many times longer the copy engine takes over a box whose global rows do not start on
     # 128-byte lines (a row stride that is a multiple of 16 bytes, as TMA needs, but not of
     # 128): each row straddles two lines. Fitted on the h200 preset to run G2's alignment probe
-    # (`python -m sim.calibrate --align`); presets without a measurement: 1.
+    # (`python -m fidelity.calibrate --align`); presets without a measurement: 1.
     tma_misaligned_factor: float = 1.0
     # Seconds a launch takes beyond its CTAs: the first CTAs' dispatch, the end of the grid. Not
-    # in a datasheet; measured on our H200 (the h200 preset, kernels/micro/launch.py under
+    # in a datasheet; measured on our H200 (the h200 preset, instruments/micro/launch.py under
     # Nsight Compute).
     kernel_launch_s: float = 0.0
     # FA2's mma.sync path: arXiv 2402.13499 measures mma.sync m16n8k16 at ~63% of the wgmma peak
@@ -204,26 +202,22 @@ H100 = Hardware(name="h100")
 
 # H200 SXM: the same GH100 die and compute (H200.md; NVIDIA H200 datasheet), more and faster HBM3e.
 # `h200-datasheet` is that, at the H100's 1830 MHz (our H200 reports 1980 MHz max, and read 1305-1575
-# MHz right after long tensor-core runs: "clocks_after" in kernels/results/h200*.json). `h200` is the
-# same machine with whatever the microbenchmarks measured on our H200 (`python -m kernels.bench
-# micro` → kernels/results/h200-micro.json, "constants"), the datasheet where nothing was measured.
+# MHz right after long tensor-core runs: "clocks_after" in results/h200*.json). `h200` is the
+# same machine with whatever the microbenchmarks measured on our H200 (`python -m instruments.bench
+# micro` → results/h200-micro.json, "constants"), the datasheet where nothing was measured.
 H200_DATASHEET = Hardware(name="h200-datasheet", hbm_bytes_per_s=4.8e12)   # 4.8 TB/s, datasheet
-MICRO = Path(__file__).resolve().parents[1] / "kernels" / "results" / "h200-micro.json"
-# What a microbenchmark may set, and the field it sets.
-MEASURED_FIELDS = {
-    "clock_hz_under_load": "clock_hz", "tensor_flop_per_clk": "tensor_flop_per_clk",
-    "wgmma_latency_clk": "wgmma_latency_clk", "sfu_exp_per_clk": "sfu_exp_per_clk",
-    "fma_lanes_per_clk": "fma_lanes_per_clk", "tma_latency_clk": "tma_latency_clk",
-    "l2_bytes_per_clk_per_sm": "l2_bytes_per_clk_per_sm", "mbarrier_clk": "mbarrier_clk",
-}
-# Measured, and deliberately not taken, each with the evidence against using it as the model's
-# constant.
-NOT_TAKEN = {
-    # The TMA bandwidth microbenchmark (every SM streaming its own 16 KiB boxes from a 16 MiB
-    # buffer) saturates at 36 B/clk/SM at 1.98 GHz, 9.2 TB/s; our 128x128 pingpong GEMM pulled
-    # 10.4 TB/s at 1.34 GHz. L2 bandwidth is per second, not per SM clock: `l2_bytes_per_s`.
-    "l2_bytes_per_clk_per_sm": "a per-clock floor at 1.98 GHz; the model's L2 rate is per "
-                               "second (l2_bytes_per_s), from the pingpong GEMM trace",
+# What the unit microbenchmarks measured on our H200 (`python -m instruments.bench micro` →
+# results/h200-micro.json, its "constants"; the TMA link rate is the slope of its L2 latency rows).
+# Literal here so the model reads no file; tests/fidelity/test_measured_preset.py recomputes each
+# from that file. The L2 bandwidth it also measured is not taken (see `l2_bytes_per_s` below).
+H200_MICRO = {
+    "tensor_flop_per_clk": 4095.9024330207253,   # a wgmma stream, both warpgroups
+    "wgmma_latency_clk": 54.251917319207735,     # one m64nNk16 alone, issue to done
+    "sfu_exp_per_clk": 15.963672016099903,       # MUFU.EX2 throughput, all four SM sub-partitions
+    "fma_lanes_per_clk": 84.8899889311725,       # the softmax's FMUL/FADD mix
+    "tma_latency_clk": 348.8817456593149,        # a copy that hits L2, intercept at 0 bytes
+    "mbarrier_clk": 58.50022,                    # an arrive to the waiter's wake-up
+    "tma_link_bytes_per_clk": 112.36002265588796,  # one SM's copies with L2 idle
 }
 # What our H200's traces and clock measurements set beyond the microbenchmarks' constants:
 H200_MEASURED = {
@@ -234,7 +228,7 @@ H200_MEASURED = {
     # L2 per second: the TMA bandwidth microbenchmark reached 36 B/clk/SM at 1.98 GHz (9.2 TB/s),
     # our bandwidth-bound 128×128 pingpong GEMM 59 B/clk/SM at 1.34 GHz (10.4 TB/s; its k-step,
     # 32 KiB per 556.5 clk, in run T2's traces/gemm_ws_pingpong.summary.json, commit 8169f2d, at
-    # the clock sim/calibrate.py reads off that trace): per clock the two disagree by 60 %, per
+    # the clock fidelity/calibrate.py reads off that trace): per clock the two disagree by 60 %, per
     # second by 12 %. We take the GEMM's, the pattern our kernels have.
     "l2_bytes_per_s": 10.4e12,
     # the traced producers' `TMA issue` scope: 62-64 clk per K or V block (attention ws,
@@ -247,7 +241,7 @@ H200_MEASURED = {
     # reads, so we charge one hand-off, the mbarrier microbenchmark's 58.5 clk
     "mbarrier_probe_clk": 58.5,
     # a busy tensor core's cost to the softmax beside it, and the softmax's dependency tail:
-    # chosen by `python -m sim.calibrate --softmax` (a grid of the two) for the smallest worst
+    # chosen by `python -m fidelity.calibrate --softmax` (a grid of the two) for the smallest worst
     # error of the six attention kernels' cycles per K/V block in run S1 (h200-stall.json:
     # within 9.4 %; 0.02 before session 7 added a CTA's cold Q, its O, its turnover and the
     # wgmma descriptors, h100's); h100's tab. 2 fit (FA3's own kernels) wants 1.5 and 0.02. The
@@ -258,7 +252,7 @@ H200_MEASURED = {
     "softmax_beside_mma": 2.0,
     "softmax_stall_per_elem": 0.01,
     # A GEMM's operand copies, issue to landed, from the traced refills of run Q1
-    # (kernels.trace.hand_off_summary: the producer's `TMA issue` end to the consumer passing
+    # (instruments.trace.hand_off_summary: the producer's `TMA issue` end to the consumer passing
     # `full`, medians over 54-133 k refills): ws s2 1506 clk for 48 KiB, pingpong s2 1419 and s3
     # 1437 for 40 KiB (run Q2 again: 1507, 1426, 1383; the committed traces are Q2's) — the same
     # at every ring depth, so not a queue that load builds. Less the
@@ -266,7 +260,7 @@ H200_MEASURED = {
     # an L2 hit and 884-950 for an idle HBM read (h200-micro.json). Nsight Compute has the GEMMs
     # reading 1.45-1.49 GB from DRAM, 5.5× A and B (h200-l2.json): the operands stream from HBM.
     "tma_hbm_latency_clk": 1003.0,
-    # kernels/micro/issue.py, run Q3 (h200-issue.json): one warpgroup's first group of 4 or 8
+    # instruments/micro/issue.py, run Q3 (h200-issue.json): one warpgroup's first group of 4 or 8
     # wgmmas, unblocked — 12.4, 18.0 and 29.8 clk per SS instruction at N 64, 128, 256, 10.75
     # more per RS one (`issue.constants`, a least-squares fit within 8 clk of each row). Each
     # warpgroup issues on its own here; on the H200 a second one issuing at the same time slows
@@ -283,7 +277,7 @@ H200_MEASURED = {
     # the same run: once the queue is full, each issue returns when an instruction finishes,
     # with 7 in flight (issued less finished at the pipe's rate), for 1 or 2 warpgroups, SS or RS
     "wgmma_queue_depth": 7,
-    # kernels/micro/launch.py, run G1 (h200-launch.json): from a CTA's exit to the next one's
+    # instruments/micro/launch.py, run G1 (h200-launch.json): from a CTA's exit to the next one's
     # entry on the same SM, 368-446 clk (medians; the SMs at 1.98 GHz); 368 with a copy in the
     # CTA, the row most like our kernels' CTAs
     "cta_launch_clk": 368.0,
@@ -291,7 +285,7 @@ H200_MEASURED = {
     # busiest SM's cycles less its 9 CTAs and the 8 turnovers between them: 2922, 3162, 3531
     # clk at 1.96 GHz (1.5-1.8 µs; the longest with a cold copy in each CTA)
     "kernel_launch_s": 1.6e-6,
-    # `python -m sim.calibrate --align`: the factor whose model puts each of run G2's nine
+    # `python -m fidelity.calibrate --align`: the factor whose model puts each of run G2's nine
     # alignment pairs (h200-align.json: three kernels on three shapes, rows 16 bytes off 128 or
     # on it) nearest the measured slowdown (1.12-1.46): within 12.9 % of each ratio. A row that
     # straddles two 128-byte lines costs more than its 5 of 4 sectors (×1.25) would say.
@@ -300,7 +294,7 @@ H200_MEASURED = {
     # every results file's environment. (The microbenchmark's clock under a bare wgmma stream,
     # which `with_measurements` takes as clock_hz, is one of the points PowerCap is fitted to.)
     "clock_hz": 1.98e9,
-    # at the 700 W limit (nvidia-smi power.limit): the plane `python -m sim.calibrate` fits
+    # at the 700 W limit (nvidia-smi power.limit): the plane `python -m fidelity.calibrate` fits
     # through twelve clocks measured under load (a wgmma stream, six traced attention kernels,
     # five traced GEMMs — the s2/s3 rings and in-line attention from runs Q1-Q2, fa3 and overlap
     # re-traced with the schedule fence in run F1, fa3 at d 256 in run G1; within 3.6 % of
@@ -311,38 +305,7 @@ H200_MEASURED = {
 }
 
 
-def with_measurements(base: Hardware, path: Path, name: str) -> Hardware:
-    """`base` with the constants a microbenchmark run measured (the file's "micro"/"constants");
-    `base` unchanged, renamed, if the file does not exist."""
-    if not path.exists():
-        return replace(base, name=name)
-    constants = json.loads(path.read_text())["micro"]["constants"]
-    unknown = set(constants) - set(MEASURED_FIELDS)
-    if unknown:
-        raise ValueError(f"{path.name}: unknown measured constants {sorted(unknown)}; "
-                         f"expected some of {sorted(MEASURED_FIELDS)}")
-    taken = {MEASURED_FIELDS[k]: float(v) for k, v in constants.items() if k not in NOT_TAKEN}
-    return replace(base, name=name, **taken)
-
-
-def tma_link_rate(path: Path) -> float | None:
-    """Bytes per SM clock of one SM's copies with L2 idle: the slope of the L2 latency
-    microbenchmark's median latency against box bytes (least squares; its intercept is
-    ``tma_latency_clk``). None if the file or its rows are missing."""
-    if not path.exists():
-        return None
-    rows = [r for r in json.loads(path.read_text())["micro"]["rows"]
-            if r.get("bench") == "tma_latency" and r.get("mode") == "l2" and r.get("ok")]
-    if len(rows) < 2:
-        return None
-    xs, ys = [r["box_bytes"] for r in rows], [r["latency_clk_median"] for r in rows]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    return 1.0 / slope
-
-
-H200 = with_measurements(H200_DATASHEET, MICRO, "h200").with_(
-    **H200_MEASURED, tma_link_bytes_per_clk=tma_link_rate(MICRO))
+H200 = H200_DATASHEET.with_(name="h200", **H200_MICRO, **H200_MEASURED)
 
 # Blackwell what-if for chapter 06 (a model, not a measurement: no Blackwell here). FA4 §2.2:
 # 8192 dense fp16 FLOP/clk/SM, MUFU still 16 exp/clk/SM; 148 SMs, and 2.25 PF dense bf16

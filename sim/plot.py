@@ -113,7 +113,7 @@ def ablation(model: dict[str, float], paper: dict[str, float] | None = None,
 
 def lane_rows(ax, rows: list[tuple[str, list]], window: tuple[float, float]):
     """Named lanes of spans [(scope, start, end)] in clk, top to bottom, on one time axis: the
-    measured-vs-model figure (sim/fidelity_trace.py). Scope names take the Gantt's colours
+    measured-vs-model figure (fidelity/lanes.py). Scope names take the Gantt's colours
     (QK as QKᵀ, the waits grey, the rest their own)."""
     lo, hi = window
     names = {"QK": "QKᵀ", "softmax": "softmax: exp", "wait turn": "turn"}

@@ -150,7 +150,7 @@ def config(variant: str, head_dim: int, causal: bool = False, stages: int | None
         stages = 1
     # 2 slots for every ring variant. (A 3-slot default for overlap/fa3 was tried after run A1
     # and taken back: run A2 showed the gain A1 gave it was an artefact of the measurement, not
-    # of the ring depth; kernels/NOTES.md, Attention, runs A1-A2.)
+    # of the ring depth; results/lab-notebook.md, Attention, runs A1-A2.)
     stages = STAGES_DEFAULT if stages is None else stages
     stages = int(stages)
     if stages not in STAGES_ALLOWED or (variant != "sequential" and stages < 2):
@@ -424,7 +424,7 @@ def schedule_fence(ptr, seqlen):
     sequences) but keeps the read alive. The overlapped kernels need it before
     ``warpgroup_mma_wait(0)``: without it ptxas hoists that wait above the softmax (to pack P_j
     into the registers P_{j-1}·V_{j-1} is still reading), and the softmax no longer runs under
-    its own P·V — see kernels/NOTES.md, "ptxas hoists the wait"."""
+    its own P·V — see results/lab-notebook.md, "ptxas hoists the wait"."""
     gl.inline_asm_elementwise(
         "{ .reg .u32 t; .reg .pred q; mov.u32 t, %clock; setp.lt.s32 q, $2, 0; "
         "@q st.global.b32 [$1], t; mov.b32 $0, 0; }",

@@ -33,7 +33,7 @@ NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-li
 GEMM_VARIANTS = ("ws", "ws_pingpong")
 GEMM_STAGES = {"ws": (3, 2), "ws_pingpong": (4, 5)}  # the first is the default
 HEAD_DIM = 128
-# ws only, stages 3: A/B variants for the benchmark (run C2, kernels/NOTES.md). "stsm": the
+# ws only, stages 3: A/B variants for the benchmark (run C2, results/lab-notebook.md). "stsm": the
 # epilogue staged with stmatrix.x4 (the default keeps run C1's st.shared.b32, the one measured on
 # the H200); "lockstep": both consumers bar.sync each k-step
 # and one thread releases the slot, as the Gluon ws compiles; "l2_128": the default kernel with

@@ -164,7 +164,7 @@ __device__ __forceinline__ void wgmma_wait() {
 // never runs (sequences are not empty) but keeps the read alive. Needed before the overlapped
 // loop's wgmma_wait<0>: without it ptxas hoists that wait above the softmax (to pack P_j into
 // the registers P_{j-1} V_{j-1} is still reading) and the softmax no longer runs under its own
-// P V (kernels/NOTES.md, "ptxas hoists the wait"). The Gluon twin is common.schedule_fence.
+// P V (results/lab-notebook.md, "ptxas hoists the wait"). The Gluon twin is common.schedule_fence.
 __device__ __forceinline__ void schedule_fence(float* never_written, int n) {
   asm volatile(
       "{ .reg .u32 t; .reg .pred q; mov.u32 t, %%clock; setp.lt.s32 q, %1, 0; "

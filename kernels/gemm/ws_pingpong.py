@@ -23,7 +23,7 @@ Why 192 x 128. A consumer warpgroup holds its whole accumulator in registers; 19
 (64 FLOP/B) and the cooperative 128 x 256 tile of ``ws`` 48 KiB for 4.2 MFLOP (85 FLOP/B). At
 4096 FLOP/clk, 128 x 128 asks L2 for 64 B/clk/SM, and on our H200 it got about 59 (run 3's
 trace: its k-step ran at 556 clk for 512 of math); 192 x 128 asks for 53, and its traced k-step
-runs at the math rate (``kernels/NOTES.md``, run P1). Gluon tensors are powers of two, so the
+runs at the math rate (``results/lab-notebook.md``, run P1). Gluon tensors are powers of two, so the
 tile is three row blocks of 64: three 64 x 64 TMA boxes of A per k-step, three m64n128
 accumulators, three 64 x 128 boxes stored by the epilogue through one 16 KiB staging buffer per
 consumer (the epilogue has the other consumer's whole K-loop to hide in, so storing box by box

@@ -16,7 +16,7 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = True)
     """With `turns` (fa3) the GEMM issue waits for this warpgroup's turn and a producer loads;
     without, warpgroup 0 loads in-line. `fence=False` is the kernel as ptxas compiles it without
     `common.schedule_fence`: the wait for P_{j-1}·V_{j-1} before the softmax, and the pack of
-    P_j among its exps (SASS: kernels/NOTES.md, session 5)."""
+    P_j among its exps (SASS: results/lab-notebook.md, session 5)."""
     me, n = cta.wg(w), cta.n_blocks
     inline_tma = not turns
     if inline_tma and w == 0:

@@ -196,11 +196,11 @@ def test_not_tensors_and_bad_variant():
 
 
 def test_ab_tools_build_what_they_claim(tmp_path):
-    """kernels/tools: the A/B's other side (ab_fence: no fence) and trace_hoisted's copy (the
+    """instruments/tools: the A/B's other side (ab_fence: no fence) and trace_hoisted's copy (the
     wait for P·V written before the softmax) both compile to the hoisted SASS, 0 exps under P·V."""
     if cc.find_cuobjdump() is None:
         pytest.skip("no cuobjdump (triton's wheel carries one)")
-    from kernels.tools import ab_fence, trace_hoisted
+    from instruments.tools import ab_fence, trace_hoisted
 
     bare = ab_fence.without_fence(tmp_path)
     trace_hoisted.hoisted_copy(tmp_path, "kernels_hoisted_test")

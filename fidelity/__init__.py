@@ -1,0 +1,12 @@
+"""Fidelity: the model (`sim`) against the machine (`instruments`' measurements in `results/`).
+
+    python -m fidelity                 the headline kernels, predicted beside what they measured
+    python -m fidelity --all           every committed measurement
+    python -m fidelity story           the model's story with our H200's measured ladder beside it
+    python -m fidelity lanes [--out D] the model's lanes under each committed Proton trace
+    python -m fidelity calibrate [--tab2|--softmax|--align]   how the fitted constants were chosen
+
+`compare` predicts every measured kernel at the tile it ran; `lanes` puts the model's per-warpgroup
+timeline under a Proton trace; `calibrate` refits the constants the datasheets do not give;
+`preset` rebuilds the `h200` preset's measured constants from their files.
+"""

@@ -1,0 +1,183 @@
+"""Attention benchmark: ``python -m instruments.bench_attention [--quick] [--sweep] [--variants ...]``.
+
+Every variant of ``kernels.attention`` and torch SDPA's flash (FA2) and cuDNN backends are timed
+**in the same run** with ``triton.testing.do_bench`` medians, in interleaved rounds with the SM
+clock logged (``instruments.bench.interleaved``: the GPU's boost clock favours whatever runs first), each
+after a correctness check of a poisoned output against a float64 reference (on the first two
+(batch, head) pairs: the full float64 reference at S 8448 would take longer than the kernels),
+on fresh random inputs (never zeros). FLOPs = 4·B·H·S²·d, halved for causal.
+
+Headline: FA3 tab. 2's setting (B 4, H 16, S 8448, d 128, fp16, non-causal, and causal).
+``--sweep``: part of FA3 fig. 5 (B·S = 16k, H = 2048/d) for ``fa3`` and the two peers.
+Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
+last.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+from instruments.bench import RESULTS_DIR, ClockLog, _smi, environment, gpu_slug, interleaved
+
+VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
+# ring-depth experiments, timed at the headline (non-causal) only
+EXTRAS = ("ws:s3", "ws_pingpong:s3", "overlap:s2", "fa3:s2")
+PEERS = ("sdpa_flash", "sdpa_cudnn")
+TOL = {"float16": 4e-3, "bfloat16": 2.5e-2}
+CHECK_HEADS = 2
+
+
+def reference(q, k, v, causal):
+    """float64 O for the first CHECK_HEADS (batch, head) pairs."""
+    import torch
+
+    B, H, S, D = q.shape
+    qd, kd, vd = (t.reshape(B * H, S, D)[:CHECK_HEADS].double() for t in (q, k, v))
+    s = (qd @ kd.transpose(-1, -2)) / math.sqrt(D)
+    if causal:
+        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    return torch.softmax(s, dim=-1) @ vd
+
+
+def peer_fn(name, q, k, v, causal):
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    backend = {"sdpa_flash": SDPBackend.FLASH_ATTENTION, "sdpa_cudnn": SDPBackend.CUDNN_ATTENTION}[name]
+    F = torch.nn.functional
+
+    def fn():
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return fn
+
+
+def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_log=None):
+    import torch
+
+    from kernels.attention import attention, config, flops
+
+    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
+    ref = reference(q, k, v, causal)
+    f = flops(B, H, S, D, causal)
+    dname = str(dtype).removeprefix("torch.")
+    out = torch.empty_like(q)
+    mine, fns = [], {}
+    for name in PEERS + tuple(variants):
+        row = {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname, "variant": name,
+               "flops": f}
+        try:
+            if name in PEERS:
+                fn = peer_fn(name, q, k, v, causal)
+                o = fn()
+            else:
+                variant, _, st = name.partition(":s")  # "fa3:s3": fa3 with a 3-slot ring
+                row["stages"] = config(variant, D, causal, int(st) if st else None).stages
+                fn = lambda n=variant, s=(int(st) if st else None), q=q, k=k, v=v, o=out: attention(
+                    q, k, v, causal=causal, variant=n, stages=s, out=o)
+                out.fill_(float("nan"))  # poison: an unwritten element fails the check
+                o = fn()
+            torch.cuda.synchronize()
+            got = o.reshape(B * H, S, D)[:CHECK_HEADS].double()
+            err = ((got - ref).norm() / ref.norm()).item()
+            row["rel_err"] = err if math.isfinite(err) else float("inf")
+            row["ok"] = row["rel_err"] < TOL[dname]
+            if row["ok"]:
+                fns[name] = fn
+        except Exception as e:  # noqa: BLE001 -- a peer backend may refuse a shape; record it, go on
+            row.update(ok=False, error=f"{type(e).__name__}: {str(e)[:300]}")
+        mine.append(row)
+    timed = interleaved(fns, dict.fromkeys(fns, f), rounds, clock_log)
+    for row in mine:
+        row.update(timed.get(row["variant"], {}))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    del q, k, v, ref, out
+    torch.cuda.empty_cache()
+
+
+def write(env, rows, extra, out_dirs):
+    written = []
+    for d in out_dirs:
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{gpu_slug(env['gpu'])}-attention.json"
+        path.write_text(json.dumps({"attention": {"environment": env, "rows": rows, **extra}},
+                                   indent=1) + "\n")
+        written.append(path)
+    return written
+
+
+def print_table(rows):
+    print("\nAttention fwd TFLOP/s (median over interleaved rounds [round min-max]; x = vs SDPA flash "
+          "in the same run; SM clock during it; ! = failed)")
+    keys = []
+    for r in rows:
+        key = (r["B"], r["H"], r["S"], r["d"], r["causal"], r["dtype"])
+        if key not in keys:
+            keys.append(key)
+    for key in keys:
+        rs = [r for r in rows if (r["B"], r["H"], r["S"], r["d"], r["causal"], r["dtype"]) == key]
+        fl = next((r.get("tflops") for r in rs if r["variant"] == "sdpa_flash"), None)
+        print(f"B{key[0]} H{key[1]} S{key[2]} d{key[3]} {'causal' if key[4] else 'full'} {key[5]}")
+        for r in rs:
+            if not r["ok"]:
+                why = r.get("error") or f"rel_err {r['rel_err']:.2e}"
+                print(f"  {r['variant']:<12} !  {why}")
+                continue
+            x = f"{r['tflops'] / fl:5.2f}x" if fl else ""
+            spread = f"[{r['tflops_min']:.0f}-{r['tflops_max']:.0f}]" if "tflops_min" in r else ""
+            mhz = f"{r['sm_mhz']:.0f} MHz" if r.get("sm_mhz") else ""
+            print(f"  {r['variant']:<15} {r['tflops']:7.1f} {spread:>11} {x}  {r['ms']:.3f} ms  {mhz}"
+                  f"  (rel_err {r['rel_err']:.1e})")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m instruments.bench_attention")
+    p.add_argument("--quick", action="store_true", help="headline non-causal only")
+    p.add_argument("--sweep", action="store_true", help="part of FA3 fig. 5 (fa3 and peers)")
+    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, action="append", default=None)
+    args = p.parse_args(argv)
+
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: nothing to measure", file=sys.stderr)
+        return 2
+    variants = [v for v in args.variants.split(",") if v]
+    env = environment()
+    print(json.dumps(env), flush=True)
+    gen = torch.Generator(device="cuda").manual_seed(args.seed)
+    rows: list[dict] = []
+    extras = [e for e in EXTRAS if e.partition(":")[0] in variants]
+    with ClockLog() as clock_log:
+        for causal in ((False,) if args.quick else (False, True)):
+            one_setting(4, 16, 8448, 128, causal, torch.float16,
+                        variants + ([] if causal else extras), gen, rows, 5, clock_log)
+        if args.sweep:
+            sweep_variants = [v for v in variants if v == "fa3"]  # (not fa3:s3)
+            for D in (64, 128, 256):
+                for S in (1024, 4096, 16384):
+                    for causal in (False, True):
+                        one_setting(16384 // S, 2048 // D, S, D, causal, torch.float16,
+                                    sweep_variants, gen, rows, 3, clock_log)
+    env["clocks_after"] = _smi("clocks.sm,clocks.mem")
+    extra = {"headline": "FA3 tab. 2: B 4, H 16, S 8448, d 128, fp16", "tolerance": TOL,
+             "rounds": "5 headline, 3 sweep (interleaved, rotated order)",
+             "check": f"float64 reference on the first {CHECK_HEADS} (batch, head) pairs",
+             "written": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
+    outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
+    for path in write(env, rows, extra, outs):
+        print(f"wrote {path}")
+    print_table(rows)
+    return 0 if all(r["ok"] for r in rows if r["variant"] not in PEERS) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""The CUDA twins beside the Gluon kernels and the vendor peers, **in the same run**:
+``python -m instruments.bench_cuda [--quick] [--gemm] [--out DIR]``.
+
+GEMM (8192^3 fp16 and bf16, and a ragged 8000x8008x4104 fp16): cuBLAS (torch.matmul), Gluon
+``ws`` and ``ws_pingpong``, CUDA ``ws`` (3 and 2 stages, and the 3-stage ablations
+``cuda_ws_s3_stsm`` / ``cuda_ws_s3_lockstep`` / ``cuda_ws_s3_l2_128``, kernels.cuda.GEMM_ABLATIONS) and ``ws_pingpong``
+(4 and 5 stages); ``--gemm``: these only, no attention. Attention (FA3 tab. 2's setting: B 4,
+H 16, S 8448, d 128; fp16 full and causal, bf16 full): SDPA flash (FA2) and cuDNN, Gluon ``fa3``,
+CUDA ``fa3``. Each is checked against a float64 reference on a poisoned output first, then timed
+with ``instruments.bench.interleaved`` (do_bench medians in rotated rounds, SM clock logged: the
+boost clock favours whatever runs first). Writes ``<gpu>-cuda.json`` into results and
+``$OUT``; prints a table last.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+from instruments.bench import (
+    GEMM_TOL,
+    RESULTS_DIR,
+    ClockLog,
+    _smi,
+    environment,
+    gpu_slug,
+    interleaved,
+    rel_error,
+)
+
+
+def gemm_setting(M, N, K, dtype, gen, rows, rounds, clock_log, gluon=("ws", "ws_pingpong")):
+    import torch
+
+    from kernels import cuda
+    from kernels.gemm import gemm
+
+    a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
+    b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen)
+    ref = a.double() @ b.double()
+    dname = str(dtype).removeprefix("torch.")
+    out = torch.empty(M, N, device="cuda", dtype=dtype)
+    cands = {"cublas": lambda: torch.matmul(a, b, out=out)}
+    for v in gluon:
+        cands[f"gluon_{v}"] = lambda v=v: gemm(a, b, variant=v, out=out)
+    for v in cuda.GEMM_VARIANTS:
+        for s in cuda.GEMM_STAGES[v]:
+            cands[f"cuda_{v}_s{s}"] = lambda v=v, s=s: cuda.gemm(a, b, v, stages=s, out=out)
+            if (v, s) == ("ws", 3):  # the A/B rows of run C2, in the same rounds
+                for abl in (x for x in cuda.GEMM_ABLATIONS if x):
+                    cands[f"cuda_ws_s3_{abl}"] = lambda abl=abl: cuda.gemm(a, b, out=out,
+                                                                           ablation=abl)
+    fns, mine = {}, []
+    for name, fn in cands.items():
+        row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": name}
+        try:
+            out.fill_(float("nan"))  # poison: an unwritten element fails the check
+            fn()
+            torch.cuda.synchronize()
+            row["rel_err"] = rel_error(out, ref)
+            row["ok"] = row["rel_err"] < GEMM_TOL[dname]
+            if row["ok"]:
+                fns[name] = fn
+        except Exception as e:  # noqa: BLE001 -- record it, time the others
+            row.update(ok=False, error=f"{type(e).__name__}: {str(e)[:300]}")
+        mine.append(row)
+    flops = 2.0 * M * N * K
+    timed = interleaved(fns, dict.fromkeys(fns, flops), rounds, clock_log)
+    for row in mine:
+        row.update(timed.get(row["variant"], {}))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    cands.clear()
+    fns.clear()
+
+
+def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log):
+    import torch
+
+    from kernels import cuda
+    from kernels.attention import attention, flops
+    from instruments.bench_attention import CHECK_HEADS, PEERS, TOL, peer_fn, reference
+
+    D = 128
+    q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
+    ref = reference(q, k, v, causal)
+    f = flops(B, H, S, D, causal)
+    dname = str(dtype).removeprefix("torch.")
+    out = torch.empty_like(q)
+    cands = {p: peer_fn(p, q, k, v, causal) for p in PEERS}
+    cands["gluon_fa3"] = lambda: attention(q, k, v, causal=causal, variant="fa3", out=out)
+    cands["cuda_fa3"] = lambda: cuda.attention(q, k, v, causal=causal, out=out)
+    fns, mine = {}, []
+    for name, fn in cands.items():
+        row = {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname, "variant": name,
+               "flops": f}
+        try:
+            out.fill_(float("nan"))
+            o = fn()
+            torch.cuda.synchronize()
+            got = o.reshape(B * H, S, D)[:CHECK_HEADS].double()
+            err = ((got - ref).norm() / ref.norm()).item()
+            row["rel_err"] = err if math.isfinite(err) else float("inf")
+            row["ok"] = row["rel_err"] < TOL[dname]
+            if row["ok"]:
+                fns[name] = fn
+        except Exception as e:  # noqa: BLE001
+            row.update(ok=False, error=f"{type(e).__name__}: {str(e)[:300]}")
+        mine.append(row)
+    timed = interleaved(fns, dict.fromkeys(fns, f), rounds, clock_log)
+    for row in mine:
+        row.update(timed.get(row["variant"], {}))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    cands.clear()
+    fns.clear()
+
+
+def print_table(gemm_rows, attn_rows):
+    print("\nTFLOP/s (median over interleaved rounds [round min-max]; x = vs the first peer in "
+          "the same run: cuBLAS / SDPA flash; SM MHz during it; ! = failed)")
+    for rows, keyf, peer in ((gemm_rows, lambda r: f"GEMM {r['M']}x{r['N']}x{r['K']} {r['dtype']}",
+                              "cublas"),
+                             (attn_rows, lambda r: f"attention B{r['B']} H{r['H']} S{r['S']} "
+                              f"d{r['d']} {'causal' if r['causal'] else 'full'} {r['dtype']}",
+                              "sdpa_flash")):
+        keys = list(dict.fromkeys(keyf(r) for r in rows))
+        for key in keys:
+            rs = [r for r in rows if keyf(r) == key]
+            base = next((r.get("tflops") for r in rs if r["variant"] == peer), None)
+            print(key)
+            for r in rs:
+                if not r.get("ok"):
+                    why = r.get("error") or f"rel_err {r['rel_err']:.2e}"
+                    print(f"  {r['variant']:<16} !  {why}")
+                    continue
+                x = f"{r['tflops'] / base:5.2f}x" if base else ""
+                mhz = f"{r['sm_mhz']:.0f} MHz" if r.get("sm_mhz") else ""
+                print(f"  {r['variant']:<16} {r['tflops']:7.1f} [{r['tflops_min']:.0f}-"
+                      f"{r['tflops_max']:.0f}] {x} {r['ms']:.3f} ms {mhz} (rel_err {r['rel_err']:.1e})")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m instruments.bench_cuda")
+    p.add_argument("--quick", action="store_true", help="fp16 headline sizes only, 3 rounds")
+    p.add_argument("--gemm", action="store_true", help="GEMM settings only (no attention)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, action="append", default=None)
+    args = p.parse_args(argv)
+
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: nothing to measure", file=sys.stderr)
+        return 2
+    env = environment()
+    print(json.dumps(env), flush=True)
+    gen = torch.Generator(device="cuda").manual_seed(args.seed)
+    rounds = 3 if args.quick else 5
+    g_rows: list[dict] = []
+    a_rows: list[dict] = []
+    with ClockLog() as clock_log:
+        for dtype in (torch.float16,) if args.quick else (torch.float16, torch.bfloat16):
+            gemm_setting(8192, 8192, 8192, dtype, gen, g_rows, rounds, clock_log)
+        if not args.quick:
+            gemm_setting(8000, 8008, 4104, torch.float16, gen, g_rows, rounds, clock_log,
+                         gluon=("ws",))
+        settings = [] if args.gemm else [(False, torch.float16), (True, torch.float16)]
+        if not (args.quick or args.gemm):
+            settings.append((False, torch.bfloat16))
+        for causal, dtype in settings:
+            attention_setting(4, 16, 8448, causal, dtype, gen, a_rows, rounds, clock_log)
+    env["clocks_after"] = _smi("clocks.sm,clocks.mem")
+    written = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    data = {"gemm": {"environment": env, "rows": g_rows, "tolerance": GEMM_TOL,
+                     "written": written},
+            "attention": {"environment": env, "rows": a_rows,
+                          "headline": "FA3 tab. 2: B 4, H 16, S 8448, d 128",
+                          "check": "float64 reference on the first 2 (batch, head) pairs",
+                          "written": written},
+            "rounds": rounds}
+    outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
+    for d in outs:
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{gpu_slug(env['gpu'])}-cuda.json"
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"wrote {path}")
+    print_table(g_rows, a_rows)
+    return 0 if all(r.get("ok") for r in g_rows + a_rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# One device call that runs several independent jobs in priority order, each under its own
+# timeout (a barrier-protocol bug hangs rather than crashes), logs and JSON under $OUT.
+# Usage: bash instruments/device/session.sh STEP...
+#   micro       GPU tests of the microbenchmarks, then `instruments.bench micro`     (issue 5)
+#   attn_probe  fa3 ring depth / order / cache probe, a fresh then a cached process (issue 4)
+#   gemm_probe  pingpong tiles at 8192^3 fp16+bf16, CUDA-graph replays at small sizes (issue 3)
+#   gemm_bench  `instruments.bench gemm`: the whole GEMM ladder, interleaved rounds, clock logged (issue 3)
+#   attn_bench  `instruments.bench_attention --sweep`: the attention ladder and fig. 5 part     (issue 4)
+#   attn_tests  the attention GPU tests (every variant against float64), 8 workers
+#   attn_trace  Proton timelines, with their time, of the overlapped kernels (fa3, overlap)  (issue 5)
+#   gemm_tests  the GEMM GPU tests, then their ConSan test in a step of its own    (issue 3)
+#   consan_probe each GEMM configuration of the ConSan test alone, timed            (issue 3)
+#   gemm_trace  a Proton timeline of the pingpong GEMM (the model's ground truth)  (issue 5)
+#   probes      Proton timelines, with their time, of instruments.trace.PROBES (run Q1 recorded the
+#               first five without their time as `miss_trace`, run Q2 as `probe_clock`)  (issue 5)
+#   issue       wgmma issue microbenchmark: issue cost, queue depth, SS vs RS      (issue 5)
+#   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel (issue 5)
+#   stall_probe Nsight Compute's full set on the plain attention kernels: cycles, pipes, stall
+#               reasons per SASS instruction (instruments/tools/stall_probe.py)             (issue 5)
+#   stall_dims  Nsight Compute's full set on fa3 at d 64 and d 256 (run G5)           (issue 5)
+#   stall_sweep Nsight Compute's cycles of fa3 at the attention sweep's shapes (run S2)  (issue 5)
+#   gemm_sweep  the GEMM sweep: ncu cycles, CUPTI device time beside do_bench (instruments/tools/gemm_sweep.py)
+#   launch      a CTA's turnover on an SM and its cold first copy (instruments/micro/launch.py)  (issue 5)
+#   launch_ncu  the same under Nsight Compute: each launch's duration and cycles      (issue 5)
+#   trace_d256  a Proton timeline of fa3 at d 256                                   (issue 5)
+#   trace_s1k   Proton timelines of fa3 at S 1K (d 128, 256): a CTA's prologue and epilogue (issue 5)
+#   align       the ragged GEMMs with and without 128-byte row strides (instruments/tools/align_probe.py)
+#   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
+#   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
+#   grade_wrong the grader's self-test on known-wrong submissions, on the GPU      (issue 6)
+#   notebooks   chapters 01-05 run as scripts, so their live-GPU cells execute   (issue 7)
+# Carry `.whl` (simpy, pytest, ...) for the steps that import the model or the grader.
+# Logs and JSON are written to a work folder and packed at the end into $OUT/session.tgz (the
+# device tool returns at most 8 files), beside $OUT/session.log.
+set -u
+export PYTHONUNBUFFERED=1 MPLBACKEND=Agg
+FINAL=${OUT:-/tmp/out}; mkdir -p "$FINAL"
+OUT=/tmp/session_work; rm -rf "$OUT"; mkdir -p "$OUT"
+trap 'tar czf "$FINAL/session.tgz" -C "$OUT" . ; cp "$OUT/session.log" "$FINAL/"' EXIT
+if compgen -G ".whl/*.whl" > /dev/null; then
+  pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl > /dev/null 2>&1
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+export TRITON_CACHE_DIR=/tmp/tcache
+smi() { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,power.draw,temperature.gpu,driver_version --format=csv,noheader; }
+echo "start $(date -u +%FT%TZ) $(smi)" | tee "$OUT/session.log"
+python3 -c "import numpy, torch, triton; print('numpy', numpy.__version__, 'torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$OUT/session.log"
+BUDGET=${BUDGET:-560}  # seconds for all steps: the device call itself stops at 600
+step_run() {  # name timeout command...  (the timeout shrinks to what is left of BUDGET)
+  local name=$1 t=$2; shift 2
+  local t0=$SECONDS left=$((BUDGET - SECONDS))
+  (( left < t )) && t=$left
+  (( t < 10 )) && { echo "== $name skipped: no time left" | tee -a "$OUT/session.log"; return; }
+  timeout "$t" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  echo "== $name rc=$rc $((SECONDS - t0))s $(smi)" | tee -a "$OUT/session.log"
+  grep -v '^{' "$OUT/$name.log" | tail -${TAIL:-25}
+}
+for step in "$@"; do
+  case $step in
+  micro)
+    step_run micro_pytest 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/kernels/test_micro_gpu.py
+    step_run micro 300 python3 -m instruments.bench micro --out "$OUT" ;;
+  attn_probe)
+    step_run attn_probe_fresh 150 python3 -m instruments.tools.order_probe fresh
+    step_run attn_probe_cached 100 python3 -m instruments.tools.order_probe cached ;;
+  gemm_probe)
+    step_run gemm_probe 300 python3 -m instruments.bench gemm_probe --out "$OUT" ;;
+  gemm_bench)
+    TAIL=70 step_run gemm_bench 400 python3 -m instruments.bench gemm --out "$OUT" ;;
+  attn_bench)
+    TAIL=80 step_run attn_bench 400 python3 -m instruments.bench_attention --sweep --out "$OUT" ;;
+  attn_tests)
+    TAIL=12 step_run attn_tests 320 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 8 tests/kernels/test_attention_gpu.py ;;
+  attn_trace)
+    TAIL=40 step_run attn_trace 250 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3 attention_overlap ;;
+  gemm_tests)
+    TAIL=12 step_run gemm_tests 200 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 8 tests/kernels/test_gemm_gpu.py -k "not consan"
+    TAIL=12 step_run gemm_consan 400 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu tests/kernels/test_gemm_gpu.py -k consan ;;
+  consan_probe)
+    for cfg in "ws_pingpong 2 128x128x64" "ws_pingpong 2" "ws_pingpong 4"; do
+      TRITON_INSTRUMENTATION_MODE=consan TAIL=4 step_run "consan_${cfg// /_}" 100 \
+        python3 -m instruments.tools.consan_gemm $cfg
+    done ;;
+  gemm_trace)
+    step_run gemm_trace 200 python3 -m instruments.trace --only gemm_ws_pingpong --out "$OUT/traces" ;;
+  probes)
+    TAIL=40 step_run probes 450 python3 -m instruments.trace --out "$OUT/traces" --only \
+      $(python3 -c "from instruments.trace import PROBES; print(*PROBES)") ;;
+  issue)
+    TAIL=30 step_run issue 200 python3 -m instruments.micro.issue --out "$OUT" ;;
+  l2_probe)
+    # keep only the metrics this ncu knows (an unknown one fails the whole run)
+    ncu --query-metrics --chip gh100 > "$OUT/ncu_metrics.txt" 2>&1
+    want="gpu__time_duration.sum sm__cycles_elapsed.avg.per_second dram__bytes_read.sum
+          lts__t_sectors_op_read.sum lts__t_sector_op_read_hit_rate.pct lts__t_sector_hit_rate.pct
+          lts__t_sectors_srcunit_tex_op_read.sum lts__t_sectors_srcunit_ltcfabric.sum
+          lts__t_sectors_srcnode_gpc.sum lts__t_sectors_srcunit_tex.sum"
+    metrics=""
+    for m in $want; do grep -Eq "^ *${m%%.*}( |$)" "$OUT/ncu_metrics.txt" && metrics="$metrics,$m"; done
+    [ -z "$metrics" ] && metrics=",gpu__time_duration.sum,dram__bytes_read.sum,lts__t_sector_op_read_hit_rate.pct"
+    echo "ncu metrics: ${metrics#,}" | tee -a "$OUT/session.log"
+    grep -i "fabric" "$OUT/ncu_metrics.txt" | head -20 >> "$OUT/session.log"
+    TAIL=20 step_run l2_ncu 300 ncu --clock-control none --csv --page raw --log-file "$OUT/l2_ncu.csv" \
+      -k 'regex:^(sequential|pipelined|ws|ws_pingpong|overlap|fa3)_kernel' --metrics "${metrics#,}" \
+      python3 -m instruments.tools.l2_probe
+    step_run l2_parse 30 python3 -m instruments.tools.l2_probe --parse "$OUT/l2_ncu.csv" --out "$OUT/l2_probe.json" ;;
+  stall_probe)
+    TAIL=20 step_run stall_ncu 400 ncu --clock-control none --set full --import-source no -f \
+      -o /tmp/stall -k 'regex:^(sequential|pipelined|ws|ws_pingpong|overlap|fa3)_kernel' \
+      python3 -m instruments.tools.stall_probe
+    TAIL=2 step_run stall_raw 60 ncu -i /tmp/stall.ncu-rep --page raw --csv
+    TAIL=2 step_run stall_details 60 ncu -i /tmp/stall.ncu-rep --page details --csv
+    TAIL=2 step_run stall_source 120 ncu -i /tmp/stall.ncu-rep --page source --csv --print-source sass ;;
+  stall_dims)  # Nsight Compute's full set on fa3 at d 64 and d 256 (run G5)
+    TAIL=8 step_run dims_ncu 300 ncu --clock-control none --set full --import-source no -f \
+      -o /tmp/dims -k 'regex:^fa3_kernel' python3 -m instruments.tools.stall_probe --dims
+    TAIL=2 step_run dims_raw 60 ncu -i /tmp/dims.ncu-rep --page raw --csv
+    TAIL=2 step_run dims_source 120 ncu -i /tmp/dims.ncu-rep --page source --csv --print-source sass
+    TAIL=6 step_run dims_parse 30 python3 -m instruments.tools.stall_probe --dims --parse "$OUT/dims_raw.log" "$OUT/dims_source.log" --out "$OUT/h200-stall-dims.json" ;;
+  stall_sweep)  # cycles of fa3 at the sweep's shapes (run S2)
+    TAIL=12 step_run sweep_ncu 300 ncu --clock-control none --csv --page raw --log-file "$OUT/sweep_raw.csv" \
+      -k 'regex:^fa3_kernel' --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.avg.pct_of_peak_sustained_elapsed,launch__block_size \
+      python3 -m instruments.tools.stall_probe --sweep
+    step_run sweep_parse 30 python3 -m instruments.tools.stall_probe --sweep --parse "$OUT/sweep_raw.csv" - --out "$OUT/h200-stall-sweep.json" ;;
+  gemm_sweep)  # the GEMM sweep's cycles (ncu), device time (CUPTI) beside do_bench (run G1)
+    TAIL=6 step_run gemm_sweep_ncu 240 ncu --clock-control none --csv --page raw --log-file "$OUT/gemm_sweep_raw.csv" \
+      -k 'regex:^(sequential|pipelined|ws|ws_pingpong)_kernel' \
+      --metrics "$(python3 -c 'from instruments.tools.gemm_sweep import NCU_METRICS; print(NCU_METRICS)')" \
+      python3 -m instruments.tools.gemm_sweep launch
+    TAIL=4 step_run gemm_sweep_device 240 python3 -m instruments.tools.gemm_sweep device --out "$OUT/gemm_sweep_device.json"
+    TAIL=60 step_run gemm_sweep_parse 30 python3 -m instruments.tools.gemm_sweep parse "$OUT/gemm_sweep_raw.csv" \
+      "$OUT/gemm_sweep_device.json" --out "$OUT/h200-gemm-sweep.json" ;;
+  launch)  # a CTA's turnover on an SM and its cold first copy (run G1)
+    TAIL=12 step_run launch 120 python3 -m instruments.micro.launch --out "$OUT" ;;
+  launch_ncu)  # the same launches under Nsight Compute: what a whole launch costs beyond its CTAs
+    TAIL=12 step_run launch_ncu 120 ncu --clock-control none --csv --page raw --log-file "$OUT/launch_ncu.csv" \
+      -k 'regex:cta_launch' --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second \
+      python3 -m instruments.micro.launch ;;
+  trace_d256)  # Proton timeline of fa3 at d 256 (run G1)
+    TAIL=30 step_run trace_d256 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_d256 ;;
+  trace_s1k)  # Proton timelines of fa3 at S 1K, d 128 and 256: a CTA's phases (run G2)
+    TAIL=30 step_run trace_s1k 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_s1k attention_fa3_s1k_d256 ;;
+  align)  # the ragged GEMMs with 128-byte row strides, 8192x8192x4096 without (run G2)
+    TAIL=30 step_run align 200 python3 -m instruments.tools.align_probe --out "$OUT/h200-align.json" ;;
+  gputests)
+    TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
+  grade)
+    step_run grade 200 python3 -m exercises grade --only ch02_ws_gluon --only ch04_tl_attention -v ;;
+  grade_wrong)  # the known-wrong GPU-graded submissions, graded as a student's would be: each must
+                # lose the tests its header names (`# loses:`), the GPU ones included
+    for w in exercises/wrong/ch02_*.py exercises/wrong/ch04_tl_*.py; do
+      ex=$(sed -n 's/^# exercise: //p' "$w"); f=$(sed -n 's/^# file: //p' "$w")
+      rm -rf /tmp/wrong && mkdir -p "/tmp/wrong/$ex" && cp "$w" "/tmp/wrong/$ex/$f"
+      echo "$(basename "$w"): $(sed -n 's/^# loses: //p' "$w")"
+      TAIL=12 step_run "wrong_$(basename "$w" .py)" 200 python3 -m exercises grade /tmp/wrong --only "$ex" -v
+    done ;;
+  notebooks)
+    for nb in 01_tma_and_the_ring 02_warp_specialization 03_pingpong 05_fa3_ablation; do
+      TAIL=6 step_run "nb_$nb" 120 python3 "notebooks/$nb.py"
+    done ;;
+  *) echo "unknown step $step"; exit 2 ;;
+  esac
+done
+echo "end $(date -u +%FT%TZ)" | tee -a "$OUT/session.log"

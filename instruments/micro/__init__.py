@@ -1,0 +1,11 @@
+"""Microbenchmarks of one Hopper SM (issue 5, "Measure the machine"): the rates and latencies
+behind ``sim/hardware.py``'s constants. See README.md here; run them all with
+``python -m instruments.bench micro``.
+
+    wgmma.py   back-to-back wgmma m64nNk16 (fp16/bf16, N 64/128/256, 1 or 2 warpgroups)
+    units.py   SFU exp2 rate, FP32 FMA rate
+    tma.py     TMA load latency (L2, HBM) and per-SM bandwidth with 1..4 copies in flight
+    mbar.py    mbarrier arrive -> wait hand-off between two warps
+    run.py     all of them + the SM clock under tensor load; model constants from the rows
+    common.py  %clock64 / %globaltimer / %smid reads, CPU-only sm_90a compile helper
+"""
