@@ -1,4 +1,4 @@
-"""Proton timelines of the warp-specialized kernels (issue 5): what each warpgroup does, when.
+"""Proton timelines of the warp-specialized kernels: what each warpgroup does, when.
 
     python -m instruments.trace --out DIR       # on a Hopper GPU: traces, summaries, overhead
 
@@ -15,7 +15,7 @@ Which warps: Proton samples one warp per role (``SAMPLED_WARPS``): warp 0 is con
 default partition), warp 4 consumer 1, warp 10 the producer. Triton 3.6 puts a 4-warp worker at
 warps 4-7 and pads the 1-warp producer's warpgroup to warps 8-11 with the producer at warp 10 (read
 off the partition dispatch table in the PTX; ``tests/kernels/test_trace_compile.py`` checks it for
-all five kernels — the first recording sampled warp 8 and got no producer events). In the
+all five kernels: sampling warp 8, the padding, records no producer events). In the
 cooperative GEMM (``ws``) warps 0-3 and 4-7 are the two warpgroups of one consumer partition.
 
 Sizes: attention at FA3 tab. 2's shape but one wave of CTAs (B 1, H 2, S 8448, d 128: 132 CTAs on
@@ -68,7 +68,7 @@ KERNELS = {
     "gemm_ws_pingpong": {"workload": "gemm", "variant": "ws_pingpong", "shape": (8192, 8192, 8192),
                          "full": (8192, 8192, 8192), "buffer": SEGMENT * 3},
 }
-# Where the model missed (runs Q1-Q2): shallow rings whose refills the consumers wait for, and
+# Where the model needs more than the five: shallow rings whose refills the consumers wait for, and
 # the in-line kernels (no producer: warps 0 and 4 are the two 64-row halves of the one compute
 # partition). Recorded on request (`--only`), not by default.
 PROBES = {
@@ -82,14 +82,15 @@ PROBES = {
     "attention_overlap": {**KERNELS["attention_ws"], "variant": "overlap", "warps": "0,4",
                           "buffer": SEGMENT * 2},
     # fa3 at S 1K (8 K/V blocks a CTA; 1024 CTAs at d 128, 512 at d 256: 4-8 waves), where a CTA's time outside its loop is
-    # 9-17 K clk on the machine and 3-4 K in the model (run S2): the `wait Q` and `epilogue`
+    # 9-17 K clk on the machine (`results/h200-stall-sweep.json`): the `wait Q` and `epilogue`
     # scopes and the CTAs' phases (`cta_phases`)
     "attention_fa3_s1k": {**KERNELS["attention_fa3"], "shape": (8, 16, 1024, 128),
                           "full": (16, 16, 1024, 128)},
     "attention_fa3_s1k_d256": {**KERNELS["attention_fa3"], "shape": (8, 8, 1024, 256),
                                "full": (16, 8, 1024, 256)},
     # fa3 at d 256 (128 x 64 blocks, 132 CTAs: one wave), where the model's block is 12 % short
-    # of Nsight Compute's cycles (run S2); 132 blocks a CTA, 7 scopes each: 64 KiB a warp
+    # of Nsight Compute's cycles (`results/h200-stall-sweep.json`); 132 blocks a CTA, 7 scopes
+    # each: 64 KiB a warp
     "attention_fa3_d256": {**KERNELS["attention_fa3"], "shape": (1, 2, 8448, 256),
                            "full": (4, 8, 8448, 256), "buffer": SEGMENT * 4 * 3},
 }
@@ -411,7 +412,7 @@ def _runner(spec: dict, shape, profile: bool):
     torch.manual_seed(0)
     if spec["workload"] == "attention":
         from kernels.attention import KERNELS as AK
-        from kernels.attention import common
+        from kernels.attention import host as common
 
         B, H, S, D = shape
         q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
@@ -455,8 +456,9 @@ def _time_ms(fn) -> float:
 def overhead(spec: dict, shape, rounds: int = 2) -> dict:
     """The scoped kernel against the plain one at `shape`, do_bench medians in `rounds` rounds of
     alternating order (the SM clock drifts down as the card heats: whoever runs first in a
-    process gains up to ~12 %, NOTES.md run A3). The scoped kernel runs with Proton's device side
-    on (its passes and buffer) but none of its launch hooks, so do_bench times the kernel alone."""
+    process gains up to ~12 %: `instruments/tools/order_probe.py`). The scoped kernel runs with
+    Proton's device side on (its passes and buffer) but none of its launch hooks, so do_bench
+    times the kernel alone."""
     from triton.profiler.hooks.instrumentation import InstrumentationHook
 
     plain, _ = _runner(spec, shape, False)

@@ -1,7 +1,13 @@
-"""Real Hopper kernels for the course: Gluon (Triton 3.6) GEMMs now, attention later.
+"""Real Hopper kernels for the course, in Gluon (Triton 3.6), one module per schedule:
 
-``kernels.gemm(a, b, variant=..., stages=...)`` is the GEMM entry point; ``instruments.bench`` times
-every variant next to the vendor library in one run and writes ``results/<gpu>.json``.
+    gemm/        C = A @ B: sequential, pipelined, ws, ws_pingpong (``kernels.gemm(a, b, ...)``)
+    attention/   the FA3 ladder: ... ws, ws_pingpong, overlap, fa3 (``kernels.attention.attention``)
+    ring.py      ring slots and turns on mbarriers, shared by both (``acquire``, ``release``, ...)
+    scopes.py    Proton scopes behind a constexpr; hopper.py: host-side checks and dtypes
+    cuda/        CUDA C++ twins of the same kernels
+
+``instruments.bench`` times every GEMM variant next to the vendor library in one run and writes
+``results/<gpu>.json``.
 """
 from .gemm import VARIANTS as GEMM_VARIANTS
 from .gemm import gemm

@@ -1,10 +1,10 @@
-"""Proton scopes for the kernels' timelines (issue 5), behind a constexpr flag.
+"""Proton scopes for the kernels' timelines (``instruments/trace.py``), behind a constexpr flag.
 
 ``enter(name, PROFILE)`` / ``exit(name, PROFILE)`` emit Proton's ``proton.record`` ops only when
 the kernel's ``PROFILE`` constexpr is true. With it false (every kernel's default) nothing is
 emitted, so the kernels compile to exactly the PTX they had before the scopes were added
-(``tests/kernels/test_trace_compile.py``). Even with ``PROFILE`` true, Proton itself emits nothing
-unless an instrumentation session is active (``triton.profiler.flags.instrumentation_on``): a
+(``tests/instruments/test_trace_compile.py``). Even with ``PROFILE`` true, Proton itself emits
+nothing unless an instrumentation session is active (``triton.profiler.flags.instrumentation_on``): a
 profiled kernel launched outside ``python -m instruments.trace`` runs unchanged.
 
 Each scope is written where the warp *is* doing that thing (waiting on an mbarrier, issuing a

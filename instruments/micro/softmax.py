@@ -6,7 +6,7 @@ back to back as a fa3 consumer issues them on its turn (``TURN``) — timed alon
 softmax, issue and round.
 
 Each round runs what a consumer does to a 128-column block of scores between its two GEMMs —
-``kernels/attention/common.py``'s ``softmax`` (row max, P = exp2(S·scale − m), the rescale
+``kernels/attention/steps.py``'s ``softmax`` (row max, P = exp2(S·scale − m), the rescale
 factor, the row sum), ``rescale`` (O *= alpha) and ``to_operand`` (P to fp16 in P·V's register
 layout) — on tiles held in registers. The next round's scores are this round's P, so nothing
 can be hoisted out of the loop and no instruction is added. Cycles per round, the median CTA,
@@ -29,7 +29,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from kernels.attention.common import mma_layout, rescale, softmax, to_operand
+from kernels.attention.steps import mma_layout, pack as to_operand, rescale, softmax
 from . import common
 from .common import clock64, globaltimer, occupy_smem, record, smid
 from .wgmma import load_2d, smem_layout
@@ -247,7 +247,7 @@ def run(warpgroups: int, iters: int, gen, beside: int = 0, releases: int = 0,
 
 
 def _rows(gen) -> list[dict]:
-    """Q5-Q7's rows, then run Q8's: the wgmma groups alone and beside a softmax (the softmax
+    """The softmax rows (alone, side by side, beside, with releases), then the wgmma groups alone and beside a softmax (the softmax
     outlasts them: 2000 rounds against 1000 groups)."""
     rows = [run(1, 2000, gen), run(2, 2000, gen), run(1, 2000, gen, beside=1),
             run(1, 2000, gen, beside=2), run(1, 2000, gen, releases=3),

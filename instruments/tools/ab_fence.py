@@ -1,9 +1,9 @@
-"""A/B of ``common.schedule_fence``: the overlapped attention kernels with and without it, timed
+"""A/B of ``steps.schedule_fence``: the overlapped attention kernels with and without it, timed
 in the same process, interleaved (``python -m instruments.tools.ab_fence [--rounds N] [--out DIR]``).
 
-The "without" side is a copy of the ``kernels`` package, imported as ``kernels_nofence``, whose
-``overlap.py`` lacks the fence call (so ptxas hoists the wait for P·V above the softmax again; the
-CPU test ``test_softmax_runs_under_its_own_pv`` shows the SASS of both). Each is checked against
+The "without" side is the same kernel built with ``fence=False`` (the ``FENCE`` constexpr of
+``kernels/attention/overlap.py``), so ptxas hoists the wait for P·V above the softmax again; the
+CPU test ``test_softmax_runs_under_its_own_pv`` shows the SASS of both. Each is checked against
 a float64 reference first; ``ws_pingpong`` (no overlap, unchanged) is the control. Besides
 TFLOP/s it reports the SM clock seen in each kernel's windows and clk per CTA-block — time ×
 clock, what the model predicts — since under the power cap the clock differs kernel to kernel.
@@ -11,52 +11,22 @@ clock, what the model predicts — since under the power cap the clock differs k
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 
 from instruments.bench import ClockLog, environment, interleaved, rel_error
 from instruments.bench_attention import TOL, reference
 
-HERE = Path(__file__).resolve().parents[1]  # the kernels package
-FENCE_CALL = "schedule_fence(lse_ptr, seqlen)"
-
-
-def edited_copy(tmp: Path, name: str, edits: list[tuple[str, str]]):
-    """Import a copy of this package as ``name`` with each ``(old, new)`` replaced once in
-    attention/overlap.py (the relative imports keep the copy's modules together)."""
-    copy = tmp / name
-    shutil.copytree(HERE, copy, ignore=shutil.ignore_patterns("results", "build", "__pycache__"))
-    path = copy / "attention" / "overlap.py"
-    src = path.read_text()
-    for old, new in edits:
-        if src.count(old) != 1:
-            raise RuntimeError(f"expected one {old!r} in overlap.py, found {src.count(old)}")
-        src = src.replace(old, new)
-    path.write_text(src)
-    sys.path.insert(0, str(tmp))
-    return importlib.import_module(name)
-
-
-def fence_line() -> str:
-    """overlap.py's line that calls the fence (an edit that drops it removes the fence)."""
-    src = (HERE / "attention" / "overlap.py").read_text()
-    return next(ln for ln in src.splitlines(True) if FENCE_CALL in ln)
-
-
-def without_fence(tmp: Path):
-    """``kernels_nofence.attention``: this package with the fence call taken out of overlap.py."""
-    edited_copy(tmp, "kernels_nofence", [(fence_line(), "")])
-    return importlib.import_module("kernels_nofence.attention")
+# (row name, variant, fence): the two sides of each overlapped kernel, and the controls
+SIDES = [("fa3", "fa3", True), ("fa3 no fence", "fa3", False),
+         ("overlap", "overlap", True), ("overlap no fence", "overlap", False),
+         ("ws_pingpong", "ws_pingpong", True), ("pipelined", "pipelined", True)]
 
 
 def main(argv=None) -> int:
     import torch
 
-    from kernels import attention as fenced
+    from kernels import attention as kattention
 
     p = argparse.ArgumentParser(prog="python -m instruments.tools.ab_fence")
     p.add_argument("--rounds", type=int, default=9)
@@ -67,27 +37,22 @@ def main(argv=None) -> int:
     tile = tuple(int(x) for x in a.tile.split("x")) if a.tile else None
     B, H, S, D = 4, 16, 8448, 128  # FA3 tab. 2's setting
     rows = []
-    with tempfile.TemporaryDirectory() as tmp, ClockLog() as clocks:
-        bare = without_fence(Path(tmp))
+    with ClockLog() as clocks:
         gen = torch.Generator(device="cuda").manual_seed(0)
         for causal in (False, True):
             q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16, generator=gen)
                        for _ in range(3))
             ref = reference(q, k, v, causal)
-            f = fenced.flops(B, H, S, D, causal)
+            f = kattention.flops(B, H, S, D, causal)
             fns = {}
-            for name, mod, variant in [("fa3", fenced, "fa3"), ("fa3 no fence", bare, "fa3"),
-                                       ("overlap", fenced, "overlap"),
-                                       ("overlap no fence", bare, "overlap"),
-                                       ("ws_pingpong", fenced, "ws_pingpong"),
-                                       ("pipelined", fenced, "pipelined")]:
+            for name, variant, fence in SIDES:
                 try:
-                    fenced.config(variant, D, causal, tile=tile)
+                    kattention.config(variant, D, causal, tile=tile)
                 except ValueError:  # fa3 and ws_pingpong need two consumers to take turns
                     continue
                 out = torch.full_like(q, float("nan"))
-                fn = lambda m=mod, n=variant, o=out: m.attention(q, k, v, causal=causal, variant=n,
-                                                                tile=tile, out=o)
+                fn = lambda n=variant, fe=fence, o=out: kattention.attention(
+                    q, k, v, causal=causal, variant=n, tile=tile, out=o, fence=fe)
                 fn()
                 torch.cuda.synchronize()
                 err = rel_error(out.reshape(B * H, S, D)[:ref.shape[0]], ref)
@@ -97,7 +62,7 @@ def main(argv=None) -> int:
                 rows.append({"B": B, "H": H, "S": S, "d": D, "dtype": "float16",
                              "variant": name, "causal": causal, "tile": a.tile, "rel_err": err})
             timed = interleaved(fns, dict.fromkeys(fns, f), a.rounds, clocks)
-            cfg = fenced.config("overlap", D, causal, tile=tile)
+            cfg = kattention.config("overlap", D, causal, tile=tile)
             blocks = B * H * (S // 128) * (S // cfg.BN) / (2 if causal else 1) / 132
             for row in rows:
                 if row["causal"] == causal and row["variant"] in timed:

@@ -1,7 +1,7 @@
 """Each attention kernel of the fidelity table launched once for Nsight Compute's full set — the
 plain kernels, no Proton scopes: cycles per SM, each pipe's busy share, and where the warps spend
 their time, per SASS instruction (PC sampling). The model predicts cycles; the scoped traces
-cost 11-18 % of them, this costs none (issue 5).
+cost 11-18 % of them, this costs none.
 
     ncu --clock-control none --set full --import-source no -k regex:'^(sequential|pipelined|ws|
         ws_pingpong|overlap|fa3)_kernel' -o stall python3 -m instruments.tools.stall_probe
@@ -10,7 +10,7 @@ cost 11-18 % of them, this costs none (issue 5).
     python3 -m instruments.tools.stall_probe --parse raw.csv source.csv --out h200-stall.json
 
 The launches are `l2_probe`'s attention lines (B 4 H 16 S 8448 d 128 fp16), each checked against
-torch after it ran; `device_session.sh stall_probe` runs the ncu commands.
+torch after it ran; `bash instruments/device/session.sh stall_probe` runs the ncu commands.
 
 The ledger: the sampler picks one resident warp of an SM sub-partition at a fixed interval, so a
 warp's share of the samples is its share of the time (every warp of these kernels is resident
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
 
 
 def run_sweep() -> int:
-    """fa3 once at each shape of the attention sweep (run S2, G3): for Nsight Compute's cycles
+    """fa3 once at each shape of the attention sweep: for Nsight Compute's cycles
     at the shapes the fidelity table's `--all` predicts."""
     return _run_fa3(SWEEP)
 
@@ -228,7 +228,7 @@ def _run_fa3(shapes) -> int:
 def _fa3_row(shape: tuple, m: dict) -> dict:
     """One launch of fa3 at `shape` with its metrics `m`, and its cycles per BM × BN block of
     fa3's tile at that head dim, on the busiest SM."""
-    from kernels.attention.common import config
+    from kernels.attention import config
 
     B, H, S, D = shape
     cfg = config("fa3", D)
@@ -237,18 +237,18 @@ def _fa3_row(shape: tuple, m: dict) -> dict:
             "clk_per_block": m["cycles_max"] / blocks}
 
 
-DIMS = [(4, 32, 8448, 64), (4, 8, 8448, 256)]   # fa3 at d 64 and d 256 beside S1's d 128
+DIMS = [(4, 32, 8448, 64), (4, 8, 8448, 256)]   # fa3 at d 64 and d 256 beside the headline's d 128
 
 
 def run_dims() -> int:
     """fa3 once at d 64 and at d 256 (tab. 2's B and S, heads for the same work): for the full
-    set and the ledger, as S1 had d 128 (run G5)."""
+    set and the ledger, as `run` gives for d 128 (`results/h200-stall-dims.json`)."""
     return _run_fa3(DIMS)
 
 
 def parse_dims(raw: Path, source: Path) -> list[dict]:
     """`run_dims`'s launches -> cycles per BM × BN block and the consumer ledger of each."""
-    from kernels.attention.common import config
+    from kernels.attention import config
 
     launches, sass = _raw_rows(raw), _sources(source)
     if len(launches) != len(DIMS) or len(sass) != len(DIMS):

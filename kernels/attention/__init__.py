@@ -8,14 +8,19 @@ in ``sim/attention/``): O = softmax(Q·Kᵀ·scale)·V and the row logsumexp.
     overlap      Q·K_{j}ᵀ and P_{j-1}·V_{j-1} async back to back, softmax under them; no roles
     fa3          ws + ws_pingpong + overlap
 
+Shared pieces: ``host`` (configuration, checks, descriptors, launcher, CPU compile), ``steps``
+(the device steps the schedules are built of), ``partitions`` (shared memory, the producer, the
+warp-specialized or single-partition region); ``kernels/ring.py`` (ring slots and turns, shared
+with the GEMMs).
+
 >>> from kernels.attention import attention
 >>> o = attention(q, k, v, causal=True, variant="fa3")            # (batch, heads, seq, d)
 >>> o, lse = attention(q, k, v, return_lse=True)
 """
 from __future__ import annotations
 
-from . import common, fa3, overlap, pipelined, sequential, ws, ws_pingpong
-from .common import HEAD_DIMS, VARIANTS, check_inputs, config, flops
+from . import fa3, host, overlap, pipelined, sequential, ws, ws_pingpong
+from .host import FENCES, HEAD_DIMS, VARIANTS, check_inputs, config, flops
 
 KERNELS = {
     "sequential": sequential.sequential_kernel,
@@ -29,22 +34,24 @@ KERNELS = {
 
 def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float | None = None,
               stages: int | None = None, tile: tuple[int, int] | None = None,
-              return_lse: bool = False, out=None):
+              return_lse: bool = False, out=None, fence=True):
     """Attention forward on a Hopper GPU with the named schedule.
 
     q, k, v: (batch, heads, seq, d), all torch.float16 or all torch.bfloat16, the same shape,
     contiguous, 16-byte aligned, on one CUDA sm_90 device; d in 64, 128, 256; any seq >= 1.
     ``scale`` defaults to 1/sqrt(d). ``stages``: K/V ring depth (variant default if None);
     ``tile=(BM, BN)`` overrides the tile (experiments). Returns O (input dtype) or, with
-    ``return_lse``, (O, LSE) with LSE float32 (batch, heads, seq), natural log.
-    Raises TypeError/ValueError for anything else.
+    ``return_lse``, (O, LSE) with LSE float32 (batch, heads, seq), natural log. ``fence``
+    (overlap, fa3): True (default), False or "hoisted", where the wait for P·V goes
+    (``overlap.py``). Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)
+    host.fence_args(KERNELS[variant], fence)  # before any allocation
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool; got {type(causal).__name__}")
     B, H, S, D = q.shape
     cfg = config(variant, D, causal, stages, tile)
-    scale = common.default_scale(D) if scale is None else float(scale)
+    scale = host.default_scale(D) if scale is None else float(scale)
     if not scale > 0:
         raise ValueError(f"scale must be positive; got {scale}")
     import torch
@@ -54,8 +61,9 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     elif out.shape != q.shape or out.dtype != q.dtype or not out.is_contiguous() or out.device != q.device:
         raise ValueError(f"out must be a contiguous {tuple(q.shape)} {q.dtype} tensor on {q.device}")
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
-    common.launch(KERNELS[variant], q, k, v, out, lse, cfg, causal, scale)
+    host.launch(KERNELS[variant], q, k, v, out, lse, cfg, causal, scale, fence=fence)
     return (out, lse) if return_lse else out
 
 
-__all__ = ["HEAD_DIMS", "KERNELS", "VARIANTS", "attention", "check_inputs", "config", "flops"]
+__all__ = ["FENCES", "HEAD_DIMS", "KERNELS", "VARIANTS", "attention", "check_inputs", "config",
+           "flops"]

@@ -4,26 +4,28 @@ Q·K_jᵀ and P_{j-1}·V_{j-1} issued back to back with the softmax under them (
 This is the FlashAttention-3 forward (FA3 §3, tab. 2's 661 TFLOP/s on an H100)::
 
     producer (1 warp, setmaxnreg 24/32)   consumer WG w (4 warps, setmaxnreg 240/160), 64 rows
-    Q; for each block j:                  overlap.consumer with TURNS: per block
-        wait k.empty; TMA K_j                 wait k.full(j), v.full(j-1); wait turn[w]
-        wait v.empty; TMA V_j                 S_j = Q K_jᵀ; O += P_{j-1} V_{j-1} (both async)
-                                              arrive turn[w+1]
-                                              wgmma_wait(1); arrive k.empty; softmax j
-                                              wgmma_wait(0); arrive v.empty; rescale O
+    load_q; for each block j:             overlap.consumer with TURNS: per block
+        produce(k, j)                         acquire(k, j), acquire(v, j-1); wait_turn
+        produce(v, j)                         qk: S_j = Q K_jᵀ; pv: O += P_{j-1} V_{j-1} (async)
+                                              pass_turn
+                                              wgmma_wait(1); release(k, j); softmax j
+                                              wgmma_wait(0); release(v, j-1); rescale O; pack P
+
+``FENCE`` (default True) keeps the wait for P_{j-1}·V_{j-1} after the softmax (``overlap.py``).
 """
 from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from .common import producer, warp_specialized
 from .overlap import consumer
+from .partitions import producer, warp_specialized
 
 
 @gluon.jit
 def fa3_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-               num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
+               num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True):
     gl.static_assert(num_warps == 4, "the default partition is consumer 0 (one warpgroup)")
     warp_specialized(consumer, producer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
-                     BM, STAGES, CONSUMERS, CAUSAL, True, PROFILE)
+                     BM, STAGES, CONSUMERS, CAUSAL, TURNS=True, PROFILE=PROFILE, FENCE=FENCE)

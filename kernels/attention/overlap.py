@@ -7,17 +7,28 @@ softmax j while P_{j-1}·V_{j-1} is still on the tensor cores; then ``warpgroup_
 the rescale of O, which needs that P·V landed. The price is registers: S_j and P_{j-1} are live
 at once. With no producer, the consumer warps refill the rings in-line as in ``pipelined``.
 
-The same loop, with a producer and turns (``TURNS``: wait for my turn before issuing the two
-GEMMs, hand it on once both are queued), is the ``fa3`` consumer::
+The same loop, with a producer and turns (``TURNS``: ``wait_turn`` before issuing the two GEMMs,
+``pass_turn`` once both are queued), is the ``fa3`` consumer::
 
-    wait k.full[0]; [turn]; S_0 = Q K_0ᵀ; [pass]; wait; release K_0; softmax 0
+    acquire(k, 0); [wait_turn]; qk: S_0 = Q K_0ᵀ; [pass_turn]; release(k, 0); softmax 0; pack
     for j in 1 .. n-1:
-        wait k.full(j), v.full(j-1); [turn]
-        S_j = Q K_jᵀ (async); O += P_{j-1} V_{j-1} (async); [pass]
-        wgmma_wait(1) -> S_j;  release K_j;  softmax j          # under P_{j-1} V_{j-1}
-        wgmma_wait(0) -> O;    release V_{j-1};  rescale O
-    wait v.full(n-1); [turn]; O += P_{n-1} V_{n-1}; [pass]; wait; release V_{n-1}
+        acquire(k, j); acquire(v, j-1); [wait_turn]
+        qk: S_j = Q K_jᵀ (async); pv: O += P_{j-1} V_{j-1} (async); [pass_turn]
+        wgmma_wait(1) -> S_j;  release(k, j);  softmax j          # under P_{j-1} V_{j-1}
+        wgmma_wait(0) -> O;    release(v, j-1);  rescale O; pack P_j
+    acquire(v, n-1); [wait_turn]; pv: O += P_{n-1} V_{n-1}; [pass_turn]; release(v, n-1)
     epilogue
+
+``FENCE`` (a constexpr of ``overlap_kernel`` and ``fa3_kernel``; the launcher's ``fence=``) says
+where the wait for P_{j-1}·V_{j-1} ends up:
+
+* ``True`` (the default): after the softmax, held there by ``steps.schedule_fence``;
+* ``False``: after the softmax in the source only: ptxas hoists it above the softmax (to pack
+  P_j into the registers P_{j-1}·V_{j-1} is still reading), which then no longer runs under its
+  own P·V; the A/B of the two builds is ``instruments/tools/ab_fence.py``;
+* ``HOISTED``: written right after the scores' wait, where ptxas puts it without the fence, in a
+  form Proton's records cannot move back: its ``PV`` scope is then the time a warpgroup waits for
+  its own P·V once its scores are in (``instruments/tools/trace_hoisted.py``).
 """
 from __future__ import annotations
 
@@ -25,27 +36,35 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, warpgroup_mma_wait
 
+from ..ring import acquire, pass_turn, wait_turn
 from ..scopes import enter, exit
-from .common import (
-    acquire,
+from .partitions import REFILL_EACH, fill_rings, release, single_partition
+from .steps import (
     epilogue,
     init_state,
-    load_block,
-    load_q,
     num_blocks,
-    pass_turn,
+    pack,
     pv,
     q_rows,
     qk,
     rescale,
     schedule_fence,
-    single_partition,
     softmax,
     tile_position,
-    to_operand,
-    wait_turn,
 )
-from .ws import REFILL_EACH, release
+
+HOISTED = gl.constexpr("hoisted")  # FENCE: the wait for P·V written before the softmax
+
+
+@gluon.jit
+def wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, j, n, row0, STAGES: gl.constexpr,
+            REFILL: gl.constexpr, PROFILE: gl.constexpr):
+    """P_{j}·V_{j} done: O is in, and V_j's slot goes back."""
+    enter("PV", PROFILE)
+    acc = warpgroup_mma_wait(0, deps=(o_tok,))
+    exit("PV", PROFILE)
+    release(v_desc, v_ring, v_full, v_empty, j, n, row0, STAGES, REFILL)
+    return acc
 
 
 @gluon.jit
@@ -53,7 +72,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
              WG: gl.constexpr, TURNS: gl.constexpr, REFILL: gl.constexpr,
-             num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
+             num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True):
     gl.static_assert(REFILL != 2, "overlap refills each slot as soon as its GEMM is done")
     M: gl.constexpr = q_smem.type.shape[1]
     D: gl.constexpr = q_smem.type.shape[2]
@@ -62,15 +81,13 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     row0, m0_cta = tile_position(seqlen, BM, CAUSAL)
     n = num_blocks(m0_cta, seqlen, BM, BN, CAUSAL)
     m0 = m0_cta + WG * M
-    if REFILL != 0:  # no producer: fill the rings before the loop (the prologue)
-        load_q(q_desc, q_smem, q_full, row0, m0_cta, 1)
-        for i in gl.static_range(STAGES):
-            load_block(k_desc, k_ring, k_full, i, row0, STAGES, pred=i < n)
-            load_block(v_desc, v_ring, v_full, i, row0, STAGES, pred=i < n)
+    if REFILL != 0:  # no producer: the prologue
+        fill_rings(q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_full, k_full, v_full, row0,
+                   m0_cta, n, STAGES)
     rows = q_rows(m0, M, BN, num_warps)
     m_i, l_i, acc = init_state(M, D, BN, num_warps)
     q = q_smem.index(WG)
-    enter("wait Q", PROFILE)  # the CTA's prologue: its Q tile, a cold read (run G2)
+    enter("wait Q", PROFILE)  # the CTA's prologue: its Q tile, a cold read
     mbarrier.wait(q_full, 0)
     exit("wait Q", PROFILE)
 
@@ -81,9 +98,9 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     s = qk(q, k_ring.index(ks), num_warps)
     if TURNS:
         pass_turn(turn, WG, CONSUMERS)
-    release(k_desc, k_ring, k_full, k_empty, ks, STAGES, n, row0, STAGES, REFILL)
+    release(k_desc, k_ring, k_full, k_empty, 0, n, row0, STAGES, REFILL)
     p, alpha, m_i, l_i = softmax(s, m_i, l_i, 0, m0, rows, seqlen, qk_scale, BN, CAUSAL)
-    p = to_operand(p, dtype, D, num_warps)
+    p = pack(p, dtype, D, num_warps)
 
     # Scopes (PROFILE): "QK" runs from issuing both GEMMs to the scores being in, "PV" is what
     # is left of P_{j-1}·V_{j-1} once the softmax is done (often nothing), "softmax" holds the
@@ -106,18 +123,21 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             pass_turn(turn, WG, CONSUMERS)  # both queued: the next WG's turn
         s = warpgroup_mma_wait(1, deps=(s_tok,))  # the scores only
         exit("QK", PROFILE)
-        release(k_desc, k_ring, k_full, k_empty, ks, j + STAGES, n, row0, STAGES, REFILL)
+        if FENCE == HOISTED:
+            acc = wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, j - 1, n, row0, STAGES, REFILL,
+                          PROFILE)
+        release(k_desc, k_ring, k_full, k_empty, j, n, row0, STAGES, REFILL)
         enter("softmax", PROFILE)
         p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL)
         exit("softmax", PROFILE)
-        schedule_fence(lse_ptr, seqlen)  # or ptxas hoists the wait above the softmax
-        enter("PV", PROFILE)
-        acc = warpgroup_mma_wait(0, deps=(o_tok,))  # P_{j-1} V_{j-1} done
-        exit("PV", PROFILE)
-        release(v_desc, v_ring, v_full, v_empty, vs, j - 1 + STAGES, n, row0, STAGES, REFILL)
+        if FENCE != HOISTED:
+            if FENCE:
+                schedule_fence(lse_ptr, seqlen)  # or ptxas hoists the wait above the softmax
+            acc = wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, j - 1, n, row0, STAGES, REFILL,
+                          PROFILE)
         enter("softmax", PROFILE)
         acc = rescale(acc, alpha)
-        p = to_operand(p, dtype, D, num_warps)
+        p = pack(p, dtype, D, num_warps)
         exit("softmax", PROFILE)
 
     # the last P·V
@@ -127,7 +147,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     acc = pv(p, v_ring.index(vs), acc)
     if TURNS:
         pass_turn(turn, WG, CONSUMERS)
-    release(v_desc, v_ring, v_full, v_empty, vs, n - 1 + STAGES, n, row0, STAGES, REFILL)
+    release(v_desc, v_ring, v_full, v_empty, n - 1, n, row0, STAGES, REFILL)
     enter("epilogue", PROFILE)
     epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps)
     exit("epilogue", PROFILE)
@@ -136,6 +156,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
 @gluon.jit
 def overlap_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                    STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                   num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
+                   num_warps: gl.constexpr, PROFILE: gl.constexpr = False,
+                   FENCE: gl.constexpr = True):
     single_partition(consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM,
-                     STAGES, CONSUMERS, CAUSAL, REFILL_EACH, num_warps, PROFILE)
+                     STAGES, CONSUMERS, CAUSAL, REFILL_EACH, num_warps, PROFILE, FENCE)

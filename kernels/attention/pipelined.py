@@ -9,17 +9,17 @@ softmaxes collide::
 
     prologue: TMA Q, K_0..K_{s-1}, V_0..V_{s-1}
     for each block j:
-        wait k.full[s]; S = Q K_jᵀ;  bar.sync; TMA K_{j+s} -> slot s
+        acquire(k, j); qk: S = Q K_jᵀ;     release(k, j): bar.sync; TMA K_{j+s} -> slot s
         softmax; rescale O
-        wait v.full[s]; O += P V_j;  bar.sync; TMA V_{j+s} -> slot s
+        acquire(v, j); pack P; pv: O += P V_j;  release(v, j): bar.sync; TMA V_{j+s} -> slot s
 """
 from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from .common import single_partition
-from .ws import REFILL_EACH, consumer
+from .partitions import REFILL_EACH, single_partition
+from .ws import consumer
 
 
 @gluon.jit

@@ -7,17 +7,17 @@ P·V of this one, so each block pays the full TMA latency with the tensor cores 
 
     prologue: TMA Q, K_0, V_0
     for each block j:
-        wait k.full; S = Q K_jᵀ; softmax; rescale O
-        wait v.full; O += P V_j
-        bar.sync (every warp is done with the slots); TMA K_{j+1}, V_{j+1}
+        acquire(k, j); qk: S = Q K_jᵀ; softmax; rescale O
+        acquire(v, j); pack P; pv: O += P V_j
+        release(k, j): bar.sync (every warp is done with the slots); TMA K_{j+1}, V_{j+1}
 """
 from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from .common import single_partition
-from .ws import REFILL_BLOCK, consumer
+from .partitions import REFILL_BLOCK, single_partition
+from .ws import consumer
 
 STAGES = 1  # the variant *is* the one-slot ring
 

@@ -7,21 +7,22 @@ tensor cores and both finishing late; each one's softmax then runs under the nex
 rest of the loop is ``ws``'s (``ws.consumer`` with ``TURNS``)::
 
     consumer WG w, block j:
-        wait k.full; wait turn[w]; S = Q K_jᵀ; arrive turn[w+1]; arrive k.empty
-        softmax; rescale O                     # under the other WG's GEMMs
-        wait v.full; O += P V_j; arrive v.empty
+        acquire(k, j); wait_turn: wait turn[w]; qk: S = Q K_jᵀ; pass_turn: arrive turn[w+1]
+        release(k, j); softmax; rescale O      # under the other WG's GEMMs
+        acquire(v, j); pack P; pv: O += P V_j; release(v, j)
 
 Gluon has no named-barrier API, so the turns are mbarriers of count 1, one per consumer
-(``common.wait_turn``/``pass_turn``): consumer 0's first wait falls through, every later wait
-needs the previous consumer's hand-over. This is FA3's kernel with the scheduler barriers on
-and intra-warpgroup overlap off (tab. 2's "no GEMM-softmax pipelining, with WS", 582 TFLOP/s).
+(``kernels/ring.py``'s ``wait_turn``/``pass_turn``): consumer 0's first wait falls through, every
+later wait needs the previous consumer's hand-over. This is FA3's kernel with the scheduler
+barriers on and intra-warpgroup overlap off (tab. 2's "no GEMM-softmax pipelining, with WS",
+582 TFLOP/s).
 """
 from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from .common import producer, warp_specialized
+from .partitions import producer, warp_specialized
 from .ws import consumer
 
 
@@ -31,4 +32,4 @@ def ws_pingpong_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
                        CAUSAL: gl.constexpr, num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
     gl.static_assert(num_warps == 4, "the default partition is consumer 0 (one warpgroup)")
     warp_specialized(consumer, producer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
-                     BM, STAGES, CONSUMERS, CAUSAL, True, PROFILE)
+                     BM, STAGES, CONSUMERS, CAUSAL, TURNS=True, PROFILE=PROFILE)

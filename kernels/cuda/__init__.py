@@ -1,12 +1,16 @@
 """CUDA C++ twins of the Gluon kernels, written with the raw Hopper instructions (inline PTX):
 
-    gemm_ws.cu        the ``ws`` GEMM: producer warpgroup + 2 consumer warpgroups, 128x256x64
-                      tiles, a 3-stage TMA ring on mbarriers, persistent, setmaxnreg; and the
-                      ``ws_pingpong`` GEMM: 128x128 tiles, one per consumer, turns on named
-                      barriers, 4-stage ring
-    attention_fa3.cu  the ``fa3`` attention forward (d = 128): producer + 2 consumers, K and V
-                      rings, intra-warpgroup overlap, pingpong on named barriers
-    hopper.cuh        the PTX wrappers both use (one place)
+    gemm_ws.cu           the ``ws`` GEMM: producer warpgroup + 2 consumer warpgroups, 128x256x64
+                         tiles, a 3-stage TMA ring on mbarriers, persistent, setmaxnreg
+    gemm_ws_pingpong.cu  the ``ws_pingpong`` GEMM: 128x128 tiles, one per consumer, turns on
+                         named barriers, 4-stage ring
+    gemm.cuh             what both GEMMs share: producer, ring layout, tile order, host launch
+    attention_fa3.cu     the ``fa3`` attention forward (d = 128): producer + 2 consumers, K and V
+                         rings, intra-warpgroup overlap, pingpong on named barriers
+    attention.cuh        its consumer's steps: qk, softmax, rescale, pack, pv
+    ring.cuh             produce / acquire / release on a ring, wait_turn / pass_turn
+    staging.cuh          the epilogue's swizzled staging of an accumulator
+    hopper.cuh, ptx/     the PTX wrappers, one header per kind (mbarrier, TMA, wgmma, ...)
 
 Built on first use by ``torch.utils.cpp_extension.load`` (ninja, nvcc with
 ``-gencode=arch=compute_90a,code=sm_90a``) as a plain shared library, called through ctypes.
@@ -25,19 +29,21 @@ import os
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCES = ("gemm_ws.cu", "attention_fa3.cu")
-HEADERS = ("hopper.cuh", "twins.h")
+SOURCES = ("gemm_ws.cu", "gemm_ws_pingpong.cu", "attention_fa3.cu")
+HEADERS = ("hopper.cuh", "ptx/math.cuh", "ptx/mbarrier.cuh", "ptx/schedule.cuh", "ptx/smem.cuh",
+           "ptx/sync.cuh", "ptx/tma.cuh", "ptx/wgmma.cuh", "ring.cuh", "staging.cuh", "gemm.cuh",
+           "attention.cuh", "twins.h")
 # -gencode with the "a" target: wgmma and setmaxnreg exist only in sm_90a. (Naming the arch
 # here also keeps torch from adding its own plain sm_90 pass, which would reject them.)
 NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-lineinfo")
 GEMM_VARIANTS = ("ws", "ws_pingpong")
 GEMM_STAGES = {"ws": (3, 2), "ws_pingpong": (4, 5)}  # the first is the default
 HEAD_DIM = 128
-# ws only, stages 3: A/B variants for the benchmark (run C2, results/lab-notebook.md). "stsm": the
-# epilogue staged with stmatrix.x4 (the default keeps run C1's st.shared.b32, the one measured on
-# the H200); "lockstep": both consumers bar.sync each k-step
-# and one thread releases the slot, as the Gluon ws compiles; "l2_128": the default kernel with
-# TMA descriptors asking L2 for 128-byte promotion (Triton's) instead of 256.
+# ws only, stages 3: A/B variants for the benchmark (gemm_ws.cu, enum Ablation; their rows in
+# results/h200-cuda.json). "stsm": the epilogue staged with stmatrix.x4 (the default stages with
+# st.shared.b32); "lockstep": both consumers bar.sync each k-step and one thread releases the
+# slot, as the Gluon ws compiles; "l2_128": the default kernel with TMA descriptors asking L2 for
+# 128-byte promotion (Triton's) instead of 256.
 GEMM_ABLATIONS = {None: 0, "stsm": 1, "lockstep": 2, "l2_128": 3}
 
 
@@ -128,7 +134,7 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
     or all bf16, the same shape, contiguous, 16-byte aligned, on one CUDA sm_90 device; any
     seq >= 1. ``scale`` defaults to 1/sqrt(128). Returns O, or (O, LSE) with LSE float32
     (batch, heads, seq), natural log. Raises TypeError/ValueError otherwise."""
-    from kernels.attention import check_inputs, common
+    from kernels.attention import check_inputs, host
     from kernels.hopper import require_hopper
 
     check_inputs(q, k, v, "fa3", require_gpu=False)
@@ -137,7 +143,7 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
     B, H, S, D = q.shape
     if D != HEAD_DIM:
         raise ValueError(f"the CUDA fa3 twin is written for head dim {HEAD_DIM}; got {D}")
-    scale = common.default_scale(D) if scale is None else float(scale)
+    scale = host.default_scale(D) if scale is None else float(scale)
     if not scale > 0:
         raise ValueError(f"scale must be positive; got {scale}")
     require_hopper({"q": q, "k": k, "v": v})

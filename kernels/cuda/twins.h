@@ -1,7 +1,8 @@
-// twins.h -- the host entry points of the CUDA C++ twins (defined in gemm_ws.cu and
-// attention_fa3.cu). Plain C: pointers, sizes and the stream, called through ctypes from
-// kernels/cuda/__init__.py, which makes the shape/dtype checks (the same ones as the Gluon
-// kernels) before it calls. No torch header is compiled: the build stays a few seconds.
+// twins.h -- the host entry points of the CUDA C++ twins (defined in gemm_ws.cu,
+// gemm_ws_pingpong.cu and attention_fa3.cu). Plain C: pointers, sizes and the stream, called
+// through ctypes from kernels/cuda/__init__.py, which makes the shape/dtype checks (the same
+// ones as the Gluon kernels) before it calls. No torch header is compiled: the build stays a
+// few seconds.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,9 +10,9 @@
 extern "C" {
 
 // C (M x N) = A (M x K) @ B (K x N); row-major, fp16 or bf16, fp32 accumulation.
-// `ablation` (0 = none; 1 = the C1 st.shared epilogue, 2 = consumers in lockstep, 3 = TMA
-// descriptors with 128-byte L2 promotion; stages 3 only) picks a variant for the benchmark's A/B rows. Returns a message on failure (nullptr on
-// success).
+// `ablation` (0 = none; 1 = the epilogue staged with stmatrix, 2 = consumers in lockstep,
+// 3 = TMA descriptors with 128-byte L2 promotion; stages 3 only) picks a variant for the
+// benchmark's A/B rows. Returns a message on failure (nullptr on success).
 const char* twin_gemm_ws(const void* a, const void* b, void* c, int M, int N, int K, bool bf16,
                          int stages, int ablation, int num_sms, cudaStream_t stream);
 

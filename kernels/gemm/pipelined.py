@@ -7,7 +7,7 @@ warps that free a slot are the ones that refill it (a thread barrier orders the 
 
     prologue: TMA k-steps 0 .. STAGES-2 into slots 0 .. STAGES-2
     for i in k-steps:
-        wait full[i % STAGES]
+        acquire(ab, i): wait full[i % STAGES]
         wgmma slot i % STAGES (async)            # tensor cores busy
         wgmma_wait(1)                            # k-step i-1 done: its slot is free
         TMA k-step i+STAGES-1 -> that slot       # the copy engine busy under wgmma i
@@ -25,6 +25,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from ..ring import acquire
 from .common import Config, store_tile, tile_coords, wgmma_layout
 
 STAGES_ALLOWED = range(2, 5)
@@ -76,8 +77,7 @@ def pipelined_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.c
 
     acc = gl.zeros([BM, BN], gl.float32, wgmma_layout(BN, num_warps))
     for i in range(k_steps):
-        s = i % STAGES
-        mbarrier.wait(full.index(s), (i // STAGES) & 1)
+        s = acquire(full, i, STAGES)
         acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
         # At most one wgmma in flight: k-step i-1 has finished reading slot (i-1) % STAGES.
         acc = warpgroup_mma_wait(1, deps=(acc,))

@@ -3,13 +3,14 @@ cooperate on one 128 x 256 output tile (CUTLASS's "cooperative" schedule).
 
 Roles, as in ``sim/``'s ``ws`` schedule::
 
-    producer (1 warp, few registers)           consumer (2 warpgroups, many registers)
-    for each k-step `it` of my tiles:          for each k-step `it` of my tiles:
-        wait empty[s]                              wait full[s]
-        expect full[s] <- bytes of A + B           wgmma slot s (async)
-        TMA A, B -> slot s  (completes full[s])    wgmma_wait(1): k-step it-1 is done
-                                                   arrive empty[(it-1) % STAGES]
-                                               epilogue: store the tile (TMA)
+    producer (1 warp, few registers)         consumer (2 warpgroups, many registers)
+    for each k-step `it` of my tiles:        for each tile:
+        produce(ab, it):                         for each k-step `it`:
+            wait_slot: wait empty[s]                 acquire(ab, it): wait full[s]
+            expect full[s] <- bytes of A + B         mma: wgmma slot s (async), wgmma_wait(1)
+            TMA A, B -> slot s                       release(ab, it - 1): arrive empty
+                                                 wgmma_wait(0); release(ab, last)
+                                                 epilogue: store the tile (TMA)
 
 ``gl.warp_specialize(..., worker_num_regs=[PRODUCER_REGS])`` makes the compiler emit
 ``setmaxnreg``: the producer warpgroup gives registers back (``setmaxnreg.dec``) and the consumers
@@ -31,6 +32,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from ..ring import acquire, release, wait_slot
 from ..scopes import enter, exit
 from .common import Config, store_tile, tile_coords, wgmma_layout
 
@@ -48,13 +50,34 @@ def config(stages=None, persistent=None) -> Config:
 
 
 @gluon.jit
-def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
-             STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
-    # A tile is ROW_BLOCKS boxes of BOX_M rows, one TMA load and one ring entry each (the ring
-    # holds ROW_BLOCKS entries of A per slot; ws: one box of 128 rows, pingpong: 3 x 64).
+def produce(a_desc, b_desc, a_ring, b_ring, full, empty, it, pid_m, pid_n, k,
+            STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
+    """Ring position ``it`` (k-step ``k`` of tile (pid_m, pid_n)): wait for its slot to be free,
+    expect the bytes of A and B on ``full``, TMA them in. A is ``ROW_BLOCKS`` boxes of ``BOX_M``
+    rows, one ring entry each (ws: one box of 128 rows, pingpong: 3 x 64)."""
     ROW_BLOCKS: gl.constexpr = a_ring.type.shape[0] // STAGES
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]
     BM: gl.constexpr = ROW_BLOCKS * BOX_M
+    BN: gl.constexpr = b_desc.block_type.shape[1]
+    enter("wait slot", PROFILE)
+    s = wait_slot(empty, it, STAGES)
+    exit("wait slot", PROFILE)
+    enter("TMA issue", PROFILE)
+    mbarrier.expect(full.index(s), ROW_BLOCKS * a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+    for r in gl.static_range(ROW_BLOCKS):
+        tma.async_copy_global_to_shared(a_desc, [pid_m * BM + r * BOX_M, k], full.index(s),
+                                        a_ring.index(s * ROW_BLOCKS + r))
+    tma.async_copy_global_to_shared(b_desc, [k, pid_n * BN], full.index(s), b_ring.index(s))
+    exit("TMA issue", PROFILE)
+
+
+@gluon.jit
+def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
+             STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
+    """The producer warp: walks this CTA's tiles and their k-steps in order, one ring position
+    each."""
+    ROW_BLOCKS: gl.constexpr = a_ring.type.shape[0] // STAGES
+    BM: gl.constexpr = ROW_BLOCKS * a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     BN: gl.constexpr = b_desc.block_type.shape[1]
     M = a_desc.shape[0]
@@ -66,21 +89,17 @@ def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
     for tile_id in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
         for k in range(0, K, BK):
-            s = it % STAGES
-            # A fresh mbarrier counts as having completed the phase before phase 0, so the
-            # first pass over the ring (parity 1) does not wait: the ring starts empty.
-            enter("wait slot", PROFILE)
-            mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
-            exit("wait slot", PROFILE)
-            enter("TMA issue", PROFILE)
-            mbarrier.expect(full.index(s),
-                            ROW_BLOCKS * a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-            for r in gl.static_range(ROW_BLOCKS):
-                tma.async_copy_global_to_shared(a_desc, [pid_m * BM + r * BOX_M, k], full.index(s),
-                                                a_ring.index(s * ROW_BLOCKS + r))
-            tma.async_copy_global_to_shared(b_desc, [k, pid_n * BN], full.index(s), b_ring.index(s))
-            exit("TMA issue", PROFILE)
+            produce(a_desc, b_desc, a_ring, b_ring, full, empty, it, pid_m, pid_n, k, STAGES,
+                    PROFILE)
             it += 1
+
+
+@gluon.jit
+def mma(a_slot, b_slot, acc):
+    """Issue this k-step's wgmma, then wait until it is the only one in flight: the previous
+    k-step has been read by both warpgroups and its slot can go back."""
+    acc = warpgroup_mma(a_slot, b_slot, acc, is_async=True)
+    return warpgroup_mma_wait(1, deps=(acc,))
 
 
 @gluon.jit
@@ -97,20 +116,18 @@ def consumer(c_desc, a_ring, b_ring, full, empty, c_smem, K, GROUP_M: gl.constex
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
         acc = gl.zeros([BM, BN], gl.float32, wgmma_layout(BN, num_warps))
         for ki in range(k_steps):
-            s = it % STAGES
             enter("wait full", PROFILE)
-            mbarrier.wait(full.index(s), (it // STAGES) & 1)
+            s = acquire(full, it, STAGES)
             exit("wait full", PROFILE)
             enter("MMA", PROFILE)  # issue k-step it, wait for k-step it-1
-            acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
-            acc = warpgroup_mma_wait(1, deps=(acc,))
+            acc = mma(a_ring.index(s), b_ring.index(s), acc)
             exit("MMA", PROFILE)
-            # k-step it-1 has been read by both warpgroups' wgmmas: hand its slot back.
-            mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), pred=ki > 0)
+            # k-step it-1 (a lap on, so that the remainder of position -1 is not negative)
+            release(empty, it + STAGES - 1, STAGES, pred=ki > 0)
             it += 1
         enter("epilogue", PROFILE)
         acc = warpgroup_mma_wait(0, deps=(acc,))
-        mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES))
+        release(empty, it + STAGES - 1, STAGES)  # the last k-step
         store_tile(c_desc, c_smem, acc, pid_m * BM, pid_n * BN)
         exit("epilogue", PROFILE)
     tma.store_wait(0)

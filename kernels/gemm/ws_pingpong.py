@@ -9,11 +9,12 @@ Roles (compare ``sim/``'s ``ws_pingpong``)::
         is consumed in exactly the order it is filled.
 
     consumer WG (one warpgroup each, WG = 0 or 1), for my j-th tile:
-        wait turn[WG]                       # my turn on the tensor cores
-        for each k-step: wait full[s]; wgmma (async); wgmma_wait: the last k-step is done;
-                         arrive empty[prev]
-        arrive turn[1 - WG]                 # all my wgmmas are issued: the other may start
-        wgmma_wait(0); arrive empty[last]
+        wait_turn(j)                        # my turn on the tensor cores: wait turn[WG]
+        for each k-step `it`:
+            acquire(ab, it); mma (async, then wgmma_wait: k-step it-1 is done)
+            release(ab, it - 1)
+        pass_turn                           # all my wgmmas are issued: arrive turn[1 - WG]
+        wgmma_wait(0); release(ab, last)
         epilogue (convert, smem, TMA store)  # runs while the other's wgmmas keep the TCs busy
 
 Why 192 x 128. A consumer warpgroup holds its whole accumulator in registers; 192 x 128 fp32 is
@@ -21,16 +22,17 @@ Why 192 x 128. A consumer warpgroup holds its whole accumulator in registers; 19
 (ptxas: no spills). The tile sets the operand traffic the tensor cores need: a 64-deep k-step of
 192 x 128 reads 40 KiB for 3.1 MFLOP (79 FLOP/B), where 128 x 128 reads 32 KiB for 2.1 MFLOP
 (64 FLOP/B) and the cooperative 128 x 256 tile of ``ws`` 48 KiB for 4.2 MFLOP (85 FLOP/B). At
-4096 FLOP/clk, 128 x 128 asks L2 for 64 B/clk/SM, and on our H200 it got about 59 (run 3's
-trace: its k-step ran at 556 clk for 512 of math); 192 x 128 asks for 53, and its traced k-step
-runs at the math rate (``results/lab-notebook.md``, run P1). Gluon tensors are powers of two, so the
-tile is three row blocks of 64: three 64 x 64 TMA boxes of A per k-step, three m64n128
+4096 FLOP/clk, 128 x 128 asks L2 for 64 B/clk/SM, and on our H200 it got about 59 (a traced
+k-step ran at 556 clk for 512 of math); 192 x 128 asks for 53, and its traced k-step runs at the
+math rate (``results/traces/gemm_ws_pingpong.summary.json``). Gluon tensors are powers of
+two, so the tile is three row blocks of 64: three 64 x 64 TMA boxes of A per k-step, three m64n128
 accumulators, three 64 x 128 boxes stored by the epilogue through one 16 KiB staging buffer per
 consumer (the epilogue has the other consumer's whole K-loop to hide in, so storing box by box
 costs nothing the tensor cores see).
 
-Gluon has no named-barrier API, so the turns are two mbarriers (count 1). ``turn[0]`` is waited
-with parity ``(j & 1) ^ 1``: a fresh mbarrier counts as having completed the phase before phase 0,
+Gluon has no named-barrier API, so the turns are two mbarriers (count 1), ``kernels/ring.py``'s
+``wait_turn``/``pass_turn``: turn j of warpgroup WG waits at ``turn_parity(j, WG)`` =
+``(j & 1) ^ (WG == 0)``. A fresh mbarrier counts as having completed the phase before phase 0,
 so consumer 0's first wait falls through and consumer 1's first wait needs consumer 0's first
 hand-over; after that each hand-over completes exactly the phase the other is waiting for.
 
@@ -48,6 +50,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
+from ..ring import acquire, pass_turn, release, wait_turn
 from ..scopes import enter, exit
 from .common import Config, store_tile, tile_coords, wgmma_layout
 from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
@@ -77,7 +80,7 @@ def zero_accumulators(ROW_BLOCKS: gl.constexpr, BOX_M: gl.constexpr, BN: gl.cons
 
 
 @gluon.jit
-def mma_k_step(a_ring, b_slot, s, accs, ROW_BLOCKS: gl.constexpr):
+def mma(a_ring, b_slot, s, accs, ROW_BLOCKS: gl.constexpr):
     """Issue k-step slot ``s`` for every row block (one wgmma group each), then wait until only
     those are in flight: the previous k-step has been read and its slot can go back."""
     issued = ()
@@ -113,23 +116,22 @@ def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.c
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
         it = (2 * j + WG) * k_steps  # ring position of my first k-step of this tile
         enter("wait turn", PROFILE)
-        mbarrier.wait(turn.index(WG), (j & 1) ^ (1 - WG))
+        wait_turn(turn, j, WG)
         exit("wait turn", PROFILE)
         accs = zero_accumulators(ROW_BLOCKS, BOX_M, BN)
         for ki in range(k_steps):
-            s = it % STAGES
             enter("wait full", PROFILE)
-            mbarrier.wait(full.index(s), (it // STAGES) & 1)
+            s = acquire(full, it, STAGES)
             exit("wait full", PROFILE)
             enter("MMA", PROFILE)  # issue k-step it, wait for k-step it-1
-            accs = mma_k_step(a_ring, b_ring.index(s), s, accs, ROW_BLOCKS)
+            accs = mma(a_ring, b_ring.index(s), s, accs, ROW_BLOCKS)
             exit("MMA", PROFILE)
-            mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), pred=ki > 0)
+            release(empty, it + STAGES - 1, STAGES, pred=ki > 0)  # k-step it-1, a lap on
             it += 1
-        mbarrier.arrive(turn.index(1 - WG))  # all my wgmmas are issued: your turn
+        pass_turn(turn, WG, 2)  # all my wgmmas are issued: your turn
         enter("epilogue", PROFILE)
         accs = wait_accumulators(0, accs)
-        mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES))
+        release(empty, it + STAGES - 1, STAGES)  # the last k-step
         for r in gl.static_range(ROW_BLOCKS):  # box by box through my staging buffer
             store_tile(c_desc, c_smem.index(WG), accs[r], pid_m * BM + r * BOX_M, pid_n * BN)
         exit("epilogue", PROFILE)

@@ -1,6 +1,6 @@
-"""The h200 preset's wgmma issue cost and queue come from run Q3's microbenchmark
+"""The h200 preset's wgmma issue cost and queue come from the issue microbenchmark
 (instruments/micro/issue.py, results/h200-issue.json), and the model, running that same
-benchmark, draws the measured curves (issue 5).
+benchmark, draws the measured curves.
 
 * the three issue constants are the fit `issue.constants` makes to the committed rows;
 * the model of the benchmark — G groups issued back to back by 1 or 2 warpgroups, the clock after
@@ -144,9 +144,10 @@ def test_the_s2_gemms_mma_scopes():
 
 def test_descriptor_cost_is_the_ledgers():
     """`wgmma_descriptor_clk`: the uniform-datapath work ("other") fa3's consumer warps spend a
-    block (Nsight Compute: run S1 at d 128, G5 at d 64 and 256) over the wgmmas a warpgroup
-    issues a block — Q·Kᵀ's d/16 and P·V's BN/16 — within 25 % at each head dim."""
-    from kernels.attention.common import config
+    block (Nsight Compute: h200-stall.json at d 128, h200-stall-dims.json at d 64 and 256) over
+    the wgmmas a warpgroup issues a block — Q·Kᵀ's d/16 and P·V's BN/16 — within 25 % at each
+    head dim."""
+    from kernels.attention import config
 
     results = RESULTS.parent
     rows = [r for r in json.loads((results / "h200-stall.json").read_text())["rows"]

@@ -1,7 +1,7 @@
-"""CPU-only: the Proton scopes of the five traced kernels (issue 5) are there only when asked.
+"""CPU-only: the Proton scopes of the five traced kernels are there only when asked.
 
 Flag off (every kernel's default): no Proton clock reads, no globaltimer, no profile buffer — the
-PTX of the shipped kernels does not change (their one clock read is common.schedule_fence's, which
+PTX of the shipped kernels does not change (their one clock read is steps.schedule_fence's, which
 is no record). Flag on, under Proton's instrumentation passes: clock reads in
 every partition and the scope names in the kernel's IR. Proton's own hook needs a GPU to set the
 passes up (it asks the driver for shared memory), so `instrumented` below sets up the same passes
@@ -22,7 +22,7 @@ from triton.backends import backends
 
 from instruments import trace
 from kernels.attention import KERNELS as AK
-from kernels.attention import common as acommon
+from kernels.attention import host as acommon
 from kernels.attention import config as aconfig
 from kernels.gemm import KERNELS as GK
 from kernels.gemm import common as gcommon
@@ -153,8 +153,8 @@ def worker_states(ptx: str) -> dict[int, int]:
 @pytest.mark.parametrize("name", list(trace.KERNELS))
 def test_sampled_warps_are_the_roles(name):
     """The producer is the last worker partition in each kernel's warp_specialize list; Proton
-    samples it at ROLES' producer warp, which must be the one warp running that partition (the
-    first recording sampled warp 8, a padding warp, and got no producer events)."""
+    samples it at ROLES' producer warp, which must be the one warp running that partition (warp 8
+    is padding: sampled, it records no producer events)."""
     ptx = compile_kernel(name, False).asm["ptx"]
     states = worker_states(ptx)
     producer = {w for w, r in trace.ROLES.items() if r == "producer"}.pop()

@@ -4,7 +4,6 @@ wgmma + wait_group 1 for the overlap variants, setmaxnreg only where there are r
 raise the documented errors. Compiles are cached per session (about a second each)."""
 from __future__ import annotations
 
-import importlib
 import re
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
-from kernels.attention import KERNELS, VARIANTS, attention, check_inputs, common, config
+from kernels.attention import KERNELS, VARIANTS, attention, check_inputs, config, host
 from kernels.cuda import compile as cc
 
 WS = ("ws", "ws_pingpong", "fa3")
@@ -28,7 +27,7 @@ def compiled():
         key = (variant, d, causal, dtype, stages)
         if key not in cache:
             cfg = config(variant, d, causal, stages)
-            cache[key] = (cfg, common.compile_sm90(KERNELS[variant], cfg, dtype, causal))
+            cache[key] = (cfg, host.compile_sm90(KERNELS[variant], cfg, dtype, causal))
         return cache[key]
 
     return get
@@ -71,7 +70,7 @@ def test_ptx_has_the_hopper_pieces(compiled, variant):
 def test_softmax_runs_under_its_own_pv(compiled, variant, d, causal, dtype):
     """In SASS, not just PTX: every exp of a block's softmax lies between the wait for the
     scores (DEPBAR 1) and the wait for P_{j-1}·V_{j-1} (DEPBAR 0), in each consumer's loop.
-    Without common.schedule_fence ptxas hoists the second wait above the softmax (0 here)."""
+    Without steps.schedule_fence ptxas hoists the second wait above the softmax (0 here)."""
     if cc.find_cuobjdump() is None:
         pytest.skip("no cuobjdump (triton's wheel carries one)")
     cfg, k = compiled(variant, d, causal, dtype)
@@ -84,7 +83,8 @@ def test_softmax_runs_under_its_own_pv(compiled, variant, d, causal, dtype):
 def test_epilogue_stores_whole_lines(compiled, variant, d):
     """O leaves each consumer 16 bytes a thread (STG.E.128, through the dead Q tile in shared
     memory), not from the accumulator's layout, 4 bytes a thread of 8 rows an instruction
-    (run G2: 7.7 K clk a warpgroup at d 256). Rows x d x 2 bytes over 16 per thread."""
+    (7.7 K clk a warpgroup at d 256: results/traces/old_epilogue/). Rows x d x 2 bytes over 16
+    per thread."""
     if cc.find_cuobjdump() is None:
         pytest.skip("no cuobjdump (triton's wheel carries one)")
     cfg, k = compiled(variant, d)
@@ -106,7 +106,7 @@ def test_rings_and_barriers(compiled, variant):
     s, c = cfg.stages, cfg.consumers
     expected = 1 + 2 * s + (2 * s if variant in WS else 0) + (c if variant in TURNS else 0)
     assert inits == expected, f"{inits} mbarrier inits, expected {expected}"
-    assert cfg.smem_bytes() - 1024 <= k.metadata.shared <= common.SMEM_PER_BLOCK
+    assert cfg.smem_bytes() - 1024 <= k.metadata.shared <= host.SMEM_PER_BLOCK
     assert cfg.stages == (1 if variant == "sequential" else 2)
 
 
@@ -140,10 +140,10 @@ def test_configs():
     for v in VARIANTS:
         for d in (64, 128, 256):
             cfg = config(v, d)
-            assert cfg.smem_bytes() <= common.SMEM_PER_BLOCK
+            assert cfg.smem_bytes() <= host.SMEM_PER_BLOCK
             if cfg.warp_specialized:
                 assert 128 * (cfg.consumers * cfg.consumer_regs + cfg.producer_regs) <= 65536
-    assert config("fa3", 128, stages=3).smem_bytes() <= common.SMEM_PER_BLOCK  # 224 KiB fits
+    assert config("fa3", 128, stages=3).smem_bytes() <= host.SMEM_PER_BLOCK  # 224 KiB fits
     with pytest.raises(ValueError, match="227 KiB shared memory per block"):
         config("fa3", 256, stages=4)
     with pytest.raises(ValueError, match="one-slot ring"):
@@ -155,8 +155,8 @@ def test_configs():
     with pytest.raises(ValueError, match="power of two"):
         config("overlap", 64, tile=(192, 128))
     assert config("ws", 128, tile=(192, 64)).consumers == 3
-    assert common.flops(4, 16, 8448, 128, False) == 4 * 4 * 16 * 8448**2 * 128
-    assert common.flops(4, 16, 8448, 128, True) == 2 * 4 * 16 * 8448**2 * 128
+    assert host.flops(4, 16, 8448, 128, False) == 4 * 4 * 16 * 8448**2 * 128
+    assert host.flops(4, 16, 8448, 128, True) == 2 * 4 * 16 * 8448**2 * 128
 
 
 # ------------------------------------------------------------------------------- bad inputs
@@ -195,16 +195,22 @@ def test_not_tensors_and_bad_variant():
     assert set(VARIANTS) == set(KERNELS)
 
 
-def test_ab_tools_build_what_they_claim(tmp_path):
-    """instruments/tools: the A/B's other side (ab_fence: no fence) and trace_hoisted's copy (the
-    wait for P·V written before the softmax) both compile to the hoisted SASS, 0 exps under P·V."""
+@pytest.mark.parametrize("fence", [False, "hoisted"])
+def test_fence_switch_builds_the_hoisted_wait(fence):
+    """The fence is a constexpr (``FENCE``): ab_fence's other side (fence=False: ptxas hoists
+    the wait for P·V) and trace_hoisted's build (fence="hoisted": the wait written before the
+    softmax) both compile to the hoisted SASS, 0 exps under P·V."""
     if cc.find_cuobjdump() is None:
         pytest.skip("no cuobjdump (triton's wheel carries one)")
-    from instruments.tools import ab_fence, trace_hoisted
+    k = host.compile_sm90(KERNELS["fa3"], config("fa3", 128), fence=fence)
+    assert cc.softmax_under_pv(cc.sass_of_cubin(k.asm["cubin"])) == [0, 0]
 
-    bare = ab_fence.without_fence(tmp_path)
-    trace_hoisted.hoisted_copy(tmp_path, "kernels_hoisted_test")
-    hoisted = importlib.import_module("kernels_hoisted_test.attention")
-    for mod in (bare, hoisted):
-        k = mod.common.compile_sm90(mod.KERNELS["fa3"], mod.config("fa3", 128))
-        assert cc.softmax_under_pv(cc.sass_of_cubin(k.asm["cubin"])) == [0, 0], mod.__name__
+
+def test_fence_is_only_for_the_overlapped_variants():
+    for variant in ("ws", "ws_pingpong", "pipelined", "sequential"):
+        with pytest.raises(ValueError, match="only the overlapped variants"):
+            host.fence_args(KERNELS[variant], False)
+        assert host.fence_args(KERNELS[variant]) == {}
+    assert host.fence_args(KERNELS["overlap"]) == {"FENCE": True}
+    with pytest.raises(ValueError, match="fence must be one of"):
+        host.fence_args(KERNELS["fa3"], "off")

@@ -35,11 +35,11 @@ def reference(q, k, v, causal, scale=None):
     return torch.softmax(s, dim=-1) @ vd, lse
 
 
-def check(variant, q, k, v, causal, tol):
+def check(variant, q, k, v, causal, tol, **kw):
     from kernels.attention import attention
 
     out = torch.full_like(q, float("nan"))  # poisoned: an unwritten element fails
-    o, lse = attention(q, k, v, causal=causal, variant=variant, return_lse=True, out=out)
+    o, lse = attention(q, k, v, causal=causal, variant=variant, return_lse=True, out=out, **kw)
     torch.cuda.synchronize()
     ref, ref_lse = reference(q, k, v, causal)
     assert not torch.isnan(o).any(), f"{variant}: NaN in O"
@@ -78,6 +78,16 @@ def test_large_magnitude_no_nan(variant):
         q, k, v = (torch.randn(1, 2, 520, 64, device="cuda", dtype=torch.float16) for _ in range(3))
         q, k = q * 20, k * 20
         check(variant, q, k, v, causal, 2e-2)
+
+
+@pytest.mark.parametrize("fence", [False, "hoisted"])
+@pytest.mark.parametrize("variant", ["overlap", "fa3"])
+def test_fence_switch_builds_match_float64(variant, fence):
+    """The overlapped kernels built without the schedule fence (ab_fence, trace_hoisted)."""
+    for causal in (False, True):
+        q, k, v = (torch.randn(2, 3, 300, 128, device="cuda", dtype=torch.float16)
+                   for _ in range(3))
+        check(variant, q, k, v, causal, TOL[torch.float16], fence=fence)
 
 
 def test_wrong_device_raises():

@@ -20,10 +20,10 @@ from kernels.cuda import compile as cc
 COMMON = ("HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "WARPGROUP")
 TURNS = ("BAR.SYNC", "BAR.ARV")  # the pingpong turns: bar.sync / bar.arrive on named barriers
 # kernel name -> (instances: fp16/bf16 x ring depths [x causal], SASS it must hold, wgmma N)
-# ws: fp16/bf16 x (s2, s3, s3 + the three ablations of run C2: stsm, lockstep, l2_128 shares s3)
+# ws: fp16/bf16 x (s2, s3, the stsm and lockstep ablations of s3; l2_128 runs s3's code)
 EXPECT = {
-    "gemm_ws.cu": {"gemm_ws_kernel": (8, COMMON, 256),
-                   "gemm_ws_pingpong_kernel": (4, COMMON + TURNS, 128)},
+    "gemm_ws.cu": {"gemm_ws_kernel": (8, COMMON, 256)},
+    "gemm_ws_pingpong.cu": {"gemm_ws_pingpong_kernel": (4, COMMON + TURNS, 128)},
     # + the exp2 of the softmax
     "attention_fa3.cu": {"attention_fa3_kernel": (4, COMMON + TURNS + ("MUFU.EX2",), 128)},
 }
@@ -71,7 +71,7 @@ def test_sass_has_the_hopper_pieces(built, source):
 def test_fa3_softmax_runs_under_its_own_pv(built):
     """As the Gluon fa3 (tests/kernels/test_attention_compile.py): in every instance's SASS the
     softmax's 66 exps lie between the wait for the scores and the wait for P_{j-1}·V_{j-1}
-    (schedule_fence in hopper.cuh keeps ptxas from hoisting the second above them)."""
+    (schedule_fence in ptx/schedule.cuh keeps ptxas from hoisting the second above them)."""
     cubin, _ = built["attention_fa3.cu"]
     for mangled, sass in cc.sass_by_function(cubin).items():
         assert cc.softmax_under_pv(sass) == [66], mangled
@@ -83,23 +83,34 @@ def ws_ablation(mangled: str) -> int:
     return int(re.search(r"gemm_ws_kernelILb[01]ELi\d+ELi(\d+)EE", mangled).group(1))
 
 
-def test_gemm_epilogue_staging(built):
-    """The GEMMs stage the tile with run C1's 64 STS a thread (the version measured on the
-    H200), and no STSM -- except the `stsm` ablation: 16 stmatrix.x4 for the 64 x 256
+@pytest.mark.parametrize("source", ["gemm_ws.cu", "gemm_ws_pingpong.cu"])
+def test_gemm_epilogue_staging(built, source):
+    """The GEMMs stage the tile with 64 STS a thread (the version results/h200-cuda.json
+    measures), and no STSM -- except the `stsm` ablation: 16 stmatrix.x4 for the 64 x 256
     accumulator, and no STS. The `lockstep` ablation syncs both consumers (256 threads) in
     its k-loop; the default ws instances have no 256-thread barrier at all."""
-    cubin, _ = built["gemm_ws.cu"]
+    cubin, _ = built[source]
     for mangled, sass in cc.sass_by_function(cubin).items():
         stsm = len(re.findall(r"\bSTSM\.16\.M88\.4\b", sass))
         sts = len(re.findall(r"\bSTS\b", sass))
-        abl = ws_ablation(mangled) if kind(mangled, "gemm_ws.cu") == "gemm_ws_kernel" else 0
+        ws = kind(mangled, source) == "gemm_ws_kernel"
+        abl = ws_ablation(mangled) if ws else 0
         if abl == cuda.GEMM_ABLATIONS["stsm"]:
             assert (stsm, sts) == (16, 0), f"{mangled}: {stsm} STSM, {sts} STS"
         else:
             assert (stsm, sts) == (0, 64), f"{mangled}: {stsm} STSM, {sts} STS"
-        if kind(mangled, "gemm_ws.cu") == "gemm_ws_kernel":
+        if ws:
             both = re.search(r"BAR\.SYNC\S*\s+\w+,\s*0x100\b", sass)
             assert bool(both) == (abl == cuda.GEMM_ABLATIONS["lockstep"]), mangled
+
+
+def test_headers_list_every_header():
+    """kernels.cuda.HEADERS keys the cubin cache (compile.py): a header missing from it would
+    let a stale cubin pass these tests."""
+    on_disk = {p.relative_to(cuda.HERE).as_posix()
+               for ext in ("*.cuh", "*.h") for p in cuda.HERE.rglob(ext)
+               if "build" not in p.relative_to(cuda.HERE).parts}
+    assert on_disk == set(cuda.HEADERS)
 
 
 @pytest.mark.parametrize("source", cuda.SOURCES)

@@ -1,0 +1,268 @@
+"""Host side of the attention kernels: the launch configuration (tile, ring depth, consumer
+warpgroups, setmaxnreg budgets), input checks, TMA descriptors, the launcher and the CPU-only
+compile helper the tests read PTX and SASS through.
+
+Vocabulary (the same as ``sim/attention/cta.py``): a CTA owns ``BM`` rows of Q of one
+(batch, head); ``CONSUMERS`` warpgroups split them, 64 rows each; a *block* ``j`` is ``BN`` rows
+of K and of V. q, k, v, o are (batch, heads, seq, d), contiguous; the logsumexp is natural-log,
+float32, (batch, heads, seq).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import triton
+from triton.experimental.gluon import language as gl
+
+from ..hopper import gl_dtype, require_hopper
+
+try:  # torch is needed to launch and check, not to read this file
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
+WARP_SPECIALIZED = ("ws", "ws_pingpong", "fa3")
+OVERLAP_VARIANTS = ("overlap", "fa3")
+HEAD_DIMS = (64, 128, 256)
+SMEM_PER_BLOCK = 227 * 1024  # bytes of shared memory one block may use on Hopper (sm_90)
+REGISTERS_PER_SM = 65536
+SM90_TARGET = ("cuda", 90, 32)  # GPUTarget(backend, arch, warp size)
+LOG2E = 1.4426950408889634
+
+
+@dataclass(frozen=True)
+class Config:
+    """Static shape of one launch. ``BN`` and ``BM`` must be powers of two (Gluon tensors are),
+    so FA3's 128×176 (d128) and 128×80 (d256) become 128×128 and 128×64 here."""
+
+    variant: str
+    head_dim: int
+    BM: int  # Q rows per CTA
+    BN: int  # K/V rows per block
+    consumers: int  # consumer warpgroups (64 rows each)
+    stages: int  # ring slots for K and for V
+    warp_specialized: bool
+    consumer_regs: int = 240  # setmaxnreg target of each consumer warpgroup (ws variants)
+    producer_regs: int = 24  # ... and of the producer warp's warpgroup
+
+    @property
+    def q_rows(self) -> int:
+        """Rows of Q one TMA box carries: one consumer warpgroup's share, or the whole tile."""
+        return self.BM // self.consumers if self.warp_specialized else self.BM
+
+    @property
+    def num_warps(self) -> int:
+        """Warps of the kernel's default partition: consumer 0 (ws) or all consumers."""
+        return 4 if self.warp_specialized else 4 * self.consumers
+
+    @property
+    def maxnreg(self) -> int | None:
+        """Register cap at entry (setmaxnreg needs one): 65536 over all warpgroups, /8."""
+        if not self.warp_specialized:
+            return None
+        return REGISTERS_PER_SM // (128 * (self.consumers + 1)) // 8 * 8
+
+    def smem_bytes(self, elem_bytes: int = 2) -> int:
+        q = self.BM * self.head_dim * elem_bytes
+        ring = 2 * self.stages * self.BN * self.head_dim * elem_bytes  # K ring + V ring
+        barriers = 8 * (4 * self.stages + 1 + self.consumers)
+        return q + ring + barriers
+
+    def check(self) -> None:
+        if self.BM % (64 * self.consumers) or self.BM // self.consumers != 64:
+            raise ValueError(f"{self.variant}: each consumer warpgroup owns 64 rows of Q; "
+                             f"BM = {self.BM} with {self.consumers} consumers")
+        for name, x in (("BM", self.BM), ("BN", self.BN)):
+            if x & (x - 1) and not (name == "BM" and x == 192 and self.warp_specialized):
+                raise ValueError(f"{self.variant}: {name} must be a power of two; got {x}")
+        if not 16 <= self.BN <= 256:
+            raise ValueError(f"{self.variant}: BN must be in 16..256 (one wgmma); got {self.BN}")
+        if self.warp_specialized and self.consumers not in (2, 3):
+            raise ValueError(f"{self.variant}: 2 or 3 consumer warpgroups (BM 128 or 192); "
+                             f"got BM = {self.BM}")
+        need = self.smem_bytes()
+        if need > SMEM_PER_BLOCK:
+            raise ValueError(
+                f"{self.variant}: Q {self.BM}x{self.head_dim} + K and V rings of {self.stages} "
+                f"stages x {self.BN * self.head_dim * 2 // 1024} KiB = {need / 1024:.0f} KiB "
+                f"> 227 KiB shared memory per block")
+        if self.warp_specialized:
+            regs = 128 * (self.consumers * self.consumer_regs + self.producer_regs)
+            if regs > REGISTERS_PER_SM:
+                raise ValueError(
+                    f"{self.variant}: {self.consumers} consumer warpgroups x {self.consumer_regs} "
+                    f"+ producer {self.producer_regs} registers/thread = {regs} > 65536 per SM")
+
+
+# Tiles per head dim, from FA3's released kernels (flash-attention hopper/tile_size.h), rounded
+# to powers of two: d64 192x128 with 3 consumers; d128 128x128 (FA3: 128x176 non-causal, 128x128 causal);
+# d256 128x64 (FA3: 128x80). setmaxnreg as FA3: 24/240 with 2 consumers, 32/160 with 3.
+TILES = {64: (192, 128, 3), 128: (128, 128, 2), 256: (128, 64, 2)}
+STAGES_DEFAULT = 2
+STAGES_ALLOWED = range(1, 5)
+
+
+def config(variant: str, head_dim: int, causal: bool = False, stages: int | None = None,
+           tile: tuple[int, int] | None = None) -> Config:
+    """The launch configuration of ``variant`` at ``head_dim`` (``tile=(BM, BN)`` overrides the
+    default for experiments). Raises ValueError for what cannot run."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+    if head_dim not in HEAD_DIMS:
+        raise ValueError(f"head dim must be one of {HEAD_DIMS}; got {head_dim}")
+    BM, BN, consumers = TILES[head_dim]
+    if tile is not None:
+        BM, BN = (int(x) for x in tile)
+        consumers = BM // 64
+    if variant == "sequential":
+        if stages not in (None, 1):
+            raise ValueError(f"sequential: the variant is the one-slot ring (stages 1); got {stages}")
+        stages = 1
+    # 2 slots for every ring variant: a third did not make overlap or fa3 faster once measured
+    # interleaved with the 2-slot build (stages= still takes up to 4)
+    stages = STAGES_DEFAULT if stages is None else stages
+    stages = int(stages)
+    if stages not in STAGES_ALLOWED or (variant != "sequential" and stages < 2):
+        lo = 1 if variant == "sequential" else 2
+        raise ValueError(f"{variant}: stages must be in {lo}..{STAGES_ALLOWED.stop - 1}; got {stages}")
+    ws = variant in WARP_SPECIALIZED
+    if not ws and BM == 192 and tile is None:
+        # one 12-warp partition would hold a 192-row tensor (not a power of 2): 128 rows
+        BM, consumers = 128, 2
+    cfg = Config(variant, head_dim, BM, BN, consumers, stages, ws,
+                 consumer_regs=240 if consumers == 2 else 160,
+                 producer_regs=24 if consumers == 2 else 32)
+    cfg.check()
+    return cfg
+
+
+def check_inputs(q, k, v, variant: str, require_gpu: bool = True) -> None:
+    """Raise TypeError/ValueError naming the expected form unless attention(q, k, v) can run."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+    if torch is None or not all(isinstance(t, torch.Tensor) for t in (q, k, v)):
+        raise TypeError("q, k and v must be torch.Tensors of shape (batch, heads, seq, d), "
+                        "fp16 or bf16, on a CUDA sm_90 GPU")
+    ok = (torch.float16, torch.bfloat16)
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dtype not in ok:
+            raise TypeError(f"{name} must be torch.float16 or torch.bfloat16; got {t.dtype}")
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must have the same dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() != 4:
+            raise ValueError(f"{name} must be 4-D (batch, heads, seq, d); got shape {tuple(t.shape)}")
+    if not q.shape == k.shape == v.shape:
+        raise ValueError(f"q, k and v must have the same shape (batch, heads, seq, d); got "
+                         f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    B, H, S, D = q.shape
+    if D not in HEAD_DIMS:
+        raise ValueError(f"head dim must be one of {HEAD_DIMS}; got {D}")
+    if B < 1 or H < 1 or S < 1:
+        raise ValueError(f"batch, heads and seq must be positive; got shape {tuple(q.shape)}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous (batch, heads, seq, d) row-major; "
+                             f"got stride {t.stride()}")
+        if t.data_ptr() % 16:
+            raise ValueError(f"{name} must start at a 16-byte aligned address (TMA); "
+                             f"got {t.data_ptr():#x}")
+    if require_gpu:
+        require_hopper({"q": q, "k": k, "v": v})
+
+
+def make_descriptors(q, k, v, cfg: Config):
+    """TMA descriptors over the 2-D (batch·heads·seq, d) views: Q in boxes of ``q_rows`` rows,
+    K and V in blocks of ``BN`` rows. Past the end of the tensor a box reads zeros."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    D = q.shape[-1]
+    dt = gl_dtype(q.dtype)
+    out = []
+    for t, rows in ((q, cfg.q_rows), (k, cfg.BN), (v, cfg.BN)):
+        blk = [rows, D]
+        out.append(TensorDescriptor.from_tensor(t.view(-1, D), blk,
+                                                gl.NVMMASharedLayout.get_default_for(blk, dt)))
+    return out
+
+
+def _launch_options(cfg: Config) -> dict:
+    opts = {"num_warps": cfg.num_warps}
+    if cfg.maxnreg is not None:
+        opts["maxnreg"] = cfg.maxnreg
+    return opts
+
+
+def grid(B: int, H: int, S: int, cfg: Config) -> tuple[int, int]:
+    return (triton.cdiv(S, cfg.BM), B * H)
+
+
+FENCES = (True, False, "hoisted")  # overlap.py's FENCE: fenced (default), no fence, hoisted
+
+
+def fence_args(kernel, fence=True) -> dict:
+    """The ``FENCE`` constexpr for ``kernel`` (none for a kernel without one). Raises ValueError
+    for another value, or for a kernel without a fence asked for anything but the default."""
+    if fence is not True and fence is not False and fence != "hoisted":
+        raise ValueError(f"fence must be one of {FENCES}; got {fence!r}")
+    if "FENCE" in kernel.arg_names:
+        return {"FENCE": fence}
+    if fence is not True:
+        raise ValueError(f"fence={fence!r}: only the overlapped variants "
+                         f"({', '.join(OVERLAP_VARIANTS)}) have a schedule fence")
+    return {}
+
+
+def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
+           profile: bool = False, fence=True) -> None:
+    """``profile``: compile in the Proton scopes (``kernels/scopes.py``); ``fence``: see
+    ``overlap.py`` (True, False or "hoisted")."""
+    B, H, S, _ = q.shape
+    extra = fence_args(kernel, fence)
+    q_desc, k_desc, v_desc = make_descriptors(q, k, v, cfg)
+    if profile:
+        extra["PROFILE"] = True
+    kernel[grid(B, H, S, cfg)](q_desc, k_desc, v_desc, o, lse, S, scale * LOG2E,
+                               cfg.BM, cfg.stages, cfg.consumers, causal, **extra,
+                               **_launch_options(cfg))
+
+
+def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
+                 profile: bool = False, fence=True):
+    """Compile ``kernel`` for sm_90a (no GPU needed) with the exact constexprs and descriptor
+    layouts ``launch`` uses; returns triton's CompiledKernel (``.asm['ptx']``, ``.metadata``)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+    from triton.runtime.jit import mangle_type
+
+    torch_dtype = torch_dtype or torch.float16
+    S = max(cfg.BM, cfg.BN)
+    q, k, v = (torch.empty(1, 1, S, cfg.head_dim, dtype=torch_dtype) for _ in range(3))
+    descs = make_descriptors(q, k, v, cfg)
+    names = kernel.arg_names
+    ptr = "*fp16" if torch_dtype == torch.float16 else "*bf16"
+    signature = {names[0]: mangle_type(descs[0]), names[1]: mangle_type(descs[1]),
+                 names[2]: mangle_type(descs[2]), names[3]: ptr, names[4]: "*fp32",
+                 names[5]: "i32", names[6]: "fp32"}
+    constexprs = {names[7]: cfg.BM, names[8]: cfg.stages, names[9]: cfg.consumers,
+                  names[10]: causal, "num_warps": cfg.num_warps, **fence_args(kernel, fence)}
+    if "PROFILE" in names:
+        constexprs["PROFILE"] = profile
+    for n in names[7:]:
+        signature[n] = "constexpr"
+    # as the launcher specializes them: torch's allocations are 16-byte aligned
+    aligned = {(i,): [["tt.divisibility", 16]] for i in (3, 4)}
+    src = GluonASTSource(kernel, signature, constexprs, aligned)
+    return triton.compile(src, target=GPUTarget(*SM90_TARGET), options=_launch_options(cfg))
+
+
+def flops(B: int, H: int, S: int, D: int, causal: bool) -> float:
+    """4·B·H·S²·d, halved for causal (FA3's count)."""
+    f = 4.0 * B * H * S * S * D
+    return f / 2 if causal else f
+
+
+def default_scale(D: int) -> float:
+    return 1.0 / math.sqrt(D)

@@ -1,0 +1,208 @@
+"""The device steps every attention schedule is built of (``sim/attention/cta.py``'s steps, the
+same names): where the CTA's tile is, how many K/V blocks it visits, the loads, the two GEMMs, the
+online softmax, the rescale of O, the pack of P, the epilogue. The variants' consumers
+(``ws.py``, ``overlap.py``) are these steps in their schedule's order; ``kernels/ring.py`` has the
+ring's ``acquire``/``release`` and the turns.
+
+Layout: the kernels see q, k, v, o as 2-D ``(batch·heads·seq, d)`` so one TMA descriptor serves
+every head. A block that runs past the end of one head's sequence reads the next head's rows (or
+zeros past the tensor): those columns are masked to ``-inf`` before the softmax, and rows past the
+end are not stored (O is written with masked stores, not TMA, for that reason).
+
+Scores are kept in base 2: ``qk_scale = scale·log2(e)``, ``P = exp2(S·qk_scale − m)``,
+``LSE = (m + log2 l)·ln 2``.
+"""
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma
+
+from ..ring import wait_slot
+from ..scopes import enter, exit
+
+
+@gluon.constexpr_function
+def mma_layout(N, num_warps):
+    """wgmma accumulator layout: warps stack along M (a warpgroup covers 64 rows), one
+    instruction covers all N columns (m64nNk16)."""
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1],
+                                     instr_shape=[16, N, 16])
+
+
+@gluon.constexpr_function
+def p_layout(D, num_warps):
+    """P as the A operand of P·V, from registers (wgmma RS): a dot operand of O's layout."""
+    return gl.DotOperandLayout(operand_index=0, parent=mma_layout(D, num_warps), k_width=2)
+
+
+@gluon.jit
+def tile_position(seqlen, BM: gl.constexpr, CAUSAL: gl.constexpr):
+    """(first row of this (batch, head) in the 2-D view, first Q row of this CTA within the
+    sequence). Causal: the longest rows (last Q tiles) are launched first."""
+    bh = gl.program_id(1)
+    pid_m = gl.program_id(0)
+    if CAUSAL:
+        pid_m = gl.num_programs(0) - 1 - pid_m
+    return bh * seqlen, pid_m * BM
+
+
+@gluon.jit
+def num_blocks(m0, seqlen, BM: gl.constexpr, BN: gl.constexpr, CAUSAL: gl.constexpr):
+    """K/V blocks this CTA visits: all of them, or (causal) those left of its last row."""
+    if CAUSAL:
+        return gl.cdiv(gl.minimum(seqlen, m0 + BM), BN)
+    else:
+        return gl.cdiv(seqlen, BN)
+
+
+@gluon.jit
+def load_q(q_desc, q_smem, q_full, row0, m0, PARTS: gl.constexpr):
+    """TMA the CTA's Q rows (``PARTS`` boxes, one per consumer in the ws variants) -> q_full."""
+    ROWS: gl.constexpr = q_desc.block_type.shape[0]
+    mbarrier.expect(q_full, PARTS * q_desc.block_type.nbytes)
+    for w in gl.static_range(PARTS):
+        tma.async_copy_global_to_shared(q_desc, [row0 + m0 + w * ROWS, 0], q_full, q_smem.index(w))
+
+
+@gluon.jit
+def load_block(desc, ring, full, j, row0, STAGES: gl.constexpr, pred=True):
+    """expect_tx on full[slot], then TMA block j into its slot (the caller saw the slot free)."""
+    BN: gl.constexpr = desc.block_type.shape[0]
+    s = j % STAGES
+    mbarrier.expect(full.index(s), desc.block_type.nbytes, pred=pred)
+    tma.async_copy_global_to_shared(desc, [row0 + j * BN, 0], full.index(s), ring.index(s), pred=pred)
+
+
+@gluon.jit
+def produce(desc, ring, full, empty, j, row0, STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
+    """Producer: wait until block j's slot is free (the first lap falls through), then load it."""
+    enter("wait slot", PROFILE)
+    wait_slot(empty, j, STAGES)
+    exit("wait slot", PROFILE)
+    enter("TMA issue", PROFILE)
+    load_block(desc, ring, full, j, row0, STAGES)
+    exit("TMA issue", PROFILE)
+
+
+@gluon.jit
+def init_state(M: gl.constexpr, D: gl.constexpr, BN: gl.constexpr, num_warps: gl.constexpr):
+    """Running row max (base 2, finite so a fully masked block cannot make NaN), row sum, O."""
+    s_l: gl.constexpr = mma_layout(BN, num_warps)
+    m_i = gl.full([M], -1.0e30, gl.float32, gl.SliceLayout(1, s_l))
+    l_i = gl.full([M], 0.0, gl.float32, gl.SliceLayout(1, s_l))
+    acc = gl.zeros([M, D], gl.float32, mma_layout(D, num_warps))
+    return m_i, l_i, acc
+
+
+@gluon.jit
+def qk(q, k_slot, num_warps: gl.constexpr, is_async: gl.constexpr = False):
+    """S = Q·K_jᵀ (SS wgmma: both operands in shared memory)."""
+    M: gl.constexpr = q.type.shape[0]
+    BN: gl.constexpr = k_slot.type.shape[0]
+    zero = gl.zeros([M, BN], gl.float32, mma_layout(BN, num_warps))
+    return warpgroup_mma(q, k_slot.permute((1, 0)), zero, use_acc=False, is_async=is_async)
+
+
+@gluon.jit
+def pv(p, v_slot, acc, is_async: gl.constexpr = False):
+    """O += P_j·V_j (RS wgmma: P from registers)."""
+    return warpgroup_mma(p, v_slot, acc, is_async=is_async)
+
+
+@gluon.jit
+def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL: gl.constexpr):
+    """Online softmax of block j: mask (only blocks that reach past the sequence's end or, causal,
+    the diagonal), new row max, P = exp2(S·qk_scale − m), the rescale factor, the row sum.
+    Returns (P in fp32, alpha, m, l)."""
+    s_l: gl.constexpr = s.type.layout
+    cols = j * BN + gl.arange(0, BN, gl.SliceLayout(0, s_l))
+    last_col = j * BN + BN - 1
+    needs_mask = last_col >= seqlen
+    if CAUSAL:
+        needs_mask = needs_mask | (last_col > m0)  # m0: this warpgroup's first row
+    if needs_mask:
+        col = gl.expand_dims(cols, 0)
+        if CAUSAL:
+            valid = (col < seqlen) & (col <= gl.expand_dims(rows, 1))
+        else:
+            valid = col < seqlen
+        s = gl.where(valid, s, -float("inf"))
+    m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+    p = gl.exp2(s * qk_scale - gl.expand_dims(m_new, 1))
+    alpha = gl.exp2(m_i - m_new)
+    l_i = l_i * alpha + gl.sum(p, 1)
+    return p, alpha, m_new, l_i
+
+
+@gluon.jit
+def schedule_fence(ptr, seqlen):
+    """Keep ptxas from moving code across this point (a no-op otherwise).
+
+    ptxas does not reorder instructions across a read of ``%clock`` whose value is used; the
+    value goes to a store predicated on ``seqlen < 0``, which never runs (the launch rejects empty
+    sequences) but keeps the read alive. The overlapped kernels need it before
+    ``warpgroup_mma_wait(0)``: without it ptxas hoists that wait above the softmax (to pack P_j
+    into the registers P_{j-1}·V_{j-1} is still reading), and the softmax no longer runs under
+    its own P·V (``test_softmax_runs_under_its_own_pv`` reads both SASS; the two builds time
+    the same on the H200: ``results/h200-ab-fence.json``)."""
+    gl.inline_asm_elementwise(
+        "{ .reg .u32 t; .reg .pred q; mov.u32 t, %clock; setp.lt.s32 q, $2, 0; "
+        "@q st.global.b32 [$1], t; mov.b32 $0, 0; }",
+        "=r,l,r", [ptr.to(gl.int64), seqlen], dtype=gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
+def pack(p, dtype: gl.constexpr, D: gl.constexpr, num_warps: gl.constexpr):
+    """P (fp32, accumulator layout) -> input dtype, as the register A operand of P·V."""
+    return gl.convert_layout(p.to(dtype), p_layout(D, num_warps))
+
+
+@gluon.jit
+def rescale(acc, alpha):
+    """O *= exp2(m_old − m_new), row by row."""
+    a = gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))
+    return acc * gl.expand_dims(a, 1)
+
+
+@gluon.jit
+def q_rows(m0, M: gl.constexpr, BN: gl.constexpr, num_warps: gl.constexpr):
+    """This warpgroup's row indices within the sequence, in the score layout."""
+    return m0 + gl.arange(0, M, gl.SliceLayout(1, mma_layout(BN, num_warps)))
+
+
+@gluon.constexpr_function
+def out_layout(D, num_warps):
+    """O as the epilogue stores it: 8 elements (16 bytes) a thread along a row, a warp's threads
+    across whole rows, so one store instruction writes full 128-byte lines."""
+    cols = min(32, D // 8)
+    return gl.BlockedLayout([1, 8], [32 // cols, cols], [num_warps, 1], [1, 0])
+
+
+@gluon.jit
+def epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps: gl.constexpr):
+    """O /= l and LSE = (m + log2 l)·ln 2; masked stores of this warpgroup's rows (rows past the
+    sequence's end belong to the next head and are not written).
+
+    O goes out through ``q``, this warpgroup's Q tile in shared memory — dead once its last
+    Q·Kᵀ is done, and exactly O's size: written in the accumulator's layout, read back 16 bytes a
+    thread along a row, stored a row per 8-32 threads. Stored straight from the accumulator's
+    layout, each thread writes 4 bytes of 8 rows an instruction: that epilogue took 2.3 K clk a
+    warpgroup at d 128 and 7.7 K at d 256, a quarter of a CTA's time at S 1K
+    (``results/traces/old_epilogue/``)."""
+    o_l: gl.constexpr = acc.type.layout
+    M: gl.constexpr = acc.type.shape[0]
+    D: gl.constexpr = acc.type.shape[1]
+    l_o = gl.convert_layout(l_i, gl.SliceLayout(1, o_l))
+    q.store((acc / gl.expand_dims(l_o, 1)).to(o_ptr.dtype.element_ty))
+    gl.thread_barrier()  # every warp's rows are in before any warp reads another's
+    lay: gl.constexpr = out_layout(D, num_warps)
+    o = q.load(lay)
+    rows = m0 + gl.arange(0, M, gl.SliceLayout(1, lay))
+    cols = gl.arange(0, D, gl.SliceLayout(0, lay))
+    flat = (row0 + rows).to(gl.int64)
+    ptrs = o_ptr + gl.expand_dims(flat * D, 1) + gl.expand_dims(cols, 0)
+    gl.store(ptrs, o, mask=gl.expand_dims(rows < seqlen, 1))
+    lse = (m_i + gl.log2(l_i)) * 0.6931471805599453
+    lse_rows = m0 + gl.arange(0, M, l_i.type.layout)
+    gl.store(lse_ptr + (row0 + lse_rows).to(gl.int64), lse, mask=lse_rows < seqlen)
