@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .hardware import KIB, Hardware
+from .machine import KIB, Hardware
 
 DTYPES = {"fp16": 2, "bf16": 2, "fp8": 1}        # bytes per element of Q/K/V or A/B
 
-# FA3 at release (hardware.md, "Tiles at release"): head dim -> (block_m, block_n, consumer WGs).
+# FA3 at release (flash-attention's hopper/tile_size.h, the forward's sm90 tiles): head dim ->
+# (block_m, block_n, consumer WGs).
 FA3_TILES = {64: (192, 128, 3), 128: (128, 176, 2), 256: (128, 80, 2)}
 FA3_TILES_CAUSAL = {64: (192, 128, 3), 128: (128, 128, 2), 256: (128, 80, 2)}
 # FA2's forward tiles on sm80+ (4 warps per CTA): head dim -> (block_m, block_n).
@@ -20,10 +21,6 @@ FA2_TILES = {64: (128, 128), 128: (128, 64), 256: (64, 64)}
 BOOKKEEPING_REGS = 32   # per consumer thread beyond the tiles: row max/sum, pointers, loop state.
                         # FA3 d128 (128×176, 2-stage overlap: O 64 + S 88 + P 44) fits 240 with 44
                         # to spare (FA3 §3.2); 32 is our estimate of what those hold.
-
-
-def _round_up(x: int, m: int) -> int:
-    return -(-x // m) * m
 
 
 def _kib(nbytes: int) -> str:
@@ -113,7 +110,7 @@ def check_smem(what: str, stage_bytes: int, stages: int, fixed_bytes: int, fixed
 def consumer_reg_budget(hw: Hardware, consumers: int, warp_specialized: bool) -> int:
     """Registers per consumer thread. With a producer warpgroup, setmaxnreg moves registers to the
     consumers: FA3 gives the producer 24 (2 consumers) or 32 (3 consumers) and the rest, in steps of
-    8, to the consumers (240 and 160: FA3 §3.1, hardware.md)."""
+    8, to the consumers (240 and 160: FA3 §3.1; CUTLASS's warp-specialized kernels)."""
     per_wg = hw.regs_per_sm // 128            # registers per thread if one warpgroup had them all
     if not warp_specialized:
         return min(hw.max_regs_per_thread, per_wg // consumers)

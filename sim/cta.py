@@ -33,6 +33,8 @@ def make_units(env: simpy.Environment, hw: Hardware, trace: Trace) -> dict:
 
 
 class CTA:
+    on_event = None     # if set, called with each wait, TMA copy and wgmma group (sim.run.EVENTS)
+
     def __init__(self, env: simpy.Environment, hw: Hardware, trace: Trace, dtype: str,
                  consumers: int, name: str = "", units: dict | None = None):
         self.env, self.hw, self.trace, self.name = env, hw, trace, name
@@ -65,6 +67,8 @@ class CTA:
         t0 = self.env.now
         yield from bar.wait(parity)
         self.trace.wait(actor, bar.name, t0, self.env.now)
+        if self.on_event is not None:
+            self.on_event(("wait", t0, self.env.now, actor, bar.name, parity))
 
     def sync_consumers(self, w: int):
         """bar.sync over the consumer warpgroups (the k-th time for each)."""
@@ -73,9 +77,14 @@ class CTA:
         yield from self.wait(self.wg(w), self.cta_bar, k & 1)
 
     def wait_turn(self, w: int, k: int):
+        """Warpgroup w's k-th turn on the tensor core (pingpong)."""
         t0 = self.env.now
         yield from self.turns.wait(w, k)
         self.trace.wait(self.wg(w), "turn", t0, self.env.now)
+
+    def pass_turn(self, w: int) -> None:
+        """Warpgroup w's GEMMs are queued: the next warpgroup's turn."""
+        self.turns.pass_turn(w)
 
     def acquire(self, actor: str, ring: Ring, j: int):
         """Consumer side: wait until block j has landed in its slot."""
@@ -83,14 +92,19 @@ class CTA:
         yield from self.wait(actor, ring.full[s], phase)
 
     def release(self, ring: Ring, j: int) -> None:
+        """Consumer side: block j's slot goes back to the producer (arrive on its `empty`)."""
         ring.empty[ring.slot(j)[0]].arrive()
 
-    def produce(self, actor: str, ring: Ring, j: int, load):
-        """Producer side: wait until block j's slot is free (the first lap passes), then
-        `load(actor, ring, j)`."""
+    def load(self, actor: str, ring: Ring, j: int) -> None:
+        """expect_tx on block j's `full`, then its TMA copies: each workload's CTA says which."""
+        raise NotImplementedError
+
+    def produce(self, actor: str, ring: Ring, j: int):
+        """Producer side: wait until block j's slot is free (the first lap passes), then `load`
+        it (expect its bytes on `full`, TMA copy)."""
         s, phase = ring.slot(j)
         yield from self.wait(actor, ring.empty[s], phase ^ 1)
-        load(actor, ring, j)
+        self.load(actor, ring, j)
 
     # --- TMA -----------------------------------------------------------------------------------
     def tma_copy(self, actor: str, op: str, nbytes: int, bar: MBarrier, tile=None,
@@ -98,11 +112,17 @@ class CTA:
         """Issue one TMA copy that completes `nbytes` on `bar` (the caller did expect());
         `latency` defaults to an L2 hit's, `rate` (bytes per clk) to the copy engine's;
         `landed()`, if given, runs as the bytes land, just before they complete on `bar`."""
+        on_event = self.on_event
+        if on_event is not None:
+            on_event(("tma", self.env.now, actor, op, bar.name, tile, nbytes))
+
         def copy():
             yield self.env.timeout(self.hw.tma_issue_clk)
             yield from self.tma.run(actor, op, nbytes / (rate or self.hw.tma_rate), tile=tile)
             yield self.env.timeout(self.hw.tma_latency_clk if latency is None else latency)
             self.trace.mark(self.env.now, actor, f"landed {op}", tile)
+            if on_event is not None:
+                on_event(("landed", self.env.now, actor, op, bar.name, tile, nbytes))
             if landed:
                 landed()
             bar.complete_tx(nbytes)
@@ -119,8 +139,10 @@ class CTA:
         clk = max(math_clk, smem_bytes / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk
         issue = hw.wgmma_issue_clk + hw.wgmma_issue_clk_per_n * n + hw.wgmma_descriptor_clk + (
             0.0 if a_from_smem else hw.wgmma_issue_rs_clk)
-        return self.tensor.issue(self.wg(w), op, self.wgmma_count(rows, k), clk, math_clk, tile,
-                                 issue)
+        count = self.wgmma_count(rows, k)
+        if self.on_event is not None:
+            self.on_event(("wgmma", self.env.now, self.wg(w), op, tile, count))
+        return self.tensor.issue(self.wg(w), op, count, clk, math_clk, tile, issue)
 
     def issued(self, w: int):
         """What warpgroup w's next instruction after its wgmmas waits for: the last one queued."""

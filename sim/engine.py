@@ -141,7 +141,12 @@ class TensorCore:
 
 
 class MBarrier:
-    """Hopper's mbarrier: arrival count + expected transaction bytes, phase parity."""
+    """Hopper's mbarrier: arrival count + expected transaction bytes, phase parity.
+
+    `on_event`, if set, is called with a plain tuple for each expect, arrive, complete_tx and
+    completed phase (the list is `sim.run.EVENTS`); it only observes."""
+
+    on_event = None
 
     def __init__(self, env: simpy.Environment, name: str, count: int, wake_clk: float,
                  probe_clk: float = 0.0):
@@ -156,17 +161,23 @@ class MBarrier:
 
     def expect(self, nbytes: int) -> None:
         """mbarrier.arrive.expect_tx: one arrival that also announces `nbytes` still to land."""
+        if self.on_event is not None:
+            self.on_event(("expect", self.env.now, self.name, nbytes))
         self._tx += nbytes
         self.arrive()
 
     def complete_tx(self, nbytes: int) -> None:
         """The copy engine reports `nbytes` landed (complete_tx)."""
+        if self.on_event is not None:
+            self.on_event(("complete_tx", self.env.now, self.name, nbytes))
         self._tx -= nbytes
         if self._tx < 0:
             raise RuntimeError(f"mbarrier {self.name}: more bytes landed than were expected")
         self._maybe_flip()
 
     def arrive(self) -> None:
+        if self.on_event is not None:
+            self.on_event(("arrive", self.env.now, self.name))
         if self._pending == 0:
             raise RuntimeError(f"mbarrier {self.name}: arrival past the expected count {self.count}")
         self._pending -= 1
@@ -175,6 +186,8 @@ class MBarrier:
     def _maybe_flip(self) -> None:
         if self._pending == 0 and self._tx == 0:
             self.completed += 1
+            if self.on_event is not None:
+                self.on_event(("complete", self.env.now, self.name, self.completed - 1))
             self._pending = self.count
             done, self._phase_done = self._phase_done, self.env.event()
             done.succeed()
@@ -218,6 +231,16 @@ class Ring:
         return j % self.stages, (j // self.stages) & 1
 
 
+def turn_parity(k: int, wg: int) -> int:
+    """The parity warpgroup `wg` waits on its turn barrier for its k-th turn.
+
+    A fresh mbarrier counts as having completed the phase before phase 0, so warpgroup 0 waits
+    with parity (k & 1) ^ 1 and its first turn falls through; every other wait, warpgroup 0's
+    later ones included, needs the previous warpgroup's k-th hand-over, which completes exactly
+    the phase of parity k & 1. The kernels spell it the same (`turn_parity(k, WG)`)."""
+    return (k & 1) ^ int(wg == 0)
+
+
 class Turns:
     """Ordered turns among n warpgroups (pingpong): WG w may issue its GEMMs on its k-th turn once
     WG w-1 has passed the turn on; WG 0 goes first. Built from one mbarrier per WG, as the Gluon
@@ -228,8 +251,9 @@ class Turns:
         self.bar = [MBarrier(env, f"turn[{w}]", 1, wake_clk, probe_clk) for w in range(n)]
 
     def wait(self, wg: int, k: int):
-        parity = (k & 1) ^ 1 if wg == 0 else k & 1
-        yield from self.bar[wg].wait(parity)
+        """wait_turn: block until warpgroup wg's k-th turn."""
+        yield from self.bar[wg].wait(turn_parity(k, wg))
 
-    def pass_on(self, wg: int) -> None:
+    def pass_turn(self, wg: int) -> None:
+        """pass_turn: warpgroup wg's GEMMs are queued; the next warpgroup's turn."""
         self.bar[(wg + 1) % self.n].arrive()

@@ -1,8 +1,8 @@
 """What the FlashAttention-3 paper measured (arXiv 2407.08608, H100 SXM5), and how close the model
-comes on the `h100` preset. `python -m sim paper` prints the table; tests/test_paper.py holds the
-model to it.
+comes on the `h100` preset. `python -m sim paper` prints the table; tests/model/test_paper.py
+holds the model to it.
 
-How we read the paper (DESIGN.md's mapping, checked against the text):
+How we read the paper (each mapping checked against the text):
 * tab. 2 (B 4, H 16, S 8448, d 128, fp16, non-causal): FA3 661 = `fa3`; "no GEMM-softmax
   pipelining, with WS" 582 = `ws_pingpong` (FA3 keeps its scheduler barriers with the intra-
   warpgroup overlap off); "GEMM-softmax pipelining, no WS" 570 = `overlap`.

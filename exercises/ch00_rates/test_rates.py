@@ -4,23 +4,23 @@ import random
 import pytest
 
 from exercises.grading import harness
-from sim.hardware import H100, H200
+from sim import H100, H200, measure_softmax, measure_wgmma
 
 # (rows, n, k, dtype, a_from_smem) cases and the model's answers, computed before any submission runs.
 WGMMA = [(64, 176, 128, "fp16", True), (64, 128, 176, "fp16", False), (128, 256, 64, "bf16", True),
          (64, 64, 64, "fp16", True)]
-WGMMA_REF = [harness.model_wgmma_clk(H100, *c) for c in WGMMA]
+WGMMA_REF = [measure_wgmma(H100, *c) for c in WGMMA]
 SOFTMAX = [(64, 176), (64, 128), (128, 80)]
-SOFTMAX_REF = [harness.model_softmax_clk(H100, r, n) for r, n in SOFTMAX]
-MASKED_REF = [harness.model_softmax_clk(H100, r, n, masked=True) for r, n in SOFTMAX]
+SOFTMAX_REF = [measure_softmax(H100, r, n) for r, n in SOFTMAX]
+MASKED_REF = [measure_softmax(H100, r, n, masked=True) for r, n in SOFTMAX]
 rng = random.Random(20261202)
 FP8 = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16), 16 * rng.randint(1, 12), "fp8", rng.random() < .5)
        for _ in range(6)]
-FP8_REF = [harness.model_wgmma_clk(H200, *c) for c in FP8]
+FP8_REF = [measure_wgmma(H200, *c) for c in FP8]
 SLOW_HW = H100.with_(wgmma_overhead_clk=11.0, sfu_exp_per_clk=8, softmax_stall_per_elem=0.1)
 OTHER = [(64, 96, 32, "fp16", True), (192, 48, 80, "fp16", False)]
-OTHER_REF = [harness.model_wgmma_clk(SLOW_HW, *c) for c in OTHER]
-OTHER_SOFTMAX_REF = harness.model_softmax_clk(SLOW_HW, 64, 112, masked=True)
+OTHER_REF = [measure_wgmma(SLOW_HW, *c) for c in OTHER]
+OTHER_SOFTMAX_REF = measure_softmax(SLOW_HW, 64, 112, masked=True)
 
 
 def sub():

@@ -12,7 +12,8 @@ V each in a ring of ``cta.cfg.stages`` slots). For every K/V block j, and for ea
 
 A block is ``cta.cfg.block_n × cta.cfg.headdim`` elements of ``cta.el`` bytes. Work out the slot
 ``s`` and the phase parity yourself (``ring.stages`` slots; see the note on `Ring` in
-``sim/engine.py``). ``cta.produce`` and ``cta.load`` would do it for you, so the grader hides them.
+``sim/engine.py``). The ``cta`` your producer gets is a ``sim.RoleView``: the model's one-call
+``produce`` and ``load`` would do the exercise for you, so it has neither.
 """
 
 

@@ -20,9 +20,9 @@ def test_runs_to_the_end():
     """The CTA finishes: every K and V block copied once, in order, Q loaded, no deadlock."""
     r = run()
     assert r.finished, r.error
-    assert r.cta.copied["q"] == 1, "Q must be loaded exactly once"
+    assert r.copied["q"] == 1, "Q must be loaded exactly once"
     for ring in ("k", "v"):
-        assert r.cta.copied[ring] == list(range(BLOCKS)), f"{ring.upper()} blocks copied: {r.cta.copied[ring]}"
+        assert r.copied[ring] == list(range(BLOCKS)), f"{ring.upper()} blocks copied: {r.copied[ring]}"
     assert not r.violations["copy"], r.violations["copy"]
 
 
@@ -30,7 +30,7 @@ def test_runs_to_the_end():
 def test_no_read_before_land():
     """Every consumer read of block j found block j landed in slot j % stages."""
     r = run()
-    assert r.cta.copied["k"], f"nothing was copied ({r.error})"
+    assert r.copied["k"], f"nothing was copied ({r.error})"
     assert not r.violations["read_before_land"], r.violations["read_before_land"][:3]
 
 
@@ -38,7 +38,7 @@ def test_no_read_before_land():
 def test_no_overwrite_before_release():
     """The producer claims a slot again only after every consumer released its last block."""
     r = run()
-    assert r.cta.copied["k"], f"nothing was copied ({r.error})"
+    assert r.copied["k"], f"nothing was copied ({r.error})"
     assert not r.violations["overwrite"], r.violations["overwrite"][:3]
 
 
@@ -57,6 +57,6 @@ def test_three_stages():
     r = run(stages=3, n_blocks=10, block_n=128)
     assert r.finished, r.error
     assert not r.violations["read_before_land"] and not r.violations["overwrite"], r.violations
-    assert r.cta.copied["k"] == list(range(10))
+    assert r.copied["k"] == list(range(10))
     assert r.clk == pytest.approx(REF_CLK_3, rel=5e-3)
 ### END HIDDEN TESTS

@@ -1,34 +1,26 @@
-"""What the model exercises' tests run: load a submission file, run the course's SimPy model with a
-student-written role plugged in, and watch the ring and the turns while it runs.
+"""What the model exercises' tests run: load a submission file, run the course's model with a
+student-written role in place of the schedule's own (`sim.simulate`), and judge the run from its
+event log.
 
-`CheckedCTA` is `sim.attention.cta.AttentionCTA` with recorders: it knows which K/V block sits in
-which slot (from the producer's TMA copies), when each landed, when the consumers read it (wgmma
-issue) and released it. Violations are collected, not raised, so one run answers every question
-(did it finish, did anyone read a slot before its block landed, did the producer claim a slot the
-consumers had not released, how long it took).
+The checks read only the log's plain events (`sim.EVENTS`), never live model objects: which K/V
+block each TMA copy put in which slot and when it landed, when each consumer's wgmma read a block,
+when the producer claimed a slot (its `expect` on the slot's `full` barrier) and how often the
+consumers had released it (phases completed on `empty`). Violations are collected, not raised, so
+one run answers every question (did it finish, did anyone read a slot before its block landed, did
+the producer claim a slot the consumers had not released, were the copies the right ones, how
+long it took).
 """
 from __future__ import annotations
 
 import importlib.util
 import itertools
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import simpy
-
-from sim.attention import (
-    make_units,  # re-exported there (sim/cta.py or sim/attention/cta.py)
-    prepare,
-)
-from sim.attention import module as variant_module
-from sim.attention.cta import AttentionCTA
-from sim.config import AttentionConfig
-from sim.engine import MBarrier
-from sim.hardware import H100, Hardware
-from sim.trace import Trace
+from sim import H100, AttentionConfig, Hardware, Run, Trace, simulate
 
 _counter = itertools.count()
+READS = {"QKᵀ": "k", "PV": "v"}          # which ring each of a consumer's GEMMs reads
 
 
 def load_submission(test_file: str, rel: str):
@@ -43,161 +35,105 @@ def load_submission(test_file: str, rel: str):
     return mod
 
 
-class _Full(MBarrier):
-    """A ring's `full` barrier that tells the CTA when the producer claims its slot (expect)."""
-
-    def __init__(self, cta, ring_name, slot, base: MBarrier):
-        super().__init__(base.env, base.name, base.count, base.wake_clk)
-        self._cta, self._ring, self._slot = cta, ring_name, slot
-
-    def expect(self, nbytes: int) -> None:
-        self._cta._claim(self._ring, self._slot)
-        super().expect(nbytes)
-
-
-class CheckedCTA(AttentionCTA):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.violations: dict[str, list[str]] = {"read_before_land": [], "overwrite": [],
-                                                 "copy": []}
-        self.fills = {r: [0] * self.cfg.stages for r in ("k", "v")}       # claims per slot
-        self.content = {r: [None] * self.cfg.stages for r in ("k", "v")}  # (block, landed?)
-        self.copied = {"k": [], "v": [], "q": 0}
-        for r, ring in (("k", self.k), ("v", self.v)):
-            ring.full = [_Full(self, r, s, b) for s, b in enumerate(ring.full)]
-
-    def _ring_of(self, bar):
-        for r, ring in (("k", self.k), ("v", self.v)):
-            for s, b in enumerate(ring.full):
-                if b is bar:
-                    return r, s
-        return None, None
-
-    def _claim(self, r: str, s: int) -> None:
-        ring = self.k if r == "k" else self.v
-        n = self.fills[r][s]
-        if ring.empty[s].completed < n:
-            self.violations["overwrite"].append(
-                f"t={self.env.now:.0f}: the producer claimed {r}-slot {s} for its fill #{n + 1} "
-                f"while the consumers had released it only {ring.empty[s].completed} time(s)")
-        self.fills[r][s] = n + 1
-
-    def tma_copy(self, actor, op, nbytes, bar, tile=None, **kw):
-        if bar is self.q_full:
-            self.copied["q"] += 1
-            return super().tma_copy(actor, op, nbytes, bar, tile, **kw)
-        r, s = self._ring_of(bar)
-        if r is None:
-            self.violations["copy"].append(f"t={self.env.now:.0f}: a TMA copy completes on "
-                                           f"{getattr(bar, 'name', bar)!r}, not a ring's full barrier")
-            return super().tma_copy(actor, op, nbytes, bar, tile, **kw)
-        if not (isinstance(tile, tuple) and len(tile) == 2 and isinstance(tile[1], int)):
-            self.violations["copy"].append(f"copy into {r}-slot {s} not tagged with cta.tile('kv', j)")
-            block = None
-        else:
-            block = tile[1]
-        self.copied[r].append(block)
-        self.content[r][s] = (block, False)
-
-        def landed():
-            if self.content[r][s] == (block, False):
-                self.content[r][s] = (block, True)
-        return super().tma_copy(actor, op, nbytes, bar, tile, landed=landed, **kw)
-
-    def _check_read(self, r: str, w: int, j: int) -> None:
-        s = j % self.cfg.stages
-        have = self.content[r][s]
-        if have != (j, True):
-            what = ("nothing" if have is None else
-                    f"block {have[0]} ({'landed' if have[1] else 'still in flight'})")
-            self.violations["read_before_land"].append(
-                f"t={self.env.now:.0f}: consumer {w} read {r.upper()} block {j} from slot {s}, "
-                f"which holds {what}")
-
-    def qk(self, w, j):
-        self._check_read("k", w, j)
-        return super().qk(w, j)
-
-    def pv(self, w, j):
-        self._check_read("v", w, j)
-        return super().pv(w, j)
-
-
-class ProducerView:
-    """What a student's producer gets: the CTA without the one-call helpers that would do the
-    exercise for them (`produce`, `load`)."""
-
-    _HIDDEN = ("produce", "load")
-
-    def __init__(self, cta: CheckedCTA):
-        object.__setattr__(self, "_cta", cta)
-
-    def __getattr__(self, name):
-        if name in self._HIDDEN:
-            raise AttributeError(f"cta.{name} does the exercise for you: write the wait on empty, "
-                                 "the expect on full and the TMA copy yourself")
-        return getattr(self._cta, name)
-
-
 @dataclass
-class Run:
-    clk: float
-    finished: bool
-    error: str
-    trace: Trace
-    cta: CheckedCTA
+class Checked:
+    """A run of one CTA and what the checks found in its event log."""
+    run: Run
     n_blocks: int
-    violations: dict = field(default_factory=dict)
+    copied: dict = field(default_factory=dict)       # ring -> blocks copied, in order; "q" -> count
+    violations: dict = field(default_factory=dict)   # check -> messages
+
+    clk = property(lambda self: self.run.clk)
+    finished = property(lambda self: self.run.finished)
+    error = property(lambda self: self.run.error)
+    trace = property(lambda self: self.run.trace)
 
 
-def config(variant: str = "ws", stages: int = 2, hw: Hardware = H100, **kw) -> AttentionConfig:
-    return prepare(AttentionConfig(variant=variant, stages=stages, **kw), hw)
+def check_ring(events: list[tuple], stages: int, block_bytes: int) -> tuple[dict, dict]:
+    """Replay one attention CTA's event log and judge its K/V rings: (copied, violations)."""
+    full = {f"{r}.full[{s}]": (r, s) for r in "kv" for s in range(stages)}
+    empty = {f"{r}.empty[{s}]": (r, s) for r in "kv" for s in range(stages)}
+    fills = {(r, s): 0 for r, s in full.values()}          # the producer's claims per slot
+    released = {(r, s): 0 for r, s in full.values()}       # phases completed on empty
+    content: dict = {}                                     # (r, s) -> (block, landed?)
+    copied: dict = {"k": [], "v": [], "q": 0}
+    bad: dict[str, list[str]] = {"read_before_land": [], "overwrite": [], "copy": []}
+    for kind, *f in events:
+        if kind == "expect" and f[1] in full:
+            t, name, nbytes = f
+            r, s = full[name]
+            n = fills[r, s]
+            if released[r, s] < n:
+                bad["overwrite"].append(
+                    f"t={t:.0f}: the producer claimed {r}-slot {s} for its fill #{n + 1} while "
+                    f"the consumers had released it only {released[r, s]} time(s)")
+            if nbytes != block_bytes:
+                bad["copy"].append(f"t={t:.0f}: expect of {nbytes} bytes on {name}, a block is "
+                                   f"{block_bytes}")
+            fills[r, s] = n + 1
+        elif kind == "complete" and f[1] in empty:
+            released[empty[f[1]]] += 1
+        elif kind == "tma":
+            t, _actor, _op, bar, tile, nbytes = f
+            if bar == "q_full":
+                copied["q"] += 1
+                continue
+            if bar not in full:
+                bad["copy"].append(f"t={t:.0f}: a TMA copy completes on {bar!r}, not a ring's "
+                                   "full barrier")
+                continue
+            r, s = full[bar]
+            if not (isinstance(tile, tuple) and len(tile) == 2 and isinstance(tile[1], int)):
+                bad["copy"].append(f"copy into {r}-slot {s} not tagged with cta.tile('kv', j)")
+                block = None
+            else:
+                block = tile[1]
+            if nbytes != block_bytes:
+                bad["copy"].append(f"t={t:.0f}: a copy of {nbytes} bytes into {r}-slot {s}, a "
+                                   f"block is {block_bytes}")
+            copied[r].append(block)
+            content[r, s] = (block, False)
+        elif kind == "landed" and f[3] in full:
+            t, _actor, _op, bar, tile, _nbytes = f
+            key = full[bar]
+            block = tile[1] if isinstance(tile, tuple) and len(tile) == 2 else None
+            if content.get(key) == (block, False):
+                content[key] = (block, True)
+        elif kind == "wgmma" and f[2] in READS:
+            t, actor, op, tile = f[:4]
+            r, j = READS[op], tile[1]
+            s = j % stages
+            have = content.get((r, s))
+            if have != (j, True):
+                what = ("nothing" if have is None else
+                        f"block {have[0]} ({'landed' if have[1] else 'still in flight'})")
+                bad["read_before_land"].append(
+                    f"t={t:.0f}: {actor} read {r.upper()} block {j} from slot {s}, which holds "
+                    f"{what}")
+    return copied, bad
 
 
 def run_cta(producer=None, consumer=None, variant: str = "ws", n_blocks: int = 8, stages: int = 2,
-            hw: Hardware = H100, limit_clk: float = 5e6, **cfg_kw) -> Run:
+            hw: Hardware = H100, limit_clk: float = 5e6, **cfg_kw) -> Checked:
     """One CTA of `variant` (tab. 2 tiles) over n_blocks K/V blocks, with the student's producer
-    and/or consumer in place of the variant's own."""
-    cfg = config(variant, stages, hw, **cfg_kw)
-    mod = variant_module(variant)
-    env, trace = simpy.Environment(), Trace()
-    cta = CheckedCTA(env, hw, cfg, trace, n_blocks, units=make_units(env, hw, trace))
-    error = ""
-    finished = False
-    try:
-        prod = producer(ProducerView(cta)) if producer else mod.producer(cta)
-        cons = consumer or mod.consumer
-        procs = [env.process(prod)] + [env.process(cons(cta, w)) for w in range(cfg.consumers)]
-        done = simpy.AllOf(env, procs)
-        while not done.triggered:
-            nxt = env.peek()
-            if nxt == float("inf"):
-                error = ("deadlock: every role waits on a barrier that never completes "
-                         f"(t={env.now:.0f})")
-                break
-            if nxt > limit_clk:
-                error = f"not finished after {limit_clk:.0f} clk (a role loops forever?)"
-                break
-            env.step()
-        finished = done.triggered and done.ok
-        if done.triggered and not done.ok:
-            exc = done.value
-            error = f"a role raised {type(exc).__name__}: {exc}"
-            if isinstance(exc, Exception):
-                done.defused = True
-    except RuntimeError as e:
-        msg = str(e)
-        error = ("deadlock: every role is waiting on a barrier that will never complete"
-                 if "No scheduled events left" in msg else f"{type(e).__name__}: {msg}")
-    except Exception as e:  # noqa: BLE001 - the student's code raised
-        error = f"{type(e).__name__}: {e}"
-    return Run(env.now, finished, error, trace, cta, n_blocks, cta.violations)
+    and/or consumer in place of the variant's own, judged from its event log."""
+    roles = {}
+    if producer is not None:
+        roles["producer"] = producer
+    if consumer is not None:
+        roles["consumer"] = consumer
+    run = simulate(AttentionConfig(variant=variant, stages=stages, **cfg_kw), hw,
+                   roles=roles or None, n_blocks=n_blocks, limit_clk=limit_clk)
+    cfg = run.config
+    copied, violations = check_ring(run.events, cfg.stages,
+                                    cfg.block_n * cfg.headdim * (1 if cfg.dtype == "fp8" else 2))
+    return Checked(run, n_blocks, copied, violations)
 
 
 def reference_clk(variant: str, n_blocks: int = 8, stages: int = 2, hw: Hardware = H100,
                   **cfg_kw) -> float:
     run = run_cta(variant=variant, n_blocks=n_blocks, stages=stages, hw=hw, **cfg_kw)
-    assert run.finished and not any(run.violations.values()), run.violations
+    assert run.finished and not any(run.violations.values()), (run.error, run.violations)
     return run.clk
 
 
@@ -221,29 +157,3 @@ def overlaps(trace: Trace, op: str) -> list[str]:
             found.append(f"{k1[0]} {op} {k1[1]} [{a1:.0f}, {b1:.0f}) overlaps "
                          f"{k2[0]} {op} {k2[1]} [{a2:.0f}, {b2:.0f})")
     return found
-
-
-def in_grader() -> bool:
-    return bool(os.environ.get("EXERCISES_STAGE"))
-
-
-# --- chapter 00: the model's own costs, measured by running one step alone -----------------------
-def model_wgmma_clk(hw: Hardware, rows: int, n: int, k: int, dtype: str = "fp16",
-                    a_from_smem: bool = True) -> float:
-    """Tensor-pipe cycles of one warpgroup's wgmma group (rows × n × k) run alone in the model."""
-    from sim.cta import CTA
-    env, trace = simpy.Environment(), Trace()
-    cta = CTA(env, hw, trace, dtype, 1)
-    done = cta.wgmma(0, "gemm", rows, n, k, a_from_smem, None)
-    env.run(done)
-    return trace.busy_time("tensor")
-
-
-def model_softmax_clk(hw: Hardware, rows: int, block_n: int, masked: bool = False) -> float:
-    """Cycles of one warpgroup's online softmax of a rows × block_n score tile run alone."""
-    cfg = prepare(AttentionConfig(variant="ws", headdim=64, block_m=rows, block_n=block_n,
-                                  consumers=1, stages=1), hw)
-    env, trace = simpy.Environment(), Trace()
-    cta = AttentionCTA(env, hw, cfg, trace, n_blocks=1, masked_blocks=1 if masked else 0)
-    env.run(env.process(cta.softmax(0, 0)))
-    return env.now

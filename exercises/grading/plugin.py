@@ -18,8 +18,9 @@ import sys
 
 import pytest
 
-GUARDED = ("math", "numpy", "numpy.random", "numpy.linalg", "numpy.testing", "pytest", "simpy", "sim.engine", "sim.trace",
-           "sim.hardware", "sim.config", "sim.cta", "sim.attention", "sim.attention.cta", "sim.attention.ws",
+GUARDED = ("math", "numpy", "numpy.random", "numpy.linalg", "numpy.testing", "pytest", "simpy",
+           "sim", "sim.run", "sim.predict", "sim.engine", "sim.trace", "sim.hardware", "sim.config",
+           "sim.cta", "sim.attention", "sim.attention.cta", "sim.attention.ws",
            "sim.attention.ws_pingpong", "exercises.grading.harness")
 HIDDEN_RE = re.compile(r"^\s*### (BEGIN|END) HIDDEN TESTS")
 _snapshot: dict = {}

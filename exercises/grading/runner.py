@@ -130,8 +130,7 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
         stage_root.mkdir()
         folder = stage(ex, sub, stage_root)
         env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg", PYTHONHASHSEED="0",
-                   PYTHONDONTWRITEBYTECODE="1", EXERCISES_STAGE=str(folder),
-                   EXERCISES_OUTPUT_CAP=str(OUTPUT_CAP))
+                   PYTHONDONTWRITEBYTECODE="1", EXERCISES_OUTPUT_CAP=str(OUTPUT_CAP))
         env.pop("EXERCISES_REPORT", None)
         env.pop("EXERCISES_ONLY_TEST", None)
         if test:

@@ -15,4 +15,4 @@ def producer(cta):
             s = j % ring.stages
             ring.full[s].expect(nbytes)
             cta.tma_copy(me, op, nbytes, ring.full[s], cta.tile("kv", j))
-            yield cta.env.timeout(0)
+            yield cta.delay(0)

@@ -11,9 +11,8 @@ A consumer keeps, per query row, the running max ``m``, the running sum ``l`` of
 the *unnormalized* output ``o`` = Σ exp(s - m)·v over the blocks seen so far. When block j brings
 scores ``s`` (rows × n, already scaled) and values ``v`` (n × d), the max may grow, and everything
 accumulated against the old max must be rescaled to the new one. FA3's alg. 1 prints that factor
-for the output upside down; the seed card's pitfall (shared/seeds/000_*.txt) gives the form that
-agrees with the sum. Get it right, and keep rows whose scores so far are all -inf (masked) at
-m = -inf, l = 0, o = 0 without NaNs.
+for the output upside down: use the factor that agrees with the running sum. Get it right, and
+keep rows whose scores so far are all -inf (masked) at m = -inf, l = 0, o = 0 without NaNs.
 """
 import numpy as np
 import numpy.testing

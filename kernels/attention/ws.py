@@ -20,8 +20,8 @@ and then the exp unit, at the same moments. ``empty`` barriers count one arrive 
 
 The same consumer loop serves ``ws_pingpong`` (``TURNS``: ``wait_turn`` before Q·K_jᵀ,
 ``pass_turn`` once the scores are in) and, with in-line TMA instead of a producer (``REFILL``:
-``release`` refills the slot itself), the ``pipelined`` and ``sequential`` variants — as in the
-model, where they reuse this loop too.
+``release`` refills the slot itself), the ``pipelined`` and ``sequential`` variants. The model
+writes those two out in ``sim/attention/pipelined.py`` and ``sequential.py``, with the same steps.
 """
 from __future__ import annotations
 

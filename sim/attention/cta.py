@@ -15,8 +15,9 @@ P from registers). The wgmma and TMA costs are `sim.cta.CTA`'s; the attention-on
   instructions per element that issue between them (scale and subtract, row sum); then
   ``softmax_stall_per_elem`` of dependency tail that occupies no unit. While the tensor core
   computes, the row max and the softmax's pipe work take ``softmax_beside_mma`` times as long.
-* rescale O: one FMUL per O element, after the previous P·V has landed; pack P: its conversion to
-  16 bits for P·V (``softmax_pack_per_elem`` FMA-pipe slots per element), where the kernel has it.
+* `rescale` (of O): one FMUL per O element, after the previous P·V has landed; `pack` (of P): its
+  conversion to 16 bits for P·V (``softmax_pack_per_elem`` FMA-pipe slots per element), where the
+  kernel has it.
 """
 from __future__ import annotations
 
@@ -46,8 +47,8 @@ class AttentionCTA(CTA):
     # --- TMA -----------------------------------------------------------------------------------
     def load_q(self, actor: str) -> None:
         """The CTA's Q tile: read by this CTA alone, so from HBM; and at short sequences every
-        SM starts a CTA at once, so at the SM's share of HBM (runs G2-G3: Q lands 2.0-4.3 K clk
-        into a CTA at S 1K)."""
+        SM starts a CTA at once, so at the SM's share of HBM (the S 1K Proton traces,
+        results/traces/attention_fa3_s1k*.summary.json: Q lands 2.0-4.3 K clk into a CTA)."""
         hw = self.hw
         nbytes = self.cfg.block_m * self.cfg.headdim * self.el
         self.q_full.expect(nbytes)
@@ -61,10 +62,6 @@ class AttentionCTA(CTA):
         nbytes = self.cfg.block_n * self.cfg.headdim * self.el
         ring.full[s].expect(nbytes)
         self.tma_copy(actor, f"load {ring.name[-1].upper()}", nbytes, ring.full[s], self.tile("kv", j))
-
-    def produce(self, actor: str, ring: Ring, j: int):
-        """Producer side: wait for block j's slot to be free, then load it."""
-        yield from super().produce(actor, ring, j, self.load)
 
     # --- tensor core ---------------------------------------------------------------------------
     def qk(self, w: int, j: int):
@@ -80,7 +77,7 @@ class AttentionCTA(CTA):
     # --- softmax ---------------------------------------------------------------------------
     def stretch(self) -> float:
         """How much longer the softmax's work takes right now: a computing tensor core slows the
-        warps beside it (runs Q6, Q8, S1: `softmax_beside_mma`)."""
+        warps beside it (`softmax_beside_mma`: results/h200-softmax.json, h200-stall.json)."""
         return self.hw.softmax_beside_mma if self.tensor.busy else 1.0
 
     def pipe(self, unit, w: int, op: str, clk: float, pieces: int, j: int):
@@ -94,13 +91,14 @@ class AttentionCTA(CTA):
 
     def softmax(self, w: int, j: int, pack: bool = False):
         """Online softmax of block j for warpgroup w: new row max, P = exp2(S·scale − m), row sum;
-        with `pack`, P's conversion to 16 bits issues among the exps (instead of `pack_p` after).
+        with `pack`, P's conversion to 16 bits issues among the exps (instead of `pack` after).
 
         The row max is a dependent chain (FMNMX after FMNMX, then the shuffles): it waits on its
         own latency and leaves the pipes to the other warps, so a second warpgroup's max runs
         beside it. The exps then keep the SFU busy and the FMA work issues between them — one
-        warpgroup alone is SFU-bound (run Q5: 851 clk for 64×128 with the rescale and pack;
-        run S1's SASS: the FMNMX stall on `wait`, the MUFU stream on the SFU)."""
+        warpgroup alone is SFU-bound (results/h200-softmax.json: 851 clk for 64×128 with the
+        rescale and pack; results/h200-stall.json's SASS samples: the FMNMX stall on `wait`, the
+        MUFU stream on the SFU)."""
         hw = self.hw
         elems = self.rows * self.cfg.block_n
         masked = j >= self.n_blocks - self.masked_blocks
@@ -115,12 +113,12 @@ class AttentionCTA(CTA):
         yield exps & fmas
         yield from self.stall(w, "softmax dependency stall", elems * hw.softmax_stall_per_elem)
 
-    def rescale_o(self, w: int, j: int):
+    def rescale(self, w: int, j: int):
         """O *= exp2(m_old − m_new): one FMUL per accumulator element."""
         yield from self.pipe(self.fma, w, "rescale O", self.rows * self.cfg.headdim / self.hw.fma_lanes_per_clk,
                              1, j)
 
-    def pack_p(self, w: int, j: int):
+    def pack(self, w: int, j: int):
         """P to 16 bits in P·V's register layout (F2FP, two elements an instruction)."""
         yield from self.pipe(self.fma, w, "pack P", self.rows * self.cfg.block_n
                              * self.hw.softmax_pack_per_elem / self.hw.fma_lanes_per_clk, 1, j)
@@ -128,8 +126,9 @@ class AttentionCTA(CTA):
     def epilogue(self, w: int):
         """O /= l and to 16 bits, through this warpgroup's dead Q tile in shared memory (written,
         then read back 16 bytes a thread), and out in whole lines at the SM's share of HBM: at
-        short sequences every SM writes its O at once (kernels/attention/common.py `epilogue`;
-        run G3's traces: 1.6 K clk a warpgroup at d 128, 3.2 K at d 256)."""
+        short sequences every SM writes its O at once (kernels/attention/steps.py `epilogue`;
+        the S 1K traces, results/traces/attention_fa3_s1k*.summary.json: 1.6 K clk a warpgroup at
+        d 128, 3.2 K at d 256)."""
         hw, actor, tile = self.hw, self.wg(w), self.tile("o", w)
         elems = self.rows * self.cfg.headdim
         yield from self.fma.run(actor, "epilogue", 2 * elems / hw.fma_lanes_per_clk, 1, tile)

@@ -36,8 +36,8 @@ def consumer(cta: AttentionCTA):
         yield from mma_sync(cta, "QKᵀ", bn, d, (bm * d + WARPS * bn * d) * el, j)
         cta.release(cta.k, j)
         yield from cta.softmax(0, j)
-        yield from cta.rescale_o(0, j)
-        yield from cta.pack_p(0, j)
+        yield from cta.rescale(0, j)
+        yield from cta.pack(0, j)
         yield from cta.acquire(me, cta.v, j)
         if j + 1 < cta.n_blocks:
             yield from cta.produce(me, cta.k, j + 1)             # K_{j+1} flies under P·V_j

@@ -32,7 +32,7 @@ def consumer(cta: AttentionCTA, w: int):
         scores = cta.qk(w, k_block) if k_block is not None else None
         out = cta.pv(w, v_block) if v_block is not None else None
         yield cta.issued(w)
-        cta.turns.pass_on(w)
+        cta.pass_turn(w)
         return scores, out
 
     yield from cta.wait(me, cta.q_full, 0)
@@ -45,8 +45,8 @@ def consumer(cta: AttentionCTA, w: int):
         if out is not None:
             yield out
             cta.release(cta.v, j - 1)
-        yield from cta.rescale_o(w, j)
-        yield from cta.pack_p(w, j)
+        yield from cta.rescale(w, j)
+        yield from cta.pack(w, j)
         scores = nxt
     _, out = yield from issue(None, n - 1)
     yield out

@@ -19,24 +19,19 @@ def producer(cta: AttentionCTA):
         yield from cta.produce(me, cta.v, j)                    # wait v.empty, TMA V_j → v.full
 
 
-def consumer(cta: AttentionCTA, w: int, refill=None):
-    """`refill(ring, j)` lets `pipelined` and `sequential` reuse this loop with in-line TMA."""
+def consumer(cta: AttentionCTA, w: int):
     me = cta.wg(w)
     yield from cta.wait(me, cta.q_full, 0)
     for j in range(cta.n_blocks):
         yield from cta.acquire(me, cta.k, j)                    # K_j landed
         yield cta.qk(w, j)                                      # S = Q K_jᵀ; wgmma wait
         cta.release(cta.k, j)
-        if refill:
-            yield from refill(cta.k, j)
         yield from cta.softmax(w, j)                            # the tensor core idles for this WG
-        yield from cta.rescale_o(w, j)
+        yield from cta.rescale(w, j)
         yield from cta.acquire(me, cta.v, j)
-        yield from cta.pack_p(w, j)                             # P to fp16, P·V's A operand
+        yield from cta.pack(w, j)                               # P to fp16, P·V's A operand
         yield cta.pv(w, j)                                      # O += P V_j; wgmma wait
         cta.release(cta.v, j)
-        if refill:
-            yield from refill(cta.v, j)
     yield from cta.epilogue(w)
 
 

@@ -20,12 +20,12 @@ def consumer(cta: AttentionCTA, w: int):
         yield from cta.acquire(me, cta.k, j)
         yield from cta.wait_turn(w, j)                          # my turn on the tensor core
         yield cta.qk(w, j)                                      # S_j = Q K_jᵀ
-        cta.turns.pass_on(w)                                    # scores in: the next WG's turn
+        cta.pass_turn(w)                                    # scores in: the next WG's turn
         cta.release(cta.k, j)
         yield from cta.softmax(w, j)                            # under the other WG's GEMMs
-        yield from cta.rescale_o(w, j)
+        yield from cta.rescale(w, j)
         yield from cta.acquire(me, cta.v, j)
-        yield from cta.pack_p(w, j)
+        yield from cta.pack(w, j)
         yield cta.pv(w, j)                                      # O += P_j V_j
         cta.release(cta.v, j)
     yield from cta.epilogue(w)

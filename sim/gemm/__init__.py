@@ -35,6 +35,10 @@ def prepare(cfg: GemmConfig, hw: Hardware) -> GemmConfig:
         cfg = replace(cfg, stages=mod.STAGES)
     rows = cfg.block_m // cfg.consumers if mod.COOPERATIVE else cfg.block_m
     check_gemm(cfg, hw, rows, mod.WARP_SPECIALIZED, mod.COOPERATIVE)
+    if cfg.stages < getattr(mod, "MIN_STAGES", 1):
+        raise ValueError(f"{cfg.variant} keeps one wgmma group in flight, which still reads the "
+                         f"slot before the one being filled: stages must be >= {mod.MIN_STAGES}, "
+                         f"got {cfg.stages}")
     return cfg
 
 

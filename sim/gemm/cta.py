@@ -1,4 +1,5 @@
-"""One GEMM CTA on one SM: its A/B ring and the steps every GEMM schedule is built of.
+"""One GEMM CTA on one SM: its A/B ring and the steps every GEMM schedule is built of (`load`,
+`mma`, `epilogue`); the loops that call them are written out in each variant's module.
 
 A CTA is persistent: it walks `n_tiles` output tiles, each over `k_blocks` blocks of `block_k`.
 Block (t, kb) is the CTA's `t * k_blocks + kb`-th trip through the ring, so the producer and the
@@ -63,29 +64,3 @@ class GemmCTA(CTA):
                                 tile=self.tile("c", t))
         yield from self.tma.run(self.wg(w), "store C", elems * self.el / self.copy_rate,
                                 tile=self.tile("c", t))
-
-    def mainloop(self, w: int, t: int, refill=None, issued_all=None):
-        """K-loop of tile t. With two or more slots keep one wgmma group in flight
-        (warpgroup_mma_wait<1>) and release a slot once the group that read it is done; with one
-        slot there is nothing to overlap (wait<0> each block). `refill(i)` is the in-line TMA of
-        the non-WS variants; `issued_all()` runs once the last block's wgmmas are queued."""
-        in_flight = 1 if self.cfg.stages > 1 else 0
-        pending = []
-        for kb in range(self.k_blocks):
-            i = self.index(t, kb)
-            yield from self.acquire(self.wg(w), self.ab, i)
-            pending.append((i, self.mma(w, i)))
-            yield self.issued(w)                      # before this warpgroup's next instruction
-            if issued_all and kb == self.k_blocks - 1:
-                issued_all()
-            while len(pending) > in_flight:
-                yield from self._retire(pending.pop(0), refill)
-        while pending:
-            yield from self._retire(pending.pop(0), refill)
-
-    def _retire(self, block, refill):
-        i, group = block
-        yield group
-        self.release(self.ab, i)
-        if refill:
-            yield from refill(i)

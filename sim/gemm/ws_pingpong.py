@@ -13,14 +13,26 @@ from .ws import producer
 COOPERATIVE = False
 PERSISTENT = True  # one CTA per SM walking tiles (kernels/gemm: the default launch)
 WARP_SPECIALIZED = True
+MIN_STAGES = 2     # as `ws`: one wgmma group in flight
 DEFAULTS = {"block_m": 192, "block_n": 128, "block_k": 64, "stages": 4, "consumers": 2}
 
 
 def consumer(cta: GemmCTA, w: int):
-    n = cta.cfg.consumers
-    for k, t in enumerate(range(w, cta.n_tiles, n)):
-        yield from cta.wait_turn(w, k)                      # my K-loop's turn
-        yield from cta.mainloop(w, t, issued_all=lambda: cta.turns.pass_on(w))
+    me, n = cta.wg(w), cta.cfg.consumers
+    for k, t in enumerate(range(w, cta.n_tiles, n)):        # my k-th tile is the CTA's tile t
+        yield from cta.wait_turn(w, k)                      # my turn on the tensor core
+        for kb in range(cta.k_blocks):
+            it = cta.index(t, kb)
+            yield from cta.acquire(me, cta.ab, it)
+            group = cta.mma(w, it)
+            yield cta.issued(w)
+            if kb > 0:
+                yield previous                              # wgmma_wait(1): k-step it-1 is done
+                cta.release(cta.ab, it - 1)
+            previous = group
+        cta.pass_turn(w)                                    # all my wgmmas are queued: your turn
+        yield previous                                      # wgmma_wait(0)
+        cta.release(cta.ab, it)
         yield from cta.epilogue(w, t)                       # under the other's K-loop
 
 

@@ -1,4 +1,4 @@
-"""Self-tests of the exercises and their grader (issue 6).
+"""Self-tests of the exercises and their grader.
 
 * the source (solutions in place) scores full marks, hidden tests included;
 * the released stubs score zero under the instructor's grader: every graded test fails, so none

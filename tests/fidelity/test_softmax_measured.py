@@ -1,5 +1,5 @@
 """The model's softmax against the kernels' own, timed on the H200 (instruments/micro/softmax.py,
-runs Q5-Q8, results/h200-softmax.json).
+results/h200-softmax.json).
 
 Measured per 64×128 round (softmax + rescale of O + fp16 pack of P, on tiles in registers): one
 warpgroup alone 851 clk; two side by side in one partition 1228 (1441 with a `bar.sync` a round);
@@ -7,9 +7,9 @@ one beside a second warpgroup's softmax 1165; beside a warpgroup's stream of wgm
 The model runs the same rounds (`rounds`): what it gets right is the shape — two warpgroups hide
 much of each other's softmax, a busy tensor core slows the one beside it — and held here. Its
 softmax is slower than the microbenchmark's everywhere (1083 alone on `h200`): its constants are
-chosen so that the six kernels' cycles come right (`python -m fidelity.calibrate --softmax`, run S1),
-and inside those kernels the softmax is slower than beside the microbenchmark's same work (run S1:
-1350-1760 clk a block). That gap is held as a strict xfail and as a bound, so a change to it is
+chosen so that the six kernels' cycles come right (`python -m fidelity calibrate --softmax`,
+results/h200-stall.json), and inside those kernels the softmax is slower than beside the
+microbenchmark's same work (Nsight Compute: 1350-1760 clk a block). That gap is held as a strict xfail and as a bound, so a change to it is
 noticed."""
 import json
 from pathlib import Path
@@ -49,8 +49,8 @@ def rounds(warpgroups: int = 1, beside: str | None = None, sync: bool = False, h
 
     def step(w):
         yield from cta.softmax(w, 0)
-        yield from cta.rescale_o(w, 0)
-        yield from cta.pack_p(w, 0)
+        yield from cta.rescale(w, 0)
+        yield from cta.pack(w, 0)
 
     def timed(w):
         for _ in range(n):
@@ -94,7 +94,7 @@ def test_a_busy_tensor_core_slows_the_softmax_beside_it():
 
 
 def test_the_gap_is_what_it_was():
-    """The model's softmax alone is 1.0-1.35× the microbenchmark's (1.27 with run S1's fit)."""
+    """The model's softmax alone is 1.0-1.35× the microbenchmark's (1.27 with the `--softmax` fit)."""
     assert measured(1) < rounds(1) < 1.35 * measured(1)
 
 

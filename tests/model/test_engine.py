@@ -2,7 +2,7 @@
 import pytest
 import simpy
 
-from sim.engine import MBarrier, Ring, TensorCore, Turns, Unit
+from sim.engine import MBarrier, Ring, TensorCore, Turns, Unit, turn_parity
 from sim.trace import Trace
 
 
@@ -73,9 +73,18 @@ def test_turns_alternate():
             yield from turns.wait(w, k)
             order.append(w)
             yield env.timeout(5)
-            turns.pass_on(w)
+            turns.pass_turn(w)
     run(env, wg(2), wg(1), wg(0))
     assert order == [0, 1, 2] * 3
+
+
+def test_turn_parity():
+    """Warpgroup 0's first wait falls through on a fresh barrier; the others wait a hand-over."""
+    assert [turn_parity(k, 0) for k in range(4)] == [1, 0, 1, 0]
+    assert [turn_parity(k, 1) for k in range(4)] == [0, 1, 0, 1]
+    env = simpy.Environment()
+    bar = MBarrier(env, "turn", 1, wake_clk=0)
+    assert bar.passes(turn_parity(0, 0)) and not bar.passes(turn_parity(0, 1))
 
 
 def test_unit_serves_one_at_a_time_and_shares_in_pieces():

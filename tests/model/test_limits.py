@@ -36,6 +36,7 @@ def test_attention_limits(cfg, message):
      r"ring of 5 stages × 40 KiB \+ C staging 32 KiB = 232 KiB > 227 KiB"),
     (GemmConfig(variant="ws", block_k=40), r"block_k 40 must be a multiple of the wgmma k-step 16"),
     (GemmConfig(variant="splitk"), r"unknown GEMM variant 'splitk'"),
+    (GemmConfig(variant="ws", stages=1), r"ws keeps one wgmma group in flight.* >= 2"),
 ])
 def test_gemm_limits(cfg, message):
     with pytest.raises(ValueError, match=message):

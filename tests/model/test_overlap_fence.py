@@ -1,4 +1,4 @@
-"""The schedule fence's A/B (runs F2-F3, `h200-ab-fence*.json`), in the model: the overlapped
+"""The schedule fence's A/B (`results/h200-ab-fence*.json`), in the model: the overlapped
 kernels as compiled with `common.schedule_fence` (the softmax between the two waits, the pack of
 P after it) and without (ptxas puts the wait for P·V before the softmax and the pack among its
 exps: `overlap.consumer(..., fence=False)`). On the H200 the two builds time the same: fa3 578.1
@@ -37,8 +37,7 @@ def test_without_the_fence_the_softmax_waits_for_pv():
 
 @pytest.mark.parametrize("block_m", [128, 64])
 def test_overlap_times_the_same_with_and_without(block_m):
-    """Measured: within 0.2 % (two warpgroups) and 2.6 % (one); the model: 0.3 % and 4.5 % (it
-    had 13 % at one warpgroup with session 4's serial softmax)."""
+    """Measured: within 0.2 % (two warpgroups) and 2.6 % (one); the model: 0.3 % and 4.5 %."""
     assert cycles("overlap", False, block_m) == pytest.approx(cycles("overlap", True, block_m),
                                                               rel=0.05)
 
