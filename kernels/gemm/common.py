@@ -60,7 +60,7 @@ class Config:
 
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         ring = self.stages * (self.BM * self.BK + self.BK * self.BN) * elem_bytes
-        c_box = (self.box_m or self.BM) * self.BN * elem_bytes  # store_tile goes box by box
+        c_box = (self.box_m or self.BM) * self.BN * elem_bytes  # the epilogue goes box by box
         c = self.c_tiles * c_box if self.smem_c_separate else 0
         barriers = 8 * (2 * self.stages + 2)
         return ring + c + barriers
@@ -245,8 +245,8 @@ def tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr):
 
 
 @gluon.jit
-def store_tile(c_desc, c_smem, acc, off_m, off_n):
-    """Epilogue: fp32 accumulator -> input dtype -> shared memory -> TMA store (clipped at the
+def epilogue(c_desc, c_smem, acc, off_m, off_n):
+    """The epilogue: fp32 accumulator -> input dtype -> shared memory -> TMA store (clipped at the
     edges of C). The previous store from ``c_smem`` must have finished reading it first."""
     tma.store_wait(0)
     gl.thread_barrier()  # the thread that issued the last store has seen it drain

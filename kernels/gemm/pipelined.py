@@ -26,7 +26,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 )
 
 from ..ring import acquire
-from .common import Config, store_tile, tile_coords, wgmma_layout
+from .common import Config, epilogue, tile_coords, wgmma_layout
 
 STAGES_ALLOWED = range(2, 5)
 
@@ -90,6 +90,6 @@ def pipelined_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.c
         mbarrier.invalidate(full.index(slot))
     # The ring is dead now: the compiler places the epilogue's staging tile over it.
     c_smem = gl.allocate_shared_memory(c_desc.dtype, [BM, BN], c_desc.layout)
-    store_tile(c_desc, c_smem, acc, off_m, off_n)
+    epilogue(c_desc, c_smem, acc, off_m, off_n)
     tma.store_wait(0)
 

@@ -34,7 +34,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from ..ring import acquire, release, wait_slot
 from ..scopes import enter, exit
-from .common import Config, store_tile, tile_coords, wgmma_layout
+from .common import Config, epilogue, tile_coords, wgmma_layout
 
 STAGES_ALLOWED = range(2, 5)
 PRODUCER_WARPS = gl.constexpr(1)
@@ -128,7 +128,7 @@ def consumer(c_desc, a_ring, b_ring, full, empty, c_smem, K, GROUP_M: gl.constex
         enter("epilogue", PROFILE)
         acc = warpgroup_mma_wait(0, deps=(acc,))
         release(empty, it + STAGES - 1, STAGES)  # the last k-step
-        store_tile(c_desc, c_smem, acc, pid_m * BM, pid_n * BN)
+        epilogue(c_desc, c_smem, acc, pid_m * BM, pid_n * BN)
         exit("epilogue", PROFILE)
     tma.store_wait(0)
 

@@ -52,7 +52,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 from ..ring import acquire, pass_turn, release, wait_turn
 from ..scopes import enter, exit
-from .common import Config, store_tile, tile_coords, wgmma_layout
+from .common import Config, tile_coords, wgmma_layout
+from .common import epilogue as store_box
 from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
 
 STAGES_ALLOWED = range(2, 5)  # 192 x 128: 4 x 40 KiB ring + 2 x 16 KiB staging = 192 KiB
@@ -100,6 +101,15 @@ def wait_accumulators(pending: gl.constexpr, accs):
 
 
 @gluon.jit
+def epilogue(c_desc, c_smem, accs, off_m, off_n, ROW_BLOCKS: gl.constexpr):
+    """The tile's row blocks, box by box through my staging buffer: the other consumer's K-loop
+    keeps the tensor cores busy meanwhile, so storing one box at a time costs them nothing."""
+    BOX_M: gl.constexpr = c_desc.block_type.shape[0]
+    for r in gl.static_range(ROW_BLOCKS):
+        store_box(c_desc, c_smem, accs[r], off_m + r * BOX_M, off_n)
+
+
+@gluon.jit
 def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.constexpr,
              STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, WG: gl.constexpr,
              PROFILE: gl.constexpr = False):
@@ -132,8 +142,7 @@ def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.c
         enter("epilogue", PROFILE)
         accs = wait_accumulators(0, accs)
         release(empty, it + STAGES - 1, STAGES)  # the last k-step
-        for r in gl.static_range(ROW_BLOCKS):  # box by box through my staging buffer
-            store_tile(c_desc, c_smem.index(WG), accs[r], pid_m * BM + r * BOX_M, pid_n * BN)
+        epilogue(c_desc, c_smem.index(WG), accs, pid_m * BM, pid_n * BN, ROW_BLOCKS)
         exit("epilogue", PROFILE)
         j += 1  # noqa: SIM113 (a device loop: no enumerate)
     tma.store_wait(0)

@@ -25,19 +25,19 @@ def producer(cta: GemmCTA):
 
 def consumer(cta: GemmCTA, w: int):
     me = cta.wg(w)
-    for t in range(cta.n_tiles):
-        for kb in range(cta.k_blocks):
-            it = cta.index(t, kb)                           # the ring's k-step count
+    for tile_id in range(cta.n_tiles):
+        for ki in range(cta.k_blocks):
+            it = cta.index(tile_id, ki)                     # the ring's k-step count
             yield from cta.acquire(me, cta.ab, it)          # wait full: A, B of k-step it landed
             group = cta.mma(w, it)                          # wgmma (async)
             yield cta.issued(w)                             # queued: my next instruction
-            if kb > 0:
+            if ki > 0:
                 yield previous                              # wgmma_wait(1): k-step it-1 is done
                 cta.release(cta.ab, it - 1)                 # its slot back to the producer
             previous = group
         yield previous                                      # wgmma_wait(0): the last k-step
         cta.release(cta.ab, it)
-        yield from cta.epilogue(w, t)
+        yield from cta.epilogue(w, tile_id)
 
 
 def roles(cta: GemmCTA):

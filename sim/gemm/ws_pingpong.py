@@ -19,21 +19,21 @@ DEFAULTS = {"block_m": 192, "block_n": 128, "block_k": 64, "stages": 4, "consume
 
 def consumer(cta: GemmCTA, w: int):
     me, n = cta.wg(w), cta.cfg.consumers
-    for k, t in enumerate(range(w, cta.n_tiles, n)):        # my k-th tile is the CTA's tile t
-        yield from cta.wait_turn(w, k)                      # my turn on the tensor core
-        for kb in range(cta.k_blocks):
-            it = cta.index(t, kb)
+    for j, tile_id in enumerate(range(w, cta.n_tiles, n)):  # my j-th tile
+        yield from cta.wait_turn(w, j)                      # my turn on the tensor core
+        for ki in range(cta.k_blocks):
+            it = cta.index(tile_id, ki)
             yield from cta.acquire(me, cta.ab, it)
             group = cta.mma(w, it)
             yield cta.issued(w)
-            if kb > 0:
+            if ki > 0:
                 yield previous                              # wgmma_wait(1): k-step it-1 is done
                 cta.release(cta.ab, it - 1)
             previous = group
         cta.pass_turn(w)                                    # all my wgmmas are queued: your turn
         yield previous                                      # wgmma_wait(0)
         cta.release(cta.ab, it)
-        yield from cta.epilogue(w, t)                       # under the other's K-loop
+        yield from cta.epilogue(w, tile_id)                 # under the other's K-loop
 
 
 def roles(cta: GemmCTA):

@@ -1,0 +1,115 @@
+"""A schedule beside its kernel: the steps each one takes, in order, and their diff.
+
+A schedule in `sim/` and its kernel in `kernels/` share their step names (acquire, wait_turn, qk,
+pass_turn, release, softmax, rescale, pack, pv, epilogue, ...). `steps(fn)` reads a function's
+source and lists the calls to those names in order, one line each, indented by loop depth — the
+skeleton a reader compares. A kernel's `if` on a compile-time switch (``if TURNS:``) is decided with
+the switches given, so the listing is the kernel as that variant compiles it. `diff_table` puts the
+two listings side by side (difflib's HTML table) for the chapters; `PAIRS` are the pairs the tests
+hold to the same steps.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import inspect
+import re
+import textwrap
+
+STEPS = ("wait", "load_q", "produce", "acquire", "wait_turn", "qk", "pass_turn", "release",
+         "softmax", "rescale", "pack", "pv", "mma", "epilogue")
+_RING = re.compile(r"\b(?:cta\.)?([kv])(?:_full|_empty|_ring|_desc)?\b")  # attention's two
+
+
+def _source(fn) -> str:
+    fn = getattr(fn, "fn", fn)                 # a @gluon.jit function wraps the Python one
+    return textwrap.dedent(inspect.getsource(fn))
+
+
+def _call(node: ast.AST) -> ast.Call | None:
+    """The outermost call of a statement's value (through `yield`, `yield from`, assignment)."""
+    value = getattr(node, "value", None)
+    while isinstance(value, (ast.Yield, ast.YieldFrom, ast.Await)):
+        value = value.value
+    return value if isinstance(value, ast.Call) else None
+
+
+def _name(call: ast.Call) -> str:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+
+
+def _line(call: ast.Call) -> str:
+    """`acquire k`, `release v`, `wait q_full`, `qk`, ... (the ring a ring step works on)."""
+    name = _name(call)
+    if name in ("acquire", "release", "produce"):
+        for arg in call.args:
+            m = _RING.search(ast.unparse(arg))
+            if m:
+                return f"{name} {m.group(1)}"
+    if name == "wait" and call.args:
+        barrier = ast.unparse(call.args[-2] if len(call.args) > 2 else call.args[0])
+        return f"wait {barrier.removeprefix('cta.')}"
+    return name
+
+
+def _decide(test: ast.expr, switches: dict) -> bool | None:
+    """The value of an `if` test made only of the given switches and constants, else None."""
+    names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    if not names or not names <= set(switches):
+        return None
+    return bool(eval(compile(ast.Expression(test), "<switch>", "eval"), {}, dict(switches)))
+
+
+def steps(fn, **switches) -> list[str]:
+    """The shared steps `fn` calls, in source order, indented four spaces per loop."""
+    out: list[str] = []
+
+    def walk(body, depth):
+        for node in body:
+            if isinstance(node, (ast.For, ast.While)):
+                # the loop's own index: the last name of its target (`for j, tile_id in ...`)
+                names = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)] \
+                    if isinstance(node, ast.For) else ["..."]
+                target = names[-1]
+                out.append("    " * depth + f"for {target}:")
+                walk(node.body, depth + 1)
+            elif isinstance(node, ast.If):
+                taken = _decide(node.test, switches)
+                if taken is None:
+                    walk(node.body, depth)
+                    walk(node.orelse, depth)
+                else:
+                    walk(node.body if taken else node.orelse, depth)
+            else:
+                call = _call(node)
+                if call is not None and _name(call) in STEPS:
+                    out.append("    " * depth + _line(call))
+
+    tree = ast.parse(_source(fn)).body[0]
+    walk(tree.body, 0)
+    return out
+
+
+def diff_table(a: list[str], b: list[str], a_name: str, b_name: str) -> str:
+    """The two listings side by side, differences marked (HTML)."""
+    return difflib.HtmlDiff(tabsize=4, wrapcolumn=60).make_table(a, b, a_name, b_name)
+
+
+def attention_pairs() -> dict[str, tuple]:
+    """variant -> (the model's consumer, the kernel's consumer, the kernel's switches)."""
+    from kernels.attention import ws as kernel_ws
+    from sim.attention import ws, ws_pingpong
+    return {
+        "ws": (ws.consumer, kernel_ws.consumer, {"TURNS": False, "REFILL": 0}),
+        "ws_pingpong": (ws_pingpong.consumer, kernel_ws.consumer, {"TURNS": True, "REFILL": 0}),
+    }
+
+
+def gemm_pairs() -> dict[str, tuple]:
+    """variant -> (the model's consumer, the kernel's consumer, the kernel's switches)."""
+    from kernels.gemm import ws as kernel_ws
+    from kernels.gemm import ws_pingpong as kernel_pingpong
+    from sim.gemm import ws, ws_pingpong
+    return {"ws": (ws.consumer, kernel_ws.consumer, {}),
+            "ws_pingpong": (ws_pingpong.consumer, kernel_pingpong.consumer, {})}
