@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The course's two commands, for a machine that has only python3.11 and pip.
 
-    python3 tasks.py story   # set up .venv, then run the model's default story (python -m sim)
+    python3 tasks.py story   # set up .venv, then run the story: the model's ablation with our H200's
+                             # measured ladder beside it (python -m fidelity story)
     python3 tasks.py test    # set up .venv, then run the whole test suite (CI runs this)
     python3 tasks.py lab     # set up .venv, then open JupyterLab on notebooks/
 

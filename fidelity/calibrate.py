@@ -93,7 +93,7 @@ def trace_clock(summary: dict) -> ClockPoint:
 
 def clock_points() -> list[ClockPoint]:
     """The microbenchmark's clock and each traced kernel's; a trace recorded without its
-    kernel's time (``instruments.trace --no-timing``: the probes of run Q1) gives no clock."""
+    kernel's time (``instruments.trace --no-timing``) gives no clock."""
     traced = [json.loads(p.read_text()) for p in sorted(TRACES.glob("*.summary.json"))]
     # `trace_clock` reads the cycles of one wave of CTAs: the S 1K probes run many waves
     return [micro_clock()] + [trace_clock(s) for s in traced

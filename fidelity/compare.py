@@ -1,6 +1,6 @@
 """The model against the machine: every committed H200 measurement of our kernels, predicted.
 
-`python -m sim fidelity [--hardware h200] [--all]` reads `results/h200.json` (GEMM) and
+`python -m fidelity [--hardware h200] [--all]` reads `results/h200.json` (GEMM) and
 `results/h200-attention.json` (attention; with `--all` also the shipped kernels' rows of
 the one-warpgroup fence A/B, `h200-ab-fence-64x128.json`), builds the model's configuration of each
 measured kernel — same variant, shape, dtype, ring depth and tile — and prints measured, model and
@@ -9,21 +9,21 @@ shape) are predicted; `--all` takes every row. Vendor peers (cuBLAS, SDPA) are n
 and are left out.
 
 It then compares cycles per K/V block of the six attention kernels with what Nsight Compute
-counted on the plain kernels (run S1, `h200-stall.json`; with `--all` also fa3 at the sweep's
-shapes, run S2, and each GEMM's cycles at the GEMM sweep's, run G1) — the model's schedule
+counted on the plain kernels (`h200-stall.json`; with `--all` also fa3 at the sweep's shapes,
+`h200-stall-sweep.json`, and each GEMM's cycles at the GEMM sweep's, `h200-gemm-sweep.json`) —
+the model's schedule
 without its clock — and, where a kernel has both its cycles and its time on the device, the clock
 it ran at against the model's.
 
 The GEMM sweep's small sizes are host-bound under `instruments.bench`'s do_bench: Triton's launch
-path costs 20-100 µs a call, more than a 1024³ or 2048³ kernel runs (run G1,
-`h200-gemm-sweep.json`: CUPTI's device time in the same loop). The model predicts the kernel, so
+path costs 20-100 µs a call, more than a 1024³ or 2048³ kernel runs (`h200-gemm-sweep.json`:
+CUPTI's device time in the same loop). The model predicts the kernel, so
 with `--all` the GEMM sweep's rows are measured by their device time.
 
 Clock: the model works in clocks, and our H200 runs anywhere from 1.3 to 1.98 GHz depending on
 what it runs (the 700 W power cap). On the `h200` preset each kernel runs at the clock the model
 derives from its own activity (`PowerCap`, sim/predict.py); the table prints it beside the clock
-nvidia-smi logged for that shape, which under the cap reads high (sim/README.md, "Against the
-machine"). On a preset without a power cap, rows are predicted at the preset's clock.
+nvidia-smi logged for that shape, which under the cap reads high (fidelity/README.md). On a preset without a power cap, rows are predicted at the preset's clock.
 """
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def _attention_key(r: dict) -> tuple:
 
 
 def _sweep_rows() -> dict[tuple, dict]:
-    """(M, N, K, variant) -> run G1's row of the GEMM sweep (each variant's default config):
+    """(M, N, K, variant) -> its row of the GEMM sweep (each variant's default config):
     Nsight Compute's cycles, CUPTI's device time, the clock the two give."""
     path = RESULTS / "h200-gemm-sweep.json"
     rows = json.loads(path.read_text())["rows"] if path.exists() else []
@@ -200,10 +200,10 @@ def compare(hw: Hardware, everything: bool = False) -> list[Row]:
 
 def cycle_rows(hw: Hardware, everything: bool = False) -> list[Row]:
     """Cycles per K/V block (BM × BN of the kernel's tile, one SM) of each plain attention
-    kernel at the headline shape, as Nsight Compute counted them (run S1, `h200-stall.json`:
+    kernel at the headline shape, as Nsight Compute counted them (`h200-stall.json`:
     the busiest SM's cycles over its blocks) and as the model has them (its time × its clock) —
     the comparison without the clock, which the power cap sets on the machine and `PowerCap`
-    in the model. `everything` adds fa3 at the sweep's shapes (run S2, `h200-stall-sweep.json`)."""
+    in the model. `everything` adds fa3 at the sweep's shapes (`h200-stall-sweep.json`)."""
     B, H, S, D = HEADLINE_ATTENTION
     runs = [("h200-stall.json", lambda r: (B, H, S, D))]
     if everything:
@@ -232,7 +232,7 @@ def cycle_rows(hw: Hardware, everything: bool = False) -> list[Row]:
 
 
 def gemm_cycles(r: dict, hw: Hardware) -> Row:
-    """One row of run G1: the busiest SM's cycles, measured and the model's (its time × clock)."""
+    """One row of the GEMM sweep: the busiest SM's cycles, measured and the model's (its time × clock)."""
     bm, bn, bk = r["tile"]
     cfg = GemmConfig(m=r["M"], n=r["N"], k=r["K"], variant=r["variant"], block_m=bm, block_n=bn,
                      block_k=bk, stages=r["stages"], persistent=r["persistent"])
@@ -257,7 +257,7 @@ def at_clock(hw: Hardware, r: dict) -> Hardware:
 
 
 def gemm_cycle_rows(hw: Hardware) -> list[Row]:
-    """The GEMM sweep's kernels in cycles (run G1, `h200-gemm-sweep.json`)."""
+    """The GEMM sweep's kernels in cycles (`h200-gemm-sweep.json`)."""
     return [gemm_cycles(r, hw) for r in _sweep_rows().values()]
 
 
@@ -332,7 +332,8 @@ def table(rows: list[Row]) -> str:
 
 def cycle_table(rows: list[Row]) -> str:
     lines = [("cycles, one SM (Nsight Compute on the plain kernels: attention per K/V block, "
-              "runs S1 and G3; GEMM the busiest SM's whole launch, run G1), against the model's "
+              "h200-stall*.json; GEMM the busiest SM's whole launch, h200-gemm-sweep.json), "
+              "against the model's "
               "time × its clock; with the clock the kernel ran at in do_bench's loop (its cycles "
               "over its device time) and the model's"),
              (f"{'kernel':16s} {'shape':22s} {'measured':>9s} {'model':>9s} {'error':>7s} "

@@ -1,7 +1,7 @@
-"""The model's timeline under the machine's, lane by lane (issue 5).
+"""The model's timeline under the machine's, lane by lane.
 
-`instruments/trace.py` recorded Proton scopes of our warp-specialized kernels on the H200 and committed
-trimmed traces and summaries in `results/traces/`. Here the model runs the same kernel —
+`instruments/trace.py` records Proton scopes of our warp-specialized kernels on the H200; their
+trimmed traces and summaries are in `results/traces/`. Here the model runs the same kernel —
 same variant, tile, ring depth and loop length, `h200` preset — and its trace is read as the same
 lanes: one per role (producer, consumer 0, consumer 1), each a list of named spans with the kernel's
 scope names. Both sides then go through the same three measures (`sim/trace.py`): per role and

@@ -11,13 +11,14 @@ Generic parts for later subcommands (``attention``): ``environment()``, ``measur
 list of row dicts.
 
 Why interleaved rounds and a clock log: this H200 boosts to 1980 MHz when cool and settles at
-1.55-1.75 GHz under sustained tensor load (power cap; measured 2026-12-02, NOTES.md). Timed one
-after another, the first kernel of a run gets the boost: in one process fa3 gave 670 TFLOP/s
-first and 590 twice later (``kernels/attention/probe.py``). So every kernel of a comparison is
-timed in several rounds, in a rotated order, the median over rounds is reported, and each row
-carries the SM clock nvidia-smi saw during its own measurements (``sm_mhz``). Under the power
+1.3-1.8 GHz under sustained tensor load (a 700 W power cap; `clocks_after` in `results/h200*.json`).
+Timed one after another, the first kernel of a run gets the boost: in one process fa3 gives
+~670 TFLOP/s first and ~590 twice later (``instruments/tools/order_probe.py``). So every
+kernel of a comparison is timed in several rounds, in a rotated order, the median over rounds
+is reported, and each row carries the SM clock nvidia-smi saw during its own measurements
+(``sm_mhz``). Under the power
 cap nvidia-smi reads high (the Proton traces' cycle counts imply ~1.3 GHz for the GEMMs while it
-logged 1.5; sim/README.md), so ``sm_mhz`` is an upper bound on the clock a kernel ran at.
+logs 1.5; `fidelity/README.md`), so ``sm_mhz`` is an upper bound on the clock a kernel ran at.
 """
 from __future__ import annotations
 
@@ -71,8 +72,9 @@ def environment() -> dict:
 
 def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100) -> dict:
     """Median time of ``fn()`` by ``triton.testing.do_bench`` (CUDA events, L2 flushed between
-    calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread. (Run 2
-    also timed CUDA-graph replays of the small sizes, `do_bench_cudagraph`: see NOTES.md.)"""
+    calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread. (For
+    the small sizes, where the launch path dominates, ``gemm_probe`` also times CUDA-graph
+    replays, `do_bench_cudagraph`.)"""
     import triton
 
     q = [0.5, 0.2, 0.8]
@@ -184,7 +186,7 @@ def write_results(subcommand: str, env: dict, rows: list[dict], extra: dict | No
 
 # ------------------------------------------------------------------------------------ gemm
 GEMM_TOL = {"float16": 3e-3, "bfloat16": 1.5e-2}
-PINGPONG_128 = (128, 128, 64)  # the pingpong tile before 2026-12-02 19:00: 64 FLOP per operand byte
+PINGPONG_128 = (128, 128, 64)  # the square pingpong tile, for comparison: 64 FLOP per operand byte
 
 
 def gemm_configs(quick: bool) -> list[tuple]:
@@ -266,7 +268,7 @@ def bench_gemm(args) -> tuple[list[dict], dict]:
 
 
 def bench_gemm_probe(args) -> tuple[list[dict], dict]:
-    """The pingpong tile question (NOTES.md, session of 19:00): the 192 x 128 tile (three row
+    """Which pingpong tile: the 192 x 128 tile (three row
     blocks of 64) against the 128 x 128 one and against ``ws``, at the headline size and at the
     small K where the hidden epilogue is worth most, every row beside cuBLAS."""
     import torch

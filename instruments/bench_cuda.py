@@ -50,7 +50,7 @@ def gemm_setting(M, N, K, dtype, gen, rows, rounds, clock_log, gluon=("ws", "ws_
     for v in cuda.GEMM_VARIANTS:
         for s in cuda.GEMM_STAGES[v]:
             cands[f"cuda_{v}_s{s}"] = lambda v=v, s=s: cuda.gemm(a, b, v, stages=s, out=out)
-            if (v, s) == ("ws", 3):  # the A/B rows of run C2, in the same rounds
+            if (v, s) == ("ws", 3):  # the ws GEMM's ablations (one feature off each), same rounds
                 for abl in (x for x in cuda.GEMM_ABLATIONS if x):
                     cands[f"cuda_ws_s3_{abl}"] = lambda abl=abl: cuda.gemm(a, b, out=out,
                                                                            ablation=abl)

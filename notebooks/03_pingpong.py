@@ -79,8 +79,8 @@ explore(pingpong_at, headdim=(64, 256, 64, 128), block_n=(64, 256, 16, 176))
 # +9-12% (570 → 620-640 TFLOP/s, §3.1). The model gives only a few percent, because in the model
 # two consumers left alone already drift into alternation (see `ws` in chapter 02); on the real
 # machine they evidently don't. How the tensor core arbitrates between two warpgroups' queued
-# wgmmas is not published; `sim/README.md` lists the rules we tried. Chapter 05 and the Proton
-# timelines of the real kernels (issue 5) are where this gets settled.
+# wgmmas is not published; `sim/README.md` lists the rules one could choose. Chapter 05 lays the
+# model's lanes under the Proton timelines of the real kernels, the evidence to hold it to.
 #
 # ## GEMM: pingpong hides the epilogue
 #
@@ -89,7 +89,7 @@ explore(pingpong_at, headdim=(64, 256, 64, 128), block_n=(64, 256, 16, 176))
 # `ws_pingpong` each consumer owns its own tile and stores it under the other's K-loop. The
 # epilogue matters when K is short. The GEMMs are modelled on the `h200` preset, the card their
 # kernels were measured on: its constants are measured, and its clock follows the 700 W power
-# cap (`sim/README.md`); the `h100` preset's fitted per-wgmma overhead stands in for losses a
+# cap (`fidelity/README.md`); the `h100` preset's fitted per-wgmma overhead stands in for losses a
 # GEMM does not have.
 
 # %%
@@ -158,8 +158,8 @@ if res is not None:
 
 # %% [markdown]
 # A tie, not a win. At 8192³ the two are within 0.1% in one run and 1.6% apart in another; at
-# K = 1024–2048 pingpong was ahead by 1–2% in one run and behind by up to 5% in the next
-# (`results/lab-notebook.md`, runs P1 and P2), where the model above promises 3% ahead at K = 1024.
+# K = 1024–2048 pingpong is ahead by 1–2% in one run and behind by up to 5% in the next
+# (`results/lab-notebook.md` keeps both runs), where the model above promises 3% ahead at K = 1024.
 # (8192×4096×16384 is behind for another reason: 1376 tiles of 192×128 are 10.4 per SM, so the
 # last round runs 42% full.) Pingpong does hide the epilogue — by the traces' cycle
 # counts it needs about 3% fewer clocks than `ws` for the same GEMM — but every one of these rows

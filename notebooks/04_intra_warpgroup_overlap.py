@@ -92,19 +92,19 @@ fig.tight_layout()
 # The attention kernels implement `overlap` (and fa3's consumers) with
 # `warpgroup_mma(..., is_async=True)` and `warpgroup_mma_wait(1)`, and their PTX holds
 # `wgmma.wait_group.sync.aligned 1`. That is not the end of the story: ptxas, not the PTX, decides
-# where the wait lands. Our first kernels had ptxas hoist `warpgroup_mma_wait(0)` above the whole
-# softmax (to pack P_j into the registers P_{j-1}·V_{j-1} was still reading) — zero of the block's
-# 66 `MUFU.EX2` sat between the two waits in SASS, so the overlap this chapter is about was not
-# there. `kernels/attention/common.py`'s `schedule_fence` (a clock read ptxas will not move code
+# where the wait lands. Left alone, ptxas hoists `warpgroup_mma_wait(0)` above the whole
+# softmax (to pack P_j into the registers P_{j-1}·V_{j-1} is still reading) — zero of the block's
+# 66 `MUFU.EX2` sit between the two waits in SASS, so the overlap this chapter is about is not
+# there. `kernels/attention/steps.py`'s `schedule_fence` (a clock read ptxas will not move code
 # across) puts it back, and `tests/kernels/test_attention_compile.py` counts the exps in SASS.
 #
 # Then we measured what it buys on our H200, the same kernels with and without the fence in one
-# process (`python -m instruments.tools.ab_fence`, runs F2-F3 in `results/lab-notebook.md`): fa3 578 vs 577
+# process (`python -m instruments.tools.ab_fence`, `results/h200-ab-fence*.json`): fa3 578 vs 577
 # TFLOP/s, `overlap` 478 vs 477, and with one warpgroup per SM +2.6 %. Why so little? The two
 # builds trade: without the fence the pack of P (32 F2FP a thread) issues among the exps; with it
-# the pack follows the softmax, serial (run S1's samples of the plain kernels,
+# the pack follows the softmax, serial (Nsight Compute's samples of the plain kernels,
 # `results/h200-stall.json`: 138 clk a block in fa3). And what is left of a warpgroup's
-# own P·V once its scores are in is only 230-430 clk (run F5). The model, given both schedules as
+# own P·V once its scores are in is only 230-430 clk (`instruments/tools/trace_hoisted.py`). The model, given both schedules as
 # compiled (`sim/attention/overlap.py`'s `fence`) and a softmax slowed by the busy tensor core
 # beside it (`softmax_beside_mma`: fa3's row-max chains take ~520 clk a block, ~380 in
 # `ws_pingpong`), agrees for `overlap` and still has fa3 12 % slower without the fence

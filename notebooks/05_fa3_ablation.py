@@ -48,10 +48,10 @@ ablation({v: p.tflops for v, p in preds.items()}, paper=paper, peak=H100.peak_tf
 print(table(checks(H100)))
 
 # %% [markdown]
-# Within 5% of tab. 2 for all three ablation points, FA2 at 36% of peak, and every ordering the
-# paper reports. Two honest caveats (`sim/README.md` has the details): the model puts
-# `ws_pingpong` at 97% of `fa3` where the paper has 88% — the two sit at opposite edges of the
-# tolerance — and it reproduces only a few percent of pingpong's +9-12% in §3.1.
+# Within 5% of tab. 2 for all three ablation points, FA2 within 5 points of the paper's 35% of
+# peak, and every ordering the paper reports. One honest caveat (`sim/README.md` has the
+# details): the model reproduces only a few percent of pingpong's +9-12% in §3.1 (the paper's
+# facts are collected in `docs/fa3.md`).
 #
 # ## Where the time goes
 
@@ -63,8 +63,9 @@ utilization_bars({v: p.utilization for v, p in preds.items()}, title="unit utili
 #
 # The peers were measured on this project's H200 on 2026-12-02 in one run (torch 2.11, triton
 # 3.6; B·S = 16K, H = 2048/d, fp16, non-causal; `results/h200-peers.json`). The model's
-# `h200` preset is the H100's SM (same die) until issue 5 measures the H200's own clocks and rates;
-# its `fa2` and `fa3` predictions at the same shapes sit beside them.
+# `h200` preset is the H100's SM (same die) with the clocks and rates our H200's microbenchmarks
+# measured (`docs/hardware.md`, "Measured on our H200"); its `fa2` and `fa3` predictions at the
+# same shapes sit beside them.
 
 # %%
 from course import measured
@@ -148,30 +149,30 @@ else:
 
 # %% [markdown]
 # Measured on the H200 the ladder climbs `sequential` < `pipelined` < `overlap` < `ws` ≈
-# `ws_pingpong` < `fa3` (medians of 5 interleaved rounds; `results/lab-notebook.md`, run G3: `ws` and
-# `ws_pingpong` swapped places between runs, their rounds overlap — a tie), and our `fa3` stands
-# beside cuDNN (1.05× in run G3, 0.99× in run F1) at 1.75× the FA2 kernel. The model, run at the
+# `ws_pingpong` < `fa3` (medians of 5 interleaved rounds, `results/h200-attention.json`: `ws` and
+# `ws_pingpong` swap places from run to run, their rounds overlap — a tie), and our `fa3` stands
+# beside cuDNN (0.99-1.05× from run to run) at 1.75× the FA2 kernel. The model, run at the
 # same tiles, orders every pair the machine orders, and keeps the tie within 5 %. The card does
 # not run at a fixed clock: it sits at its 700 W power cap, and the model gives each kernel the
 # clock its own activity allows (tensor cores busy, bytes through L2, the softmax's exps:
 # `PowerCap` in `sim/hardware.py`, fitted to twelve clocks measured under load): 1.39-1.69 GHz
 # for these kernels, 1.3 GHz for a full GEMM. Every one comes within 10 % of what was measured
-# (`python -m sim fidelity` lists each kernel, its error and its clock; `--all` adds the GEMM
+# (`python -m fidelity` lists each kernel, its error and its clock; `--all` adds the GEMM
 # sizes, the attention sweep and the one-warpgroup kernels — 99 of 108 within 10 %, and
-# `sim/README.md`, "Against the machine", says where and why the rest miss).
+# `fidelity/README.md` says where and why the rest miss).
 
 # %% [markdown]
-# ## Proton timelines: the model's lanes under the machine's (issue 5)
+# ## Proton timelines: the model's lanes under the machine's
 #
-# `python -m instruments.trace` ran the real `ws`, `ws_pingpong` and `fa3` kernels on the H200 with
+# `python -m instruments.trace` runs the real `ws`, `ws_pingpong` and `fa3` kernels on the H200 with
 # Proton scopes in every warpgroup (producer: waiting for a free slot, TMA issue; consumers:
-# waits, QKᵀ, softmax, PV) and committed one CTA's worth of each trace
+# waits, QKᵀ, softmax, PV); one CTA's worth of each trace is committed
 # (`results/traces/`). Below, the measured lanes of `fa3` on top, the model's at the same
 # tile underneath, on one axis of SM clocks; then, per role, the share of time in each scope,
 # measured against the model. Look at QKᵀ: on the H200 that scope (issue Q·K_jᵀ and
 # P_{j-1}·V_{j-1}, wait for the scores) lasts ~700-850 clocks, in the model ~620: the warpgroup
 # gets its next instruction back only once the tensor core's queue, 7 instructions deep, has
-# taken its last P·V (run Q3, `instruments/micro/issue.py`).
+# taken its last P·V (`instruments/micro/issue.py`, `results/h200-issue.json`).
 
 # %%
 from instruments.trace import RESULTS, load

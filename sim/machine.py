@@ -77,7 +77,7 @@ class Hardware:
     # the 1830 MHz peak. Measured on our H200 (results/h200-micro.json), a queue of
     # wgmmas costs 0.00 clk beyond its math, so on the h200 preset it is 0 and the model derives
     # the power-capped clock instead (`PowerCap`): the 34 stands for that clock, which FA3's
-    # tab. 2 does not report (sim/README.md, "Against the machine").
+    # tab. 2 does not report (fidelity/README.md).
     wgmma_overhead_clk: float = 34.0
     # FMA-pipe instructions per score element that issue between the exps: FFMA (scale and
     # subtract), FADD (row sum) — 2 counted.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call for the CUDA twins (issue 8), in priority order, each step under `timeout`
+# One device call for the CUDA twins (kernels/cuda/), in priority order, each step under `timeout`
 # (a barrier bug hangs rather than fails): build -> smoke (stop here if it hangs) -> GPU tests
 # -> compute-sanitizer memcheck + racecheck on small shapes -> benchmark beside Gluon and the
 # peers. Logs and the result JSON go into $OUT/cuda-run.tgz (one file back).

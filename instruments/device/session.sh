@@ -2,34 +2,34 @@
 # One device call that runs several independent jobs in priority order, each under its own
 # timeout (a barrier-protocol bug hangs rather than crashes), logs and JSON under $OUT.
 # Usage: bash instruments/device/session.sh STEP...
-#   micro       GPU tests of the microbenchmarks, then `instruments.bench micro`     (issue 5)
-#   attn_probe  fa3 ring depth / order / cache probe, a fresh then a cached process (issue 4)
-#   gemm_probe  pingpong tiles at 8192^3 fp16+bf16, CUDA-graph replays at small sizes (issue 3)
-#   gemm_bench  `instruments.bench gemm`: the whole GEMM ladder, interleaved rounds, clock logged (issue 3)
-#   attn_bench  `instruments.bench_attention --sweep`: the attention ladder and fig. 5 part     (issue 4)
+#   micro       GPU tests of the microbenchmarks, then `instruments.bench micro` (the h200 preset's rates)
+#   attn_probe  fa3 headline by ring depth and launch order, in a fresh then a cached process
+#   gemm_probe  pingpong tiles at 8192^3 fp16+bf16, CUDA-graph replays at small sizes
+#   gemm_bench  `instruments.bench gemm`: the whole GEMM ladder, interleaved rounds, clock logged
+#   attn_bench  `instruments.bench_attention --sweep`: the attention ladder and the FA3 fig. 5 sweep
 #   attn_tests  the attention GPU tests (every variant against float64), 8 workers
-#   attn_trace  Proton timelines, with their time, of the overlapped kernels (fa3, overlap)  (issue 5)
-#   gemm_tests  the GEMM GPU tests, then their ConSan test in a step of its own    (issue 3)
-#   consan_probe each GEMM configuration of the ConSan test alone, timed            (issue 3)
-#   gemm_trace  a Proton timeline of the pingpong GEMM (the model's ground truth)  (issue 5)
-#   probes      Proton timelines, with their time, of instruments.trace.PROBES (run Q1 recorded the
-#               first five without their time as `miss_trace`, run Q2 as `probe_clock`)  (issue 5)
-#   issue       wgmma issue microbenchmark: issue cost, queue depth, SS vs RS      (issue 5)
-#   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel (issue 5)
+#   attn_trace  Proton timelines, with their time, of the overlapped kernels (fa3, overlap)
+#   gemm_tests  the GEMM GPU tests, then their ConSan test in a step of its own
+#   consan_probe each GEMM configuration of the ConSan test alone, timed
+#   gemm_trace  a Proton timeline of the pingpong GEMM (the lanes the model's are laid under)
+#   probes      Proton timelines, with their time, of instruments.trace.PROBES (the s2/s3 rings,
+#               the in-line attention kernels: their copies' hand-offs and their clocks)
+#   issue       wgmma issue microbenchmark: issue cost, queue depth, SS vs RS
+#   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel
 #   stall_probe Nsight Compute's full set on the plain attention kernels: cycles, pipes, stall
-#               reasons per SASS instruction (instruments/tools/stall_probe.py)             (issue 5)
-#   stall_dims  Nsight Compute's full set on fa3 at d 64 and d 256 (run G5)           (issue 5)
-#   stall_sweep Nsight Compute's cycles of fa3 at the attention sweep's shapes (run S2)  (issue 5)
+#               reasons per SASS instruction (instruments/tools/stall_probe.py)
+#   stall_dims  the same on fa3 at d 64 and d 256 (results/h200-stall-dims.json)
+#   stall_sweep Nsight Compute's cycles of fa3 at the attention sweep's shapes (results/h200-stall-sweep.json)
 #   gemm_sweep  the GEMM sweep: ncu cycles, CUPTI device time beside do_bench (instruments/tools/gemm_sweep.py)
-#   launch      a CTA's turnover on an SM and its cold first copy (instruments/micro/launch.py)  (issue 5)
-#   launch_ncu  the same under Nsight Compute: each launch's duration and cycles      (issue 5)
-#   trace_d256  a Proton timeline of fa3 at d 256                                   (issue 5)
-#   trace_s1k   Proton timelines of fa3 at S 1K (d 128, 256): a CTA's prologue and epilogue (issue 5)
+#   launch      a CTA's turnover on an SM and its cold first copy (instruments/micro/launch.py)
+#   launch_ncu  the same under Nsight Compute: each launch's duration and cycles
+#   trace_d256  a Proton timeline of fa3 at d 256
+#   trace_s1k   Proton timelines of fa3 at S 1K (d 128, 256): a CTA's prologue and epilogue
 #   align       the ragged GEMMs with and without 128-byte row strides (instruments/tools/align_probe.py)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
-#   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)          (issue 6)
-#   grade_wrong the grader's self-test on known-wrong submissions, on the GPU      (issue 6)
-#   notebooks   chapters 01-05 run as scripts, so their live-GPU cells execute   (issue 7)
+#   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)
+#   grade_wrong the grader's self-test on known-wrong submissions, on the GPU
+#   notebooks   chapters 01-05 run as scripts, so their live-GPU cells execute
 # Carry `.whl` (simpy, pytest, ...) for the steps that import the model or the grader.
 # Logs and JSON are written to a work folder and packed at the end into $OUT/session.tgz (the
 # device tool returns at most 8 files), beside $OUT/session.log.
@@ -90,7 +90,7 @@ for step in "$@"; do
     TAIL=40 step_run probes 450 python3 -m instruments.trace --out "$OUT/traces" --only \
       $(python3 -c "from instruments.trace import PROBES; print(*PROBES)") ;;
   issue)
-    TAIL=30 step_run issue 200 python3 -m instruments.micro.issue --out "$OUT" ;;
+    TAIL=30 step_run issue "200" python3 -m instruments.micro.issue --out "$OUT" ;;
   l2_probe)
     # keep only the metrics this ncu knows (an unknown one fails the whole run)
     ncu --query-metrics --chip gh100 > "$OUT/ncu_metrics.txt" 2>&1
@@ -114,18 +114,18 @@ for step in "$@"; do
     TAIL=2 step_run stall_raw 60 ncu -i /tmp/stall.ncu-rep --page raw --csv
     TAIL=2 step_run stall_details 60 ncu -i /tmp/stall.ncu-rep --page details --csv
     TAIL=2 step_run stall_source 120 ncu -i /tmp/stall.ncu-rep --page source --csv --print-source sass ;;
-  stall_dims)  # Nsight Compute's full set on fa3 at d 64 and d 256 (run G5)
+  stall_dims)  # Nsight Compute's full set on fa3 at d 64 and d 256: the consumers' ledger per head dim
     TAIL=8 step_run dims_ncu 300 ncu --clock-control none --set full --import-source no -f \
       -o /tmp/dims -k 'regex:^fa3_kernel' python3 -m instruments.tools.stall_probe --dims
     TAIL=2 step_run dims_raw 60 ncu -i /tmp/dims.ncu-rep --page raw --csv
     TAIL=2 step_run dims_source 120 ncu -i /tmp/dims.ncu-rep --page source --csv --print-source sass
     TAIL=6 step_run dims_parse 30 python3 -m instruments.tools.stall_probe --dims --parse "$OUT/dims_raw.log" "$OUT/dims_source.log" --out "$OUT/h200-stall-dims.json" ;;
-  stall_sweep)  # cycles of fa3 at the sweep's shapes (run S2)
+  stall_sweep)  # cycles of fa3 at the sweep's shapes, beside their device time
     TAIL=12 step_run sweep_ncu 300 ncu --clock-control none --csv --page raw --log-file "$OUT/sweep_raw.csv" \
       -k 'regex:^fa3_kernel' --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second,sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.avg.pct_of_peak_sustained_elapsed,launch__block_size \
       python3 -m instruments.tools.stall_probe --sweep
     step_run sweep_parse 30 python3 -m instruments.tools.stall_probe --sweep --parse "$OUT/sweep_raw.csv" - --out "$OUT/h200-stall-sweep.json" ;;
-  gemm_sweep)  # the GEMM sweep's cycles (ncu), device time (CUPTI) beside do_bench (run G1)
+  gemm_sweep)  # the GEMM sweep's cycles (ncu), device time (CUPTI) beside do_bench
     TAIL=6 step_run gemm_sweep_ncu 240 ncu --clock-control none --csv --page raw --log-file "$OUT/gemm_sweep_raw.csv" \
       -k 'regex:^(sequential|pipelined|ws|ws_pingpong)_kernel' \
       --metrics "$(python3 -c 'from instruments.tools.gemm_sweep import NCU_METRICS; print(NCU_METRICS)')" \
@@ -133,17 +133,17 @@ for step in "$@"; do
     TAIL=4 step_run gemm_sweep_device 240 python3 -m instruments.tools.gemm_sweep device --out "$OUT/gemm_sweep_device.json"
     TAIL=60 step_run gemm_sweep_parse 30 python3 -m instruments.tools.gemm_sweep parse "$OUT/gemm_sweep_raw.csv" \
       "$OUT/gemm_sweep_device.json" --out "$OUT/h200-gemm-sweep.json" ;;
-  launch)  # a CTA's turnover on an SM and its cold first copy (run G1)
+  launch)  # a CTA's turnover on an SM and its cold first copy
     TAIL=12 step_run launch 120 python3 -m instruments.micro.launch --out "$OUT" ;;
   launch_ncu)  # the same launches under Nsight Compute: what a whole launch costs beyond its CTAs
     TAIL=12 step_run launch_ncu 120 ncu --clock-control none --csv --page raw --log-file "$OUT/launch_ncu.csv" \
       -k 'regex:cta_launch' --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,sm__cycles_elapsed.avg.per_second \
       python3 -m instruments.micro.launch ;;
-  trace_d256)  # Proton timeline of fa3 at d 256 (run G1)
+  trace_d256)  # Proton timeline of fa3 at d 256 (its clock is one of the power cap's points)
     TAIL=30 step_run trace_d256 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_d256 ;;
-  trace_s1k)  # Proton timelines of fa3 at S 1K, d 128 and 256: a CTA's phases (run G2)
+  trace_s1k)  # Proton timelines of fa3 at S 1K, d 128 and 256: a CTA's phases
     TAIL=30 step_run trace_s1k 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_s1k attention_fa3_s1k_d256 ;;
-  align)  # the ragged GEMMs with 128-byte row strides, 8192x8192x4096 without (run G2)
+  align)  # the ragged GEMMs with 128-byte row strides, 8192x8192x4096 without
     TAIL=30 step_run align 200 python3 -m instruments.tools.align_probe --out "$OUT/h200-align.json" ;;
   gputests)
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;

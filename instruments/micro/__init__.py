@@ -1,4 +1,4 @@
-"""Microbenchmarks of one Hopper SM (issue 5, "Measure the machine"): the rates and latencies
+"""Microbenchmarks of one Hopper SM ("measure the machine"): the rates and latencies
 behind ``sim/hardware.py``'s constants. See README.md here; run them all with
 ``python -m instruments.bench micro``.
 

@@ -6,7 +6,7 @@ nothing) ``K / 16`` async m64n128k16 into its own accumulator, runs an online-so
 64 × 128 fp32 tile in registers (row max, exp2, row sum — the kernels' softmax shape), then
 waits for the wgmmas. Cycles per round (the median CTA). If the two units only overlapped,
 MODE 1 and 2 would cost max(softmax, issue + wgmma); the RS excess over SS is what reading A from
-registers costs the softmax beside it (results/lab-notebook.md, run Q3's open question).
+registers costs the softmax beside it.
 
 Check: the accumulator is ``iters · A @ B`` and the softmax's row sums match float64.
 """

@@ -14,7 +14,7 @@ together:
 * ``WALK`` 0: every instruction of a group reads the same A[:, 0:16] and B[:, 0:16] (16 chained
   ``warpgroup_mma`` calls on 16-column slices, as ``wgmma.py`` does); 1: instruction k reads
   A[:, 16k:16k+16] and B[:, 16k:16k+16] — one ``warpgroup_mma`` over the whole KD = 256, which
-  Gluon splits into 16 m64nNk16 walking the tiles, exactly as ``attention/common.py``'s ``qk``
+  Gluon splits into 16 m64nNk16 walking the tiles, exactly as ``attention/steps.py``'s ``qk``
   issues Q·Kᵀ (B stored K-major, N x KD, and handed over as ``.permute((1, 0))``). Both modes
   read the same 128-byte-swizzled tiles, so only the addresses differ.
 * ``TMA`` 0/1: a 1-warp worker partition (``gl.warp_specialize``, as the course's producers)

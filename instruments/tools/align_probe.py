@@ -1,7 +1,7 @@
-"""Does a row stride that is not a multiple of 128 bytes slow the GEMMs' TMA copies? (issue 5)
+"""Does a row stride that is not a multiple of 128 bytes slow the GEMMs' TMA copies?
 
 The ragged sweep shapes (8000×8008×4104, 3000×5000×1336) run 23-45 % more cycles per k-step than
-the model gives them (run G1), and their row strides — 8208, 16016, 2672, 10000 bytes — are all
+the model gives them without this effect (`results/h200-gemm-sweep.json`), and their row strides — 8208, 16016, 2672, 10000 bytes — are all
 16-byte but not 128-byte multiples, so every 128-byte box row of A, B and C straddles L2 lines.
 This times each persistent/default variant on the same logical shapes twice, in one process:
 once on contiguous tensors (the sweep's strides) and once on views into buffers whose rows are

@@ -1,4 +1,4 @@
-"""The GEMM sweep taken apart (issue 5): what the kernel does on the SM (cycles), at what clock,
+"""The GEMM sweep taken apart: what the kernel does on the SM (cycles), at what clock,
 and what the Python launch path adds on top — the three things `instruments.bench gemm`'s one
 number per shape folds together.
 
@@ -15,8 +15,8 @@ Cycles (`sm__cycles_elapsed.max`, the busiest SM) do not depend on the clock the
 sets, so they test the model's schedule alone; the kernel's time on the device (CUPTI's
 start-to-end of the kernel, in the same do_bench loop of L2 flush + launch) over those cycles is
 the clock it ran at under that loop; do_bench's median less the device time is what the host
-adds (Triton's launcher builds three TMA descriptors per call: results/lab-notebook.md, GEMM run 2).
-`device_session.sh gemm_sweep` runs all three.
+adds (Triton's launcher builds three TMA descriptors per call).
+`bash instruments/device/session.sh gemm_sweep` runs all three.
 """
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def device(rounds: int = 50) -> list[dict]:
 
 
 def _mhz(clock: float) -> float:
-    """ncu's `sm__cycles_elapsed.avg.per_second` in MHz: its CSV gives GHz or Hz (run S2's)."""
+    """ncu's `sm__cycles_elapsed.avg.per_second` in MHz: its CSV gives GHz or Hz, depending on the ncu version."""
     return clock * 1e3 if clock < 1e3 else clock / 1e6
 
 

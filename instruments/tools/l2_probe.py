@@ -1,5 +1,5 @@
-"""Launch each kernel of the model's fidelity table once, in a fixed order, for Nsight Compute
-(issue 5): where each kernel's TMA loads are served from (L2 hit rate, DRAM bytes) and the SM
+"""Launch each kernel of the model's fidelity table once, in a fixed order, for Nsight Compute:
+where each kernel's TMA loads are served from (L2 hit rate, DRAM bytes) and the SM
 clock it held.
 
     ncu --clock-control none -k regex:'^(sequential|pipelined|ws|ws_pingpong|overlap|fa3)_kernel'
@@ -25,7 +25,7 @@ CONFIGS = [  # (workload, variant, stages)
     ("attention", "sequential", 1), ("attention", "pipelined", 2), ("attention", "ws", 2),
     ("attention", "ws_pingpong", 2), ("attention", "overlap", 2), ("attention", "fa3", 2),
 ]
-WHAT = ("Nsight Compute, one launch of each kernel (instruments/tools/l2_probe.py; device_session.sh "
+WHAT = ("Nsight Compute, one launch of each kernel (instruments/tools/l2_probe.py; instruments/device/session.sh "
         "l2_probe): --clock-control none, default cache control (L2 flushed before each launch), "
         "GEMM 8192^3 fp16, attention B4 H16 S8448 d128 fp16; GPU, driver and versions in the log")
 GEMM_SHAPE = (8192, 8192, 8192)

@@ -1,4 +1,4 @@
-"""Order/compile probe (run A3): is fa3's headline number a property of the ring depth, of the
+"""Order/compile probe: is fa3's headline number a property of the ring depth, of the
 order of measurement, or of where the compiled kernel came from? Times fa3 with 2 and 3 slots
 alternately, twice, around an overlap run, in one process; prints one line per measurement.
 Run it twice with the same TRITON_CACHE_DIR: the second process loads every kernel from the

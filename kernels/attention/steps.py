@@ -189,7 +189,7 @@ def epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps: gl.c
     thread along a row, stored a row per 8-32 threads. Stored straight from the accumulator's
     layout, each thread writes 4 bytes of 8 rows an instruction: that epilogue took 2.3 K clk a
     warpgroup at d 128 and 7.7 K at d 256, a quarter of a CTA's time at S 1K
-    (``results/traces/old_epilogue/``)."""
+    (``results/archive/traces/old_epilogue/``)."""
     o_l: gl.constexpr = acc.type.layout
     M: gl.constexpr = acc.type.shape[0]
     D: gl.constexpr = acc.type.shape[1]

@@ -6,7 +6,7 @@ says which one was faster, and a pair the H200 does not order it keeps within 5 
 measured kernel at the headline shapes is within ±10%, except the ones named in KNOWN_MISSES
 (held to miss: a change that brings one in must say so); over all of them the median error stays
 small; and the attention kernels' cycles per block, the clock taken out, are within ±10% of
-what Nsight Compute counted (run S1)."""
+what Nsight Compute counted (`results/h200-stall.json`)."""
 import statistics
 from itertools import combinations
 
@@ -15,7 +15,7 @@ import pytest
 from fidelity.compare import HEADLINE_ATTENTION, best_by_variant, compare, cycle_rows, resolved
 from sim.hardware import H200
 
-# every committed measurement once (`python -m sim fidelity --all`), the headline shapes of it
+# every committed measurement once (`python -m fidelity --all`), the headline shapes of it
 ALL = compare(H200, everything=True)
 ROWS = [r for r in ALL if (r.workload == "gemm" and r.shape.startswith("8192×8192×8192 "))
         or (r.workload == "attention" and r.shape == "B{} H{} S{} d{}".format(*HEADLINE_ATTENTION)
@@ -26,16 +26,15 @@ LADDERS = {
     "gemm": best_by_variant(ROWS, "gemm", "8192×8192×8192 float16"),
 }
 PAIRS = [(w, a, b) for w, best in LADDERS.items() for a, b in combinations(sorted(best), 2)]
-# What the model does not place yet (sim/README.md, "Against the machine"), by (workload, kernel,
-# shape): each is off by more than 10% in the committed data. None since run S1 (the in-line
-# kernels' `pipelined`, −13 % before, came within when the softmax took the form its
-# microbenchmarks and the plain kernels' PC samples show: results/lab-notebook.md, session 5).
+# What the model does not place within 10 % at the headline shapes, by (workload, kernel, shape),
+# held to miss (strict): none (fidelity/README.md, "How close").
 KNOWN_MISSES: set[tuple[str, str, str]] = set()
 KEYS = sorted({(r.workload, r.label, r.shape) for r in ROWS if r.model is not None})
 
 
 def test_enough_measurements_are_predicted():
-    assert len(ROWS) == 36       # run P2's GEMM ladder (fp16, bf16) and run G3's attention's
+    assert len(ROWS) == 36       # the GEMM ladder (fp16, bf16, results/h200.json) and the attention's
+                                 # (results/h200-attention.json)
     assert sum(r.model is not None for r in ROWS) >= 30
     assert all(r.model is not None for r in ROWS), [r.note for r in ROWS if r.model is None]
     assert {"sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3"} <= set(LADDERS["attention"])
@@ -90,7 +89,7 @@ CYCLES = cycle_rows(H200)
 
 def test_cycles_of_the_plain_kernels():
     """Cycles per K/V block, the clock taken out: Nsight Compute on the six plain attention
-    kernels (run S1) against the model's time × its clock, each within ±10%."""
+    kernels (`results/h200-stall.json`) against the model's time × its clock, each within ±10%."""
     assert {r.variant for r in CYCLES} == {"sequential", "pipelined", "ws", "ws_pingpong",
                                            "overlap", "fa3"}
     for r in CYCLES:
@@ -118,9 +117,10 @@ def test_the_model_runs_each_kernel_at_its_own_clock():
 
 
 def test_everything_includes_the_one_warpgroup_kernels(monkeypatch):
-    """`--all` predicts the shipped kernels of the one-warpgroup fence A/B (run F3) at their own
-    64×128 tile, marked as an override; the A/B's unshipped "no fence" side is left out."""
-    from sim import fidelity
+    """`--all` predicts the shipped kernels of the one-warpgroup fence A/B
+    (`h200-ab-fence-64x128.json`) at their own 64×128 tile, marked as an override; the A/B's
+    unshipped "no fence" side is left out."""
+    from fidelity import compare as fidelity
 
     ab = fidelity._ab_rows()
     assert {r["variant"] for r in ab} == {"overlap", "pipelined"}
@@ -130,14 +130,15 @@ def test_everything_includes_the_one_warpgroup_kernels(monkeypatch):
     assert all(r.label.endswith("64×128") and r.override and r.model for r in rows)
 
 
-# --- every committed measurement (`python -m sim fidelity --all`) ---------------------------
+# --- every committed measurement (`python -m fidelity --all`) -------------------------------
 # What the model does not place within 10 % yet, by (workload, kernel, shape); each is held to
-# miss (strict), so a change that brings one in must take it off this list. sim/README.md,
-# "Against the machine", says why each misses.
+# miss (strict), so a change that brings one in must take it off this list. fidelity/README.md,
+# "Where it misses", says why each misses.
 SWEEP_MISSES = {
-    # 1024³: one cold tile a CTA, 32-48 CTAs on 132 SMs. The clock is the machine's now (1.95-1.98
+    # 1024³: one cold tile a CTA, 32-48 CTAs on 132 SMs. The model's clock is the machine's (1.95-1.98
     # GHz in the model, 2.0 in do_bench's loop: the launch leaves most SMs idle), but a cold
-    # launch costs more cycles than the turnover and the launch's 1.6 µs (run G1: −15..−22 %)
+    # launch costs more cycles than the turnover and the launch's 1.6 µs (h200-gemm-sweep.json:
+    # the model's cycles 15-21 % short)
     ("gemm", "sequential s1 np dev", "1024×1024×1024 float16"),
     ("gemm", "ws s3 dev", "1024×1024×1024 float16"),
     ("gemm", "ws_pingpong s4 dev", "1024×1024×1024 float16"),
@@ -147,7 +148,7 @@ SWEEP_MISSES = {
     ("gemm", "sequential s1 np dev", "8000×8008×4104 float16"),
     ("gemm", "sequential s1 np dev", "3000×5000×1336 float16"),
     ("gemm", "sequential s1 np dev", "8192×8192×1024 float16"),
-    # d 64 and d 256: the model's blocks 10-12 % short in cycles (Nsight Compute, run G3). Causal
+    # d 64 and d 256: the model's blocks 10-12 % short in cycles (h200-stall-sweep.json). Causal
     # launches leave SMs idle in their tail, so the model raises their clock, and at S 1K, where
     # half the CTAs are short, the short blocks show
     ("attention", "fa3 s2", "B16 H32 S1024 d64 causal"),
@@ -158,7 +159,8 @@ ALL_KEYS = sorted({(r.workload, r.label, r.shape) for r in ALL if r.model is not
 
 @pytest.mark.parametrize("key", [k for k in ALL_KEYS if k not in SWEEP_MISSES], ids=" ".join)
 def test_every_measured_kernel_within_ten_percent(key):
-    """The GEMM sizes (their device time, run G1), the attention sweep, the one-warpgroup A/B."""
+    """The GEMM sizes (their device time, h200-gemm-sweep.json), the attention sweep, the
+    one-warpgroup A/B."""
     _within_ten_percent(key, ALL)
 
 
@@ -175,8 +177,8 @@ def test_most_of_everything_is_within_ten_percent():
 
 
 def test_alignment_pairs_within_the_fit():
-    """`tma_misaligned_factor` as fitted (`python -m fidelity.calibrate --align`): each of run G2's
-    nine pairs, the same kernel and shape with rows off and on 128-byte lines, slows in the
+    """`tma_misaligned_factor` as fitted (`python -m fidelity calibrate --align`): each of the
+    nine pairs (`h200-align.json`), the same kernel and shape with rows off and on 128-byte lines, slows in the
     model within 13 % of the machine's ratio; with the factor at 1 the model sees nothing."""
     from fidelity.calibrate import alignment_pairs
     from sim.config import GemmConfig

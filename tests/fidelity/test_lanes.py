@@ -1,7 +1,7 @@
-"""The measured-vs-model timelines (issue 5): Proton's traces are read as lanes the way the model's
+"""The measured-vs-model timelines: Proton's traces are read as lanes the way the model's
 are, and the committed H200 traces give the numbers the comparison prints.
 
-No GPU: the traces were recorded by `python -m instruments.trace` and committed in
+No GPU: the traces are recorded by `python -m instruments.trace` and committed in
 results/traces/; these tests re-derive the summaries' numbers from those files and run the
 model at each traced kernel's configuration."""
 from __future__ import annotations

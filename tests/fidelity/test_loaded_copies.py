@@ -1,5 +1,5 @@
-"""The h200 preset's copy costs come from run Q1's traces and the L2 latency microbenchmark, and
-the copy rate settles where L2 lets it (issue 5).
+"""The h200 preset's copy costs come from the GEMM probe traces (`results/traces/gemm_*_s2`,
+`_s3`) and the L2 latency microbenchmark, and the copy rate settles where L2 lets it.
 
 * ``tma_link_bytes_per_clk``: the slope of the committed L2 latency rows;
 * ``tma_hbm_latency_clk``: re-derived from the committed GEMM probe traces — each refill's

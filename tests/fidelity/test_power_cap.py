@@ -19,11 +19,11 @@ def test_the_fit_uses_every_measured_clock():
 
 @pytest.mark.parametrize("point", POINTS, ids=lambda p: p.name)
 def test_the_preset_is_the_fit_and_meets_each_clock(point):
-    """hardware.py's constants are what `python -m fidelity.calibrate` fits to the committed data
+    """hardware.py's constants are what `python -m fidelity calibrate` fits to the committed data
     (re-fit and copy them when the traces change), and the plane passes within 4 % of each of
-    the twelve points (the s2 GEMMs and the in-line attention kernels, traced in runs Q1-Q2,
-    sit between the busy kernels the first fit had: within 2 % of six; fa3 at d 256, traced in
-    run G1, runs 3.6 % under it: fewer exps per clock than d 128 and no higher clock)."""
+    the twelve points (the s2 GEMMs and the in-line attention kernels sit between the busy
+    kernels: within 2 % of six; fa3 at d 256 runs 3.6 % under it: fewer exps per clock than
+    d 128 and no higher clock)."""
     fitted, _ = fit_power_cap(POINTS)
     args = (point.tensor_util, point.l2_bytes_per_clk, 3e9, point.exps_per_clk)
     assert CAP.clock_hz(*args) == pytest.approx(fitted.clock_hz(*args), rel=2e-3)

@@ -1,5 +1,5 @@
-"""Run G1's and G2's committed GEMM logs give the committed JSON (the numbers `sim fidelity
---all` holds the model to can be rebuilt from Nsight Compute's raw page), and what they say
+"""The GEMM sweep's and the alignment probe's committed logs give the committed JSON (the numbers
+`python -m fidelity --all` holds the model to can be rebuilt from Nsight Compute's raw page), and what they say
 holds: the small sizes are host-bound under do_bench, and 128-byte row strides pay."""
 import gzip
 import json

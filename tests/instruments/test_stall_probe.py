@@ -1,4 +1,4 @@
-"""Run S1's committed Nsight Compute logs give the committed `h200-stall.json` (so the numbers the
+"""The committed Nsight Compute logs give the committed `h200-stall.json` (so the numbers the
 model's cycles are held to can be rebuilt from the raw pages), and its ledger adds up."""
 import gzip
 import json
@@ -45,8 +45,7 @@ def test_ledger_classes_follow_the_samples():
 
 
 def test_the_sweep_log_gives_the_committed_rows(tmp_path):
-    """Run G3 (S2 was before the epilogue went through shared memory): fa3's cycles at the
-    sweep's shapes, rebuilt from ncu's raw page."""
+    """fa3's cycles at the sweep's shapes (`h200-stall-sweep.json`), rebuilt from ncu's raw page."""
     from instruments.tools.stall_probe import SWEEP, parse_sweep
 
     raw = tmp_path / "sweep_raw.csv"

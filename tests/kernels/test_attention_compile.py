@@ -83,7 +83,7 @@ def test_softmax_runs_under_its_own_pv(compiled, variant, d, causal, dtype):
 def test_epilogue_stores_whole_lines(compiled, variant, d):
     """O leaves each consumer 16 bytes a thread (STG.E.128, through the dead Q tile in shared
     memory), not from the accumulator's layout, 4 bytes a thread of 8 rows an instruction
-    (7.7 K clk a warpgroup at d 256: results/traces/old_epilogue/). Rows x d x 2 bytes over 16
+    (7.7 K clk a warpgroup at d 256: results/archive/traces/old_epilogue/). Rows x d x 2 bytes over 16
     per thread."""
     if cc.find_cuobjdump() is None:
         pytest.skip("no cuobjdump (triton's wheel carries one)")
