@@ -64,7 +64,7 @@ utilization_bars({v: p.utilization for v, p in preds.items()}, title="unit utili
 # The peers were measured on this project's H200 on 2026-12-02 in one run (torch 2.11, triton
 # 3.6; B·S = 16K, H = 2048/d, fp16, non-causal; `results/h200-peers.json`). The model's
 # `h200` preset is the H100's SM (same die) with the clocks and rates our H200's microbenchmarks
-# measured (`docs/hardware.md`, "Measured on our H200"); its `fa2` and `fa3` predictions at the
+# measured (`docs/constants.md`, "Measured on our H200"); its `fa2` and `fa3` predictions at the
 # same shapes sit beside them.
 
 # %%

@@ -59,7 +59,7 @@ gantt(p.trace, "fa3's schedule on the b200 preset (steady state)", steady_window
 # about this bottleneck:
 # * compute part of the exps in software, as polynomials on the FMA pipe, next to the SFU — in the
 #   model, a higher effective `sfu_exp_per_clk`;
-# * B300 doubles the SFU itself to 32 exps per clock per SM (FA4 §2.2; `docs/hardware.md`).
+# * B300 doubles the SFU itself to 32 exps per clock per SM (FA4 §2.2; `docs/constants.md`).
 #
 # The others (TMEM holds the accumulators so registers stop limiting the tiles; 128×N MMAs by one
 # thread) change the schedule itself and are beyond this what-if.
