@@ -17,7 +17,7 @@ import re
 import textwrap
 
 STEPS = ("wait", "load_q", "produce", "acquire", "wait_turn", "qk", "pass_turn", "release",
-         "softmax", "rescale", "pack", "pv", "mma", "epilogue")
+         "softmax", "rescale", "pack", "pv", "wait_pv", "mma", "epilogue")
 _RING = re.compile(r"\b(?:cta\.)?([kv])(?:_full|_empty|_ring|_desc)?\b")  # attention's two
 
 
@@ -97,19 +97,28 @@ def diff_table(a: list[str], b: list[str], a_name: str, b_name: str) -> str:
 
 
 def attention_pairs() -> dict[str, tuple]:
-    """variant -> (the model's consumer, the kernel's consumer, the kernel's switches)."""
+    """variant -> (the model's consumer, its switches, the kernel's consumer, the kernel's
+    switches): `steps(model, **model_switches) == steps(kernel, **kernel_switches)`."""
+    from kernels.attention import overlap as kernel_overlap
     from kernels.attention import ws as kernel_ws
-    from sim.attention import ws, ws_pingpong
+    from sim.attention import overlap, ws, ws_pingpong
+    fence = {"FENCE": True, "HOISTED": kernel_overlap.HOISTED}    # the shipped kernels' FENCE
     return {
-        "ws": (ws.consumer, kernel_ws.consumer, {"TURNS": False, "REFILL": 0}),
-        "ws_pingpong": (ws_pingpong.consumer, kernel_ws.consumer, {"TURNS": True, "REFILL": 0}),
+        "ws": (ws.consumer, {}, kernel_ws.consumer, {"TURNS": False, "REFILL": 0}),
+        "ws_pingpong": (ws_pingpong.consumer, {}, kernel_ws.consumer,
+                        {"TURNS": True, "REFILL": 0}),
+        # overlap_kernel: single_partition, REFILL_EACH; fa3_kernel: warp_specialized, TURNS
+        "overlap": (overlap.consumer, {"turns": False, "fence": True}, kernel_overlap.consumer,
+                    {"TURNS": False, "REFILL": 1, **fence}),
+        "fa3": (overlap.consumer, {"turns": True, "fence": True}, kernel_overlap.consumer,
+                {"TURNS": True, "REFILL": 0, **fence}),
     }
 
 
 def gemm_pairs() -> dict[str, tuple]:
-    """variant -> (the model's consumer, the kernel's consumer, the kernel's switches)."""
+    """variant -> (the model's consumer, its switches, the kernel's consumer, its switches)."""
     from kernels.gemm import ws as kernel_ws
     from kernels.gemm import ws_pingpong as kernel_pingpong
     from sim.gemm import ws, ws_pingpong
-    return {"ws": (ws.consumer, kernel_ws.consumer, {}),
-            "ws_pingpong": (ws_pingpong.consumer, kernel_pingpong.consumer, {})}
+    return {"ws": (ws.consumer, {}, kernel_ws.consumer, {}),
+            "ws_pingpong": (ws_pingpong.consumer, {}, kernel_pingpong.consumer, {})}

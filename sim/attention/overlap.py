@@ -5,8 +5,18 @@ Each warpgroup issues Q·Kⱼᵀ and P_{j-1}·V_{j-1} back to back, waits only f
 registers: the scores of block j and P of block j-1 are live at once. There is no producer: the
 consumers meet at a CTA barrier and warpgroup 0 issues the TMA loads in-line, as in `pipelined`.
 
-Per block j the consumer runs acquire(k, j), acquire(v, j-1), [wait_turn], qk, pv, [pass_turn],
-the scores' wait, release(k, j), softmax, P·V's wait, release(v, j-1), rescale, pack.
+The consumer is written as the kernel's (`kernels/attention/overlap.py` `consumer`; the same step
+names in the same order, `fidelity.pairs` holds them together):
+
+    acquire(k, 0); [wait_turn]; qk; [pass_turn]; release(k, 0); softmax 0; rescale; pack
+    for j in 1 .. n-1:
+        acquire(k, j); acquire(v, j-1); [wait_turn]; qk; pv; [pass_turn]
+        the scores' wait; release(k, j); softmax j      # under P_{j-1} V_{j-1}
+        wait_pv: P·V's wait, release(v, j-1); rescale; pack
+    acquire(v, n-1); [wait_turn]; pv; [pass_turn]; P·V's wait, release(v, n-1)
+    epilogue
+
+(block 0's rescale is the model's alone: the kernel has no O to rescale yet.)
 """
 from . import pipelined
 from .cta import AttentionCTA
@@ -19,6 +29,22 @@ LIVE_S, LIVE_P = 1, 1           # S_j and P_{j-1} live together
 FENCE = True
 
 
+def release(cta: AttentionCTA, w: int, ring, j: int, inline_tma: bool):
+    """Block j's slot is done: back to the producer, or with `inline_tma` (no producer) through
+    the CTA barrier to warpgroup 0's refill (`pipelined.release`) — the kernel's
+    `partitions.release` with its REFILL."""
+    if inline_tma:
+        yield from pipelined.release(cta, w, ring, j)
+    else:
+        cta.release(ring, j)
+
+
+def wait_pv(cta: AttentionCTA, w: int, out, j: int, inline_tma: bool):
+    """P_j·V_j done (wgmma_wait<0>): O is in, and V_j's slot goes back (the kernel's `wait_pv`)."""
+    yield out
+    yield from release(cta, w, cta.v, j, inline_tma)
+
+
 def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = FENCE):
     """With `turns` (fa3) the GEMM issue waits for this warpgroup's turn and a producer loads;
     without, warpgroup 0 loads in-line. `fence=False` is the kernel as ptxas compiles it without
@@ -29,38 +55,52 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = FENCE
     if inline_tma and w == 0:
         pipelined.prologue(cta, me)
     yield from cta.wait(me, cta.q_full, 0)
-    for j in range(n + 1):
-        if j < n:
-            yield from cta.acquire(me, cta.k, j)
-        if j > 0:
-            yield from cta.acquire(me, cta.v, j - 1)
+
+    # block 0: the scores alone (nothing to overlap them with yet)
+    yield from cta.acquire(me, cta.k, 0)
+    if turns:
+        yield from cta.wait_turn(w, 0)
+    scores = cta.qk(w, 0)                                       # S_0 = Q K_0ᵀ
+    yield cta.issued(w)                                         # the pipe has taken it
+    if turns:
+        cta.pass_turn(w)
+    yield scores
+    yield from release(cta, w, cta.k, 0, inline_tma)
+    yield from cta.softmax(w, 0, pack=not fence)                # no fence: P packed among exps
+    if fence:
+        yield from cta.pack(w, 0)
+
+    for j in range(1, n):
+        yield from cta.acquire(me, cta.k, j)
+        yield from cta.acquire(me, cta.v, j - 1)
         if turns:
             yield from cta.wait_turn(w, j)
-        scores = cta.qk(w, j) if j < n else None                # S_j = Q K_jᵀ (async)
-        out = cta.pv(w, j - 1) if j > 0 else None               # O += P_{j-1} V_{j-1} (async)
+        scores = cta.qk(w, j)                                   # S_j = Q K_jᵀ (async)
+        out = cta.pv(w, j - 1)                                  # O += P_{j-1} V_{j-1} (async)
         yield cta.issued(w)                                     # the pipe has taken both
         if turns:
             cta.pass_turn(w)                                    # both queued: the next WG's turn
-        if scores is not None:
-            yield scores                                        # wgmma_wait<1>: scores only
-            if inline_tma:
-                yield from pipelined.release(cta, w, cta.k, j)
-            else:
-                cta.release(cta.k, j)
-            if fence:
-                yield from cta.softmax(w, j)                    # under P_{j-1} V_{j-1}
-        if out is not None:
-            yield out                                           # wgmma_wait<0>
-            if inline_tma:
-                yield from pipelined.release(cta, w, cta.v, j - 1)
-            else:
-                cta.release(cta.v, j - 1)
-        if scores is not None:
-            if not fence:                                       # the softmax after P·V, its
-                yield from cta.softmax(w, j, pack=True)         # pack among the exps
-            yield from cta.rescale(w, j)                        # needs P_{j-1} V_{j-1} done
-            if fence:
-                yield from cta.pack(w, j)                       # into the registers it read
+        yield scores                                            # wgmma_wait<1>: scores only
+        yield from release(cta, w, cta.k, j, inline_tma)
+        if fence:
+            yield from cta.softmax(w, j)                        # under P_{j-1} V_{j-1}
+        yield from wait_pv(cta, w, out, j - 1, inline_tma)      # wgmma_wait<0>
+        if not fence:                                           # the softmax after P·V, its
+            yield from cta.softmax(w, j, pack=True)             # pack among the exps
+        yield from cta.rescale(w, j)                            # needs P_{j-1} V_{j-1} done
+        if fence:
+            yield from cta.pack(w, j)                           # into the registers it read
+
+    # the last P·V
+    yield from cta.acquire(me, cta.v, n - 1)
+    if turns:
+        yield from cta.wait_turn(w, n)
+    out = cta.pv(w, n - 1)                                      # O += P_{n-1} V_{n-1}
+    yield cta.issued(w)
+    if turns:
+        cta.pass_turn(w)
+    yield out
+    yield from release(cta, w, cta.v, n - 1, inline_tma)
     yield from cta.epilogue(w)
 
 
