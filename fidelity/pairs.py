@@ -92,8 +92,8 @@ def steps(fn, **switches) -> list[str]:
 
 
 def diff_table(a: list[str], b: list[str], a_name: str, b_name: str) -> str:
-    """The two listings side by side, differences marked (HTML)."""
-    return difflib.HtmlDiff(tabsize=4, wrapcolumn=60).make_table(a, b, a_name, b_name)
+    """The two listings side by side, differences marked (an HTML page with difflib's legend)."""
+    return difflib.HtmlDiff(tabsize=4, wrapcolumn=60).make_file(a, b, a_name, b_name)
 
 
 def attention_pairs() -> dict[str, tuple]:

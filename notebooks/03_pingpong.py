@@ -123,6 +123,39 @@ fig.tight_layout()
 # wgmma accumulator, because a warpgroup holds its whole accumulator in registers (192×128 fp32 is
 # 192 registers a thread, the most that fits in 240) and Gluon tensors are powers of two.
 # Measured numbers are in `results/h200.json`.
+#
+# ### The schedule beside its kernel
+#
+# The model's consumer and the kernel's are written with the same step names in the same order.
+# `fidelity.pairs.steps` reads each function's source and lists the calls to those steps, loop by
+# loop; here are the two listings of the pingpong GEMM side by side (Python's `difflib`: a changed
+# line would be marked). `tests/model/test_pairs.py` holds every paired schedule to its kernel
+# this way.
+
+# %%
+from IPython.display import HTML
+
+from fidelity.pairs import attention_pairs, diff_table, gemm_pairs, steps
+
+
+def side_by_side(pair, model_name, kernel_name):
+    model, model_switches, kernel, kernel_switches = pair
+    return HTML(diff_table(steps(model, **model_switches), steps(kernel, **kernel_switches),
+                           model_name, kernel_name))
+
+
+side_by_side(gemm_pairs()["ws_pingpong"], "sim/gemm/ws_pingpong.py: consumer",
+             "kernels/gemm/ws_pingpong.py: consumer")
+
+# %% [markdown]
+# The attention pair: `sim/attention/ws_pingpong.py` beside `kernels/attention/ws.py`'s consumer
+# compiled with `TURNS` (the switch decides its `if TURNS:` lines). The turn is waited for right
+# before Q·Kⱼᵀ and passed on as soon as it is issued; everything after it runs under the other
+# warpgroup's GEMMs.
+
+# %%
+side_by_side(attention_pairs()["ws_pingpong"], "sim/attention/ws_pingpong.py: consumer",
+             "kernels/attention/ws.py: consumer, TURNS")
 
 # %%
 from course import gemm_ladder, measured
