@@ -1,7 +1,9 @@
 """What the chapters share: the committed measurements, and whether a Hopper GPU is here.
 
 A chapter's GPU section runs live when `hopper_gpu()` names a GPU; otherwise it plots what
-`measured()` finds in `results/` and says so.
+`measured()` finds in `results/` and says so. Prose that quotes a number the chapter computes
+says it through `md(f"...")`, so the sentence and the number cannot drift apart
+(`tests/test_prose.py`).
 """
 from __future__ import annotations
 
@@ -10,6 +12,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
+
+
+def md(text: str):
+    """Show `text` as Markdown: a sentence whose numbers are the variables beside it."""
+    from IPython.display import Markdown, display
+    display(Markdown(text))
 
 
 def hopper_gpu() -> str | None:
