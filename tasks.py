@@ -8,6 +8,11 @@
 
 Set-up is idempotent: the virtualenv is (re)installed only when pyproject.toml changed, so the
 second run starts at once.
+
+Only the story and pytest itself run with MPLBACKEND=Agg (figures to files, no display). JupyterLab
+and every kernel it starts get the environment without it, so the chapters draw inline; the
+notebook tests start their kernels the same way (tests/test_notebooks.py, tests/test_lab_browser.py,
+which starts Lab through `lab_command`, exactly as `python3 tasks.py lab` does).
 """
 from __future__ import annotations
 
@@ -22,6 +27,10 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 PY = VENV / "bin" / "python"
 STAMP = VENV / ".installed-from"
+# A Jupyter config dir added to JUPYTER_CONFIG_PATH for `lab`: labconfig/default_setting_overrides.json
+# makes a chapter's .py open as a notebook (jupytext) and turns off Lab's news and update checks.
+# A student's own Lab settings (Settings Editor) still win over these defaults.
+LAB_CONFIG = ROOT / "jupyter-config"
 
 
 def _wanted_stamp() -> str:
@@ -42,16 +51,46 @@ def setup() -> None:
     STAMP.write_text(_wanted_stamp())
 
 
+def base_env(**extra: str) -> dict[str, str]:
+    """This process's environment without MPLBACKEND (a kernel started from it draws inline),
+    with a fixed hash seed, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    return {**env, "PYTHONHASHSEED": "0", **extra}
+
+
+def lab_command(*args: str) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of `python3 tasks.py lab [args]`.
+
+    The server's root is the repository (a chapter's links to ../exercises open), Lab starts in
+    notebooks/, and its defaults come from LAB_CONFIG. No MPLBACKEND: kernels use the inline backend.
+    """
+    config_path = os.pathsep.join(p for p in (str(LAB_CONFIG), os.environ.get("JUPYTER_CONFIG_PATH"))
+                                  if p)
+    env = base_env(JUPYTER_CONFIG_PATH=config_path)
+    cmd = [str(PY), "-m", "jupyter", "lab", f"--ServerApp.root_dir={ROOT}",
+           "--LabApp.default_url=/lab/tree/notebooks"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")  # containers and CI machines run as root
+    return cmd + list(args), env
+
+
 def run(*args: str) -> int:
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONHASHSEED="0")
+    """Run the venv's python with MPLBACKEND=Agg: the story's figures go to files, pytest's own
+    process never opens a window (the kernels the tests start drop it again)."""
+    env = base_env(MPLBACKEND="Agg")
     return subprocess.run([str(PY), *args], cwd=ROOT, env=env, check=False).returncode
+
+
+def lab(*args: str) -> int:
+    cmd, env = lab_command(*args)
+    return subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
 
 
 def main(argv: list[str]) -> int:
     commands = {
         "story": lambda rest: run("-m", "fidelity", "story", *rest),
         "test": lambda rest: run("-m", "pytest", *rest),
-        "lab": lambda rest: run("-m", "jupyter", "lab", "notebooks", *rest),
+        "lab": lambda rest: lab(*rest),
         "setup": lambda rest: 0,
     }
     if not argv or argv[0] not in commands:

@@ -88,7 +88,8 @@ def _sweep_rows() -> dict[tuple, dict]:
     return {(r["M"], r["N"], r["K"], r["variant"]): r for r in rows}
 
 
-def _gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
+def gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
+    """The GEMM kernels' measured rows, each predicted (`compare`'s GEMM half)."""
     out = []
     rows = _load("h200.json", "gemm")
     clocks = run_clocks(rows, key=_gemm_key)
@@ -137,7 +138,9 @@ def _ab_rows() -> list[dict]:
             for r in rows if not r["variant"].endswith("no fence") and "tflops" in r]
 
 
-def _attention_rows(hw: Hardware, everything: bool) -> list[Row]:
+def attention_rows(hw: Hardware, everything: bool) -> list[Row]:
+    """The attention kernels' measured rows, each predicted at the tile it ran (`compare`'s
+    attention half: the headline shape, or with `everything` every measured shape)."""
     out = []
     rows = _load("h200-attention.json", "attention")
     clocks = run_clocks(rows, key=_attention_key)
@@ -195,7 +198,7 @@ def _predict(workload, label, variant, shape, measured, cfg, hw, logged_mhz) -> 
 
 
 def compare(hw: Hardware, everything: bool = False) -> list[Row]:
-    return _gemm_rows(hw, everything) + _attention_rows(hw, everything)
+    return gemm_rows(hw, everything) + attention_rows(hw, everything)
 
 
 def cycle_rows(hw: Hardware, everything: bool = False) -> list[Row]:

@@ -1,14 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     formats: ipynb,py:percent
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -16,8 +9,9 @@
 # %% [markdown]
 # # 00 — The SM's units and their rates
 #
-# **Question.** An H100 does 989 TFLOP/s of dense fp16 matrix math. FlashAttention-2 gets about
-# 35% of that on it, FlashAttention-3 about 67% (FA3 tab. 2). Where does the rest go?
+# **Question.** An H100's tensor cores have a datasheet peak of dense fp16 matrix math.
+# FlashAttention-2 reaches about a third of it, FlashAttention-3 about two thirds (the paper's
+# figures are printed below). Where does the rest go?
 #
 # **The idea.** One Hopper SM is a handful of units that work at the same time, each at its own
 # rate: the tensor cores (matrix products), the SFU (exponentials), the FMA pipe (everything else
@@ -30,9 +24,13 @@
 # %%
 import matplotlib.pyplot as plt
 
+from course import md
 from sim.hardware import H100
+from sim.paper import TAB2, TAB2_REPORTED
+from sim.plot import PALETTE
 
 hw = H100
+FA2_OF_PEAK = 0.35     # FA3 §1: FlashAttention-2 reaches only about 35 % of the H100's peak
 rows = [
     ("tensor cores (fp16 FLOP)", hw.tensor_flop_per_clk, "whitepaper: 989 TF = 132 · 4096 · 1.83 GHz"),
     ("SFU (exp2)", hw.sfu_exp_per_clk, "FA3 §3.1 fn. 5: 3.9 TF of exp"),
@@ -44,26 +42,30 @@ print(f"{'unit':28s} {'per clk per SM':>15s}   source")
 for name, rate, src in rows:
     print(f"{name:28s} {rate:15g}   {src}")
 print(f"\n{hw.sms} SMs at {hw.clock_hz / 1e9:.2f} GHz: tensor peak {hw.peak_tflops:.0f} TFLOP/s")
+md(f"The H100's dense fp16 peak is {hw.peak_tflops:.0f} TFLOP/s. FlashAttention-2 reaches about "
+   f"{FA2_OF_PEAK:.0%} of it (FA3 §1), FlashAttention-3 {TAB2_REPORTED['fa3']} TFLOP/s, "
+   f"{TAB2_REPORTED['fa3'] / hw.peak_tflops:.0%} (FA3 tab. 2, d {TAB2['headdim']}, "
+   f"S {TAB2['seqlen']}).")
 
 # %% [markdown]
 # ## One block of attention, one unit at a time
 #
-# FlashAttention walks K and V in blocks. For one block, one consumer warpgroup (64 rows of Q,
-# head dim 128, a K/V block of 176 rows: FA3's d128 tile) does two matrix products and one
-# softmax. How long would each take on its unit *alone*?
+# FlashAttention walks K and V in blocks. FA3's d 128 tile gives a CTA 128 rows of Q, split
+# between two consumer warpgroups of 64 rows each, and K/V blocks of 176 rows. One K/V block is
+# loaded once and serves both warpgroups: each does two matrix products and one softmax with it.
+# How long would the whole block's work take on each unit *alone*?
 #
-# * Q·Kᵀ and P·V: 2 · 64 · 176 · 128 FLOP each, at 4096 FLOP/clk.
-# * softmax: 64 · 176 exps at 16/clk, plus a few FMA-pipe instructions per score.
-# * loading K and V: 2 · 176 · 128 · 2 bytes through the copy engine.
-#
-# FA3 §3.1 makes the same count: at d 128 there are 512× more matmul FLOPs than exps, but the exp
-# is 256× slower, so the exps take half as long as the matmuls.
+# * Q·Kᵀ and P·V: 2 · 64 · 176 · 128 FLOP each, per warpgroup, at 4096 FLOP/clk (both
+#   warpgroups share the SM's tensor cores).
+# * softmax: 64 · 176 exps per warpgroup at 16 per clock for the SM, plus a few FMA-pipe
+#   instructions per score.
+# * loading K and V: 2 · 176 · 128 · 2 bytes, once for both warpgroups, through the copy engine.
 
 # %%
-rows_wg, block_n, d = 64, 176, 128
-gemm_clk = 2 * (2 * rows_wg * block_n * d) / hw.tensor_flop_per_clk
-exp_clk = rows_wg * block_n / hw.sfu_exp_per_clk
-fma_clk = rows_wg * block_n * hw.softmax_fma_per_elem / hw.fma_lanes_per_clk
+rows_wg, block_n, d, warpgroups = 64, 176, 128, 2
+gemm_clk = warpgroups * 2 * (2 * rows_wg * block_n * d) / hw.tensor_flop_per_clk
+exp_clk = warpgroups * rows_wg * block_n / hw.sfu_exp_per_clk
+fma_clk = warpgroups * rows_wg * block_n * hw.softmax_fma_per_elem / hw.fma_lanes_per_clk
 tma_clk = 2 * block_n * d * 2 / hw.l2_bytes_per_clk_per_sm
 costs = {"Q·Kᵀ + P·V\n(tensor)": gemm_clk, "exp\n(SFU)": exp_clk, "scale, sum\n(FMA)": fma_clk,
          "load K, V\n(TMA)": tma_clk}
@@ -71,31 +73,41 @@ for k, v in costs.items():
     print(f"{k.replace(chr(10), ' '):28s} {v:7.0f} clk")
 print(f"\nexp / matmul = {exp_clk / gemm_clk:.2f}   (FA3 §3.1: about 0.5)")
 
+unit_names = dict(zip(costs, ("the tensor cores", "the SFU", "the FMA pipe", "the TMA")))
+busiest = unit_names[max(costs, key=costs.get)]
 fig, ax = plt.subplots(figsize=(7, 2.8))
-ax.barh(list(costs), list(costs.values()), color=["#1f77b4", "#d62728", "#ffbb78", "#98df8a"])
+ax.barh(list(costs), list(costs.values()),                  # the timelines' colours for the same work
+        color=[PALETTE[kind][0] for kind in ("qk", "exp", "softmax_fma", "load_k")])
 ax.invert_yaxis()
-ax.set_xlabel("SM clock cycles for one 64×176 block (one warpgroup, units alone)")
-ax.set_title("the tensor cores have the most to do — but not by much")
+ax.set_xlabel(f"SM clock cycles for one {block_n}-row K/V block "
+              f"({warpgroups} warpgroups × {rows_wg} rows of Q, units alone)")
+ax.set_title(f"one K/V block: {busiest} busiest; the matmuls take {gemm_clk / exp_clk:.1f}× "
+             f"the exps, {gemm_clk / tma_clk:.1f}× the load", fontsize=10)
 fig.tight_layout()
+flop_per_exp = 2 * 2 * d                                  # Q·Kᵀ and P·V: 2·d FLOP each per score
+exp_slower = hw.tensor_flop_per_clk / hw.sfu_exp_per_clk
+md(f"Per K/V block {busiest} have the most to do: {gemm_clk:.0f} clk for the block's two matrix products "
+   f"in both warpgroups, against {exp_clk:.0f} for the exps and {tma_clk:.0f} for the one load of "
+   f"K and V that serves both. FA3 §3.1 makes the same count: at d {d} there are "
+   f"{flop_per_exp}× more matmul FLOPs than exps, but an exp is {exp_slower:.0f}× slower, so the "
+   f"exps take {exp_clk / gemm_clk:.0%} as long as the matmuls.")
 
 # %% [markdown]
-# If the units only ever worked one after the other, one block would take the *sum* of these bars;
-# if they overlapped perfectly, only the longest. The ratio of the two is the most overlap can
-# buy — and it is large:
+# If the units only ever worked one after the other, one block would take the *sum* of the three
+# compute bars (the load of the next block can already run under them: chapter 01's ring); if they
+# overlapped perfectly, only the longest. The ratio of the two is the most overlap can buy:
 
 # %%
 serial = gemm_clk + exp_clk + fma_clk
 print(f"one after the other: {serial:.0f} clk → tensor busy {gemm_clk / serial:.0%} of the time")
 print(f"perfect overlap:     {gemm_clk:.0f} clk → tensor busy 100% of the time")
 
-# %% [markdown]
 # ## The roofline: is attention limited by memory or by math?
 #
 # A kernel that does F FLOPs on B bytes from HBM can go no faster than `max(F / peak, B / bandwidth)`.
 # Attention reads Q, K, V once and writes O once, but does 4·S·d FLOPs per row of Q: its
-# arithmetic intensity grows with the sequence length, and past a few hundred rows it is far to the
-# right of the ridge point. So on Hopper, attention is a **compute** problem: the gap to the roof is
-# idle tensor-core time, not memory traffic. (FA2's 35% is not a memory limit.)
+# arithmetic intensity grows with the sequence length (S/2 FLOP per byte of fp16 Q, K, V and O,
+# per head), and once it passes the ridge point the tensor cores, not HBM, set the roof.
 
 # %%
 import numpy as np
@@ -115,12 +127,19 @@ ax.scatter(8192 ** 3 * 2 / (3 * 8192 ** 2 * 2), peak, marker="*", s=120, zorder=
            label="GEMM 8192³")
 ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
 ax.text(ridge * 1.1, 2, f"ridge {ridge:.0f} FLOP/B", fontsize=8)
-ax.axhline(0.35 * peak, color="#d62728", linestyle="--", linewidth=1)
-ax.text(1.2, 0.35 * peak * 1.1, "FA2 on H100 (~35%)", fontsize=8, color="#d62728")
+ax.axhline(FA2_OF_PEAK * peak, color="#d62728", linestyle="--", linewidth=1)
+ax.text(1.2, FA2_OF_PEAK * peak * 1.1, f"FA2 on H100 (~{FA2_OF_PEAK:.0%})", fontsize=8,
+        color="#d62728")
 ax.set_xlabel("arithmetic intensity (FLOP per HBM byte)")
 ax.set_ylabel("TFLOP/s")
 ax.legend(fontsize=7, loc="lower right")
 fig.tight_layout()
+md(f"The H100's ridge is at {ridge:.0f} FLOP per byte ({peak:.0f} TFLOP/s over {bw:.2f} TB/s of "
+   f"HBM), so attention at d 128 is compute-bound from S ≈ {2 * ridge:.0f} on; the S "
+   f"{TAB2['seqlen']} of FA3's tab. 2 sits at {TAB2['seqlen'] / 2:.0f} FLOP/B, "
+   f"{TAB2['seqlen'] / 2 / ridge:.0f}× past the ridge. "
+   f"So on Hopper, attention is a **compute** problem: the gap to the roof is idle tensor-core "
+   f"time, not memory traffic. FA2's {FA2_OF_PEAK:.0%} of peak is not a memory limit.")
 
 # %% [markdown]
 # ## What the machine measured
@@ -164,7 +183,10 @@ else:
             label="1 warpgroup, each waited for (wait 0)")
     ax.set_xlabel("wgmma m64nNk16: N")
     ax.set_ylabel("SM clocks per instruction")
-    ax.set_title("queued: the math alone (lines coincide); waited for: ~55 clk more", fontsize=9)
+    waited_extra = [lone[n]["clk_per_instr"] - n / 2 for n in sorted(lone)]
+    queued_extra = max(abs(rows[n]["clk_per_instr"] - n / 2) for n in rows)
+    ax.set_title(f"queued: within {queued_extra:.1f} clk of the math alone; "
+                 f"waited for: {min(waited_extra):.0f}-{max(waited_extra):.0f} clk more", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     cap = H200.power_cap
@@ -174,22 +196,45 @@ else:
           f"L2 {cap.clock_hz(0.97, 48.0, H200.clock_hz) / 1e9:.2f} GHz")
 
 # %% [markdown]
-# Three things the measurements say that the datasheet does not:
-#
-# * **A stream of queued wgmmas loses nothing**: 4096 FLOP/clk/SM at every N, exactly the
-#   datasheet. On the `h200` preset the per-wgmma overhead is therefore 0; the `h100` preset keeps
-#   the 34 clk fitted to the paper's tab. 2, which stands for the clock the paper's H100 really
-#   ran at (the paper does not say; next point).
-# * **Waiting for a wgmma** (`warpgroup_mma_wait(0)` right after it) exposes about 54 clk on top
-#   of its math — the latency a softmax pays before it can read its scores.
-# * **The clock is not a constant.** Our H200 sits at its 700 W power cap under any sustained
-#   tensor load, and the clock it holds there depends on what it runs: 1.55 GHz for a bare wgmma
-#   stream, 1.3 GHz for a GEMM that also pulls ~8 TB/s through L2, ~1.5-1.6 GHz for attention,
-#   against 1.98 GHz when it starts cool (nvidia-smi reads high under the cap; these are cycle
-#   counts over wall time). The model's `PowerCap` turns a kernel's activity into its clock —
-#   one clock costs a fixed time plus a share for the tensor cores' busy fraction and for each
-#   byte per clock through L2, a line `python -m fidelity.calibrate` fits through those measured clocks.
-#   L2 itself does not slow down with the SM clock: its bandwidth is per second (9-10 TB/s).
-#
+# Three things the measurements say that the datasheet does not, printed from them below. The
+# clocks are cycle counts over wall time (nvidia-smi reads high under the power cap), one per kernel
+# that `python -m fidelity.calibrate` reads off the committed measurements and Proton traces.
+# The model's `PowerCap` turns a kernel's activity into its clock: one clock costs a fixed time
+# plus a share for the tensor cores' busy fraction, for each byte per clock through L2 and for the
+# softmax's exps, a plane `python -m fidelity.calibrate` fits through those measured clocks.
+
+# %%
+if micro is not None:
+    from fidelity.calibrate import clock_points
+
+    points = clock_points()
+    attn = [p.clock_hz / 1e9 for p in points if "attention" in p.source]
+    full_gemm = [p for p in points if p.source.endswith(("gemm_ws.summary.json",
+                                                         "gemm_ws_pingpong.summary.json"))]
+    gemm_ghz = [p.clock_hz / 1e9 for p in full_gemm]
+    gemm_tbs = [p.l2_bytes_per_clk * H200.sms * p.clock_hz / 1e12 for p in full_gemm]
+    l2_micro_tbs = got["l2_bytes_per_clk_per_sm"] * H200.sms * H200.clock_hz / 1e12
+    power = float(micro["environment"]["power_limit"].split()[0])
+    md(f"""* **A stream of queued wgmmas loses nothing**: {got['tensor_flop_per_clk']:.0f} FLOP/clk/SM
+  at every N (within {queued_extra:.1f} clk per instruction of N/2), the datasheet's
+  {H200_DATASHEET.tensor_flop_per_clk}. On the `h200` preset the
+  per-wgmma overhead is therefore {H200.wgmma_overhead_clk:g}; the `h100` preset keeps the
+  {H100.wgmma_overhead_clk:g} clk fitted to the paper's tab. 2, which stands for the clock the
+  paper's H100 really ran at (the paper does not say; next point but one).
+* **Waiting for a wgmma** (`warpgroup_mma_wait(0)` right after it) exposes
+  {min(waited_extra):.0f}-{max(waited_extra):.0f} clk on top of its math (the figure's three N;
+  the median, {got['wgmma_latency_clk']:.0f}, is the `h200` preset's wgmma latency) — the latency a
+  softmax pays before it can read its scores.
+* **The clock is not a constant.** Our H200 sits at its {power:.0f} W power cap under any sustained
+  tensor load, and the clock it holds there depends on what it runs:
+  {got['clock_hz_under_load'] / 1e9:.2f} GHz for a bare wgmma stream,
+  {min(gemm_ghz):.2f}-{max(gemm_ghz):.2f} GHz for the full 8192³ GEMMs, which also pull
+  {min(gemm_tbs):.1f}-{max(gemm_tbs):.1f} TB/s through L2, {min(attn):.2f}-{max(attn):.2f} GHz for
+  our attention kernels, against {H200.clock_hz / 1e9:.2f} GHz when it starts cool. L2 itself does
+  not slow down with the SM clock: its bandwidth is per second ({l2_micro_tbs:.1f} TB/s in the
+  TMA microbenchmark, {H200.l2_bytes_per_s / 1e12:.1f} TB/s in our pingpong GEMM, which the
+  preset takes).""")
+
+# %% [markdown]
 # **Exercise** [`exercises/ch00_rates`](../exercises/ch00_rates/README.md): compute a wgmma group's and a
 # softmax's cycles from these rates; the grader runs the model step by step against you.

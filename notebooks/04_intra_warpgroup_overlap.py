@@ -1,14 +1,7 @@
 # ---
 # jupyter:
-#   jupytext:
-#     formats: ipynb,py:percent
-#     text_representation:
-#       extension: .py
-#       format_name: percent
-#       format_version: '1.3'
-#       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -26,6 +19,9 @@
 # found it slower: two score tiles no longer fit the 240 registers, so the K/V blocks had to shrink.
 
 # %%
+import json
+
+from course import RESULTS, md
 from sim import attention
 from sim.config import AttentionConfig
 from sim.hardware import H100
@@ -44,11 +40,13 @@ preds = {v: predict(AttentionConfig(variant=v, **shape), hw, keep_trace=True)
 for v, p in preds.items():
     print(f"{v:10s} {p.tflops:5.0f} TFLOP/s   tensor {p.utilization['tensor']:.0%}")
 gantt(preds["overlap"].trace, "overlap (no producer, no turns): steady state",
-      steady_window(preds["overlap"].trace, 0.1), clock_hz=hw.clock_hz)
+      steady_window(preds["overlap"].trace, 0.1), clock_hz=hw.clock_hz);
 
 # %% [markdown]
-# On each consumer lane the P·V of the previous block (light blue) now runs under the softmax
-# (red, orange) of the current one. Both consumers still meet at the CTA barrier (there is no
+# The lanes are chapter 03's (`tma`, `tensor`, `sfu`, `fma`, and `lsu`: the warps' own stores of
+# O at the end, blank inside this window); there is no producer lane, since `overlap`'s consumers
+# issue their own loads. On each consumer lane the *PV (wgmma)* of the previous block now runs
+# under the softmax (*softmax: exp (SFU)*, *softmax: scale, sum (FMA)*) of the current one. Both consumers still meet at the CTA barrier (there is no
 # producer in `overlap`), so they still collide — but the tensor core has P·V to chew on while
 # they do.
 #
@@ -58,19 +56,21 @@ gantt(preds["overlap"].trace, "overlap (no producer, no turns): steady state",
 # for three — let it tell you:
 
 # %%
+blocks = {}
 for v in ("fa3", "overlap3"):
     cfg = attention.prepare(AttentionConfig(variant=v, **shape), hw)
+    blocks[v] = cfg.block_n
     mod = attention.module(v)
     regs = 64 * 128 // 128 + (mod.LIVE_S * 64 * cfg.block_n + mod.LIVE_P * 64 * cfg.block_n // 2) // 128 + 32
     p = predict(cfg, hw)
     print(f"{v:9s} block {cfg.block_m}×{cfg.block_n}, {cfg.stages} smem stages, "
           f"{regs} registers/thread → {p.tflops:.0f} TFLOP/s")
 
-# %% [markdown]
-# The third stage hides more softmax, but with K/V blocks of 112 instead of 176 every wgmma is
-# narrower (more instructions, each paying its fixed overhead) and every block pays its barrier
-# waits and row reductions over fewer FLOPs. The model, like the paper, finds the 2-stage pipeline
-# faster. Try other head dims:
+# %%
+md(f"The third stage hides more softmax, but with K/V blocks of {blocks['overlap3']} instead of "
+   f"{blocks['fa3']} every wgmma is narrower (more instructions, each paying its fixed overhead) "
+   f"and every block pays its barrier waits and row reductions over fewer FLOPs. The model, like "
+   f"the paper, finds the 2-stage pipeline faster. Try other head dims:")
 
 # %%
 import matplotlib.pyplot as plt
@@ -85,6 +85,7 @@ ax.set_xticks([x + 0.19 for x in range(len(ds))], [f"d {d}" for d in ds])
 ax.set_ylabel("model TFLOP/s (S 8K)")
 ax.legend()
 fig.tight_layout()
+plt.show()
 
 # %% [markdown]
 # ## The real kernel
@@ -97,19 +98,63 @@ fig.tight_layout()
 # 66 `MUFU.EX2` sit between the two waits in SASS, so the overlap this chapter is about is not
 # there. `kernels/attention/steps.py`'s `schedule_fence` (a clock read ptxas will not move code
 # across) puts it back, and `tests/kernels/test_attention_compile.py` counts the exps in SASS.
-#
-# Then we measured what it buys on our H200, the same kernels with and without the fence in one
-# process (`python -m instruments.tools.ab_fence`, `results/h200-ab-fence*.json`): fa3 578 vs 577
-# TFLOP/s, `overlap` 478 vs 477, and with one warpgroup per SM +2.6 %. Why so little? The two
-# builds trade: without the fence the pack of P (32 F2FP a thread) issues among the exps; with it
-# the pack follows the softmax, serial (Nsight Compute's samples of the plain kernels,
-# `results/h200-stall.json`: 138 clk a block in fa3). And what is left of a warpgroup's
-# own P·V once its scores are in is only 230-430 clk (`instruments/tools/trace_hoisted.py`). The model, given both schedules as
-# compiled (`sim/attention/overlap.py`'s `fence`) and a softmax slowed by the busy tensor core
-# beside it (`softmax_beside_mma`: fa3's row-max chains take ~520 clk a block, ~380 in
-# `ws_pingpong`), agrees for `overlap` and still has fa3 12 % slower without the fence
-# (`tests/model/test_overlap_fence.py`); the paper's ablation says
-# 582 → 661 on an H100. Where the rest went is an open question of this course — a good one to
+
+# %%
+def first_rows(name):
+    """variant -> TFLOP/s of the file's first run (later rows repeat the variants)."""
+    out = {}
+    for r in json.loads((RESULTS / name).read_text())["rows"]:
+        out.setdefault(r["variant"], r["tflops"])
+    return out
+
+
+ab, ab1 = first_rows("h200-ab-fence.json"), first_rows("h200-ab-fence-64x128.json")
+pack_clk = 138             # fa3's serial pack a block: Nsight Compute samples, results/h200-stall.json
+pv_left_clk = (230, 430)   # a warpgroup's own P·V left once its scores are in (trace_hoisted.py)
+rowmax_clk = {"fa3": 520, "ws_pingpong": 380}   # row-max chains a block beside the busy tensor core
+paper_no_overlap, paper_fa3 = 582, 661           # FA3 tab. 2, H100
+
+
+def cycles(variant, fence, block_m=128, blocks=24):
+    """One CTA over `blocks` K/V blocks, the kernel's 128-wide blocks, with or without the fence
+    (as tests/model/test_overlap_fence.py runs it)."""
+    import simpy
+
+    from sim.attention import overlap, ws
+    from sim.attention.cta import AttentionCTA
+    from sim.cta import make_units
+    from sim.hardware import H200
+    from sim.trace import Trace
+    cfg = attention.prepare(AttentionConfig(variant=variant, **shape, block_m=block_m, block_n=128,
+                                            consumers=block_m // 64, stages=2), H200)
+    env, trace = simpy.Environment(), Trace()
+    cta = AttentionCTA(env, H200, cfg, trace, blocks, units=make_units(env, H200, trace))
+    turns = variant == "fa3"
+    roles = [ws.producer(cta)] if turns else []
+    roles += [overlap.consumer(cta, w, turns=turns, fence=fence) for w in range(cfg.consumers)]
+    env.run(until=simpy.AllOf(env, [env.process(r) for r in roles]))
+    return env.now
+
+
+model_nofence = cycles("fa3", fence=False) / cycles("fa3", fence=True) - 1
+md(f"Then we measured what it buys on our H200, the same kernels with and without the fence in "
+   f"one process (`python -m instruments.tools.ab_fence`, `results/h200-ab-fence*.json`): fa3 "
+   f"{ab['fa3']:.0f} vs {ab['fa3 no fence']:.0f} TFLOP/s, `overlap` {ab['overlap']:.0f} vs "
+   f"{ab['overlap no fence']:.0f}, and with one warpgroup per SM "
+   f"{ab1['overlap'] / ab1['overlap no fence'] - 1:+.1%}. Why so little? The two builds trade: "
+   f"without the fence the pack of P (32 F2FP a thread) issues among the exps; with it the pack "
+   f"follows the softmax, serial (Nsight Compute's samples of the plain kernels, "
+   f"`results/h200-stall.json`: {pack_clk} clk a block in fa3). And what is left of a warpgroup's "
+   f"own P·V once its scores are in is only {pv_left_clk[0]}-{pv_left_clk[1]} clk "
+   f"(`instruments/tools/trace_hoisted.py`). The model, given both schedules as compiled "
+   f"(`sim/attention/overlap.py`'s `fence`) and a softmax slowed by the busy tensor core beside "
+   f"it (`softmax_beside_mma`: fa3's row-max chains take ~{rowmax_clk['fa3']} clk a block, "
+   f"~{rowmax_clk['ws_pingpong']} in `ws_pingpong`), agrees for `overlap` and still has fa3 "
+   f"{model_nofence:.0%} slower without the fence (`tests/model/test_overlap_fence.py`); the "
+   f"paper's ablation says {paper_no_overlap} → {paper_fa3} on an H100.")
+
+# %% [markdown]
+# Where the rest went is an open question of this course — a good one to
 # take to the timelines of chapter 05.
 #
 # **Exercises** [`exercises/ch04_online_softmax`](../exercises/ch04_online_softmax/README.md): the

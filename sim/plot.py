@@ -2,31 +2,120 @@
 blank, utilization bars, and the ablation chart (model vs paper vs measured)."""
 from __future__ import annotations
 
+import re
+
 import matplotlib.pyplot as plt
 from matplotlib.patches import Patch
 
 from .trace import UNITS, Trace
 
-# One colour per kind of work, the same in every chapter's figures.
-COLORS = {
-    "QKᵀ": "#1f77b4", "PV": "#17becf", "MMA": "#1f77b4",
-    "softmax: max": "#ff7f0e", "softmax: exp": "#d62728", "softmax: scale/sum/pack": "#ffbb78",
-    "rescale O": "#e377c2", "epilogue": "#8c564b",
-    "load Q": "#2ca02c", "load K": "#98df8a", "load V": "#bcbd22", "load A": "#98df8a",
-    "load B": "#bcbd22", "store O": "#7f7f7f", "store C": "#7f7f7f",
+# --- one palette ---------------------------------------------------------------------------------
+# Every span any figure draws — a model interval's op, a model wait's barrier, a Proton scope of a
+# real kernel (fidelity/lanes.py) — is one KIND of work, with one colour and one legend label, the
+# same in every chapter. Colours are from the colour-blind-safe sets of Okabe & Ito and of Paul Tol
+# (muted, bright, light), grouped by family: tensor core blue, softmax warm, copies green, waits on
+# barriers drawn as thin bars in greys and pale tints. `style` sets the bar's height: "work" (a unit
+# busy), "latency" (the warpgroup busy on a dependent chain, no unit), "wait" (blocked on a
+# barrier or on its turn).
+PALETTE: dict[str, tuple[str, str, str]] = {
+    # kind:            (colour,    legend label,                                  style)
+    "qk":              ("#0072B2", "QKᵀ (wgmma)",                                 "work"),
+    "pv":              ("#56B4E9", "PV (wgmma)",                                  "work"),
+    "mma":             ("#4477AA", "MMA: A·B (wgmma)",                            "work"),
+    "ldmatrix":        ("#332288", "ldmatrix: K, V to registers",                 "work"),
+    "rowmax":          ("#882255", "softmax: row max (latency)",                  "latency"),
+    "exp":             ("#D55E00", "softmax: exp (SFU)",                          "work"),
+    "softmax_fma":     ("#E69F00", "softmax: scale, sum (FMA)",                   "work"),
+    "stall":           ("#CC6677", "softmax: dependency stall",                   "latency"),
+    "pack":            ("#F0E442", "pack P to 16 bits (FMA)",                     "work"),
+    "rescale":         ("#AA4499", "rescale O (FMA)",                             "work"),
+    "softmax":         ("#EE8866", "softmax (scope: max, exp, sum, pack)",        "work"),
+    "epilogue":        ("#999933", "epilogue",                                    "work"),
+    "load_q":          ("#117733", "load Q (TMA)",                                "work"),
+    "load_k":          ("#44AA99", "load K (TMA)",                                "work"),
+    "load_v":          ("#AAAA00", "load V (TMA)",                                "work"),
+    "load_a":          ("#228833", "load A (TMA)",                                "work"),
+    "load_b":          ("#BBCC33", "load B (TMA)",                                "work"),
+    "tma_issue":       ("#44BB99", "TMA issue (producer)",                        "work"),
+    "store_smem":      ("#DDCC77", "O through shared memory",                     "work"),
+    "store":           ("#663333", "store O / C to HBM",                          "work"),
+    "wait_full":       ("#BBBBBB", "wait: data to land (full barrier: K, V, A·B)", "wait"),
+    "wait_slot":       ("#555555", "wait: a free slot (empty barrier)",           "wait"),
+    "wait_turn":       ("#FFAABB", "wait: its turn (pingpong)", "wait"),
+    "wait_q":          ("#99DDFF", "wait: Q to land",                             "wait"),
+    "wait_sync":       ("#CCDDAA", "wait: the other consumers (bar.sync)",        "wait"),
+    "wait_issue":      ("#77AADD", "wait: to issue a wgmma (queue full)",         "wait"),
 }
-WAIT_COLOR = "#eeeeee"
+
+# Operation names -> kind: the model's interval ops (sim/*/), its waits' barrier names with the
+# CTA prefix and the stage index taken off (`cta1.k.full[0]` -> `k.full`), and the scope names of
+# the Proton traces (instruments/trace.py, results/traces/).
+OPS: dict[str, str] = {
+    # the model's intervals
+    "QKᵀ": "qk", "PV": "pv", "MMA": "mma", "QKᵀ: ldmatrix": "ldmatrix", "PV: ldmatrix": "ldmatrix",
+    "softmax: exp": "exp", "softmax: scale/sum": "softmax_fma", "pack P": "pack",
+    "rescale O": "rescale", "epilogue": "epilogue", "load Q": "load_q", "load K": "load_k",
+    "load V": "load_v", "load A": "load_a", "load B": "load_b", "O through smem": "store_smem",
+    "store O": "store", "store C": "store",
+    # the model's waits
+    "softmax: row max": "rowmax", "softmax dependency stall": "stall",
+    "k.full": "wait_full", "v.full": "wait_full", "ab.full": "wait_full",
+    "k.empty": "wait_slot", "v.empty": "wait_slot", "ab.empty": "wait_slot",
+    "turn": "wait_turn", "q_full": "wait_q", "bar.sync": "wait_sync", "wgmma issue": "wait_issue",
+    # the kernels' Proton scopes
+    "QK": "qk", "softmax": "softmax", "TMA issue": "tma_issue",
+    "wait K": "wait_full", "wait V": "wait_full", "wait full": "wait_full",
+    "wait slot": "wait_slot", "wait turn": "wait_turn", "wait Q": "wait_q",
+}
+
+_CTA, _STAGE = re.compile(r"^cta\d+\."), re.compile(r"\[\d+\]$")
 
 
-def _color(op: str) -> str:
-    if op in COLORS:
-        return COLORS[op]
-    return COLORS.get(op.split(":")[0], "#9467bd")
+class UnknownOp(KeyError):
+    """An operation with no entry in the palette: add it to `OPS` (and a kind to `PALETTE`)."""
+
+
+def kind(op: str) -> str:
+    """The palette's kind of an op, a model wait's barrier name or a Proton scope name; raises
+    `UnknownOp` for a name it does not know, so that nothing is drawn in a colour it does not own."""
+    name = _STAGE.sub("", _CTA.sub("", op))
+    if name not in OPS:
+        raise UnknownOp(f"no palette entry for {op!r}: add it to sim.plot.OPS")
+    return OPS[name]
+
+
+def color(op: str) -> str:
+    return PALETTE[kind(op)][0]
+
+
+def label(op: str) -> str:
+    return PALETTE[kind(op)][1]
+
+
+_HEIGHT = {"work": 0.8, "latency": 0.5, "wait": 0.3}
+
+
+def _bar(ax, y: float, start: float, length: float, op: str) -> str:
+    """One span of `op` on lane y, in its kind's colour and height; returns its kind."""
+    k = kind(op)
+    c, _, style = PALETTE[k]
+    h = _HEIGHT[style]
+    ax.broken_barh([(start, length)], (y - h / 2, h), color=c, linewidth=0)
+    return k
+
+
+def _legend(ax, kinds) -> None:
+    """The kinds drawn, in the palette's order, under the palette's labels."""
+    handles = [Patch(color=PALETTE[k][0], label=PALETTE[k][1]) for k in PALETTE if k in kinds]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+              frameon=False)
 
 
 def gantt(trace: Trace, title: str = "", window: tuple[float, float] | None = None,
           clock_hz: float | None = None, ax=None):
-    """Lanes for each unit, then for each warpgroup; blank = idle. Barrier waits are grey.
+    """Lanes for each unit, then for each warpgroup; blank = idle. Full-height bars are a unit's
+    work, half-height ones a warpgroup's latency (its row max, its dependency stalls), thin ones a
+    wait on a barrier or a turn; colours and labels are `PALETTE`'s.
     `window` = (start, end) in clk to zoom into the steady state."""
     lanes = [f"unit: {u}" for u in UNITS if trace.busy_time(u) > 0]
     actors = trace.actors()
@@ -36,27 +125,21 @@ def gantt(trace: Trace, title: str = "", window: tuple[float, float] | None = No
     y = {lane: len(lanes) - 1 - n for n, lane in enumerate(lanes)}
     lo, hi = window or (0.0, max((i.end for i in trace.intervals), default=1.0))
     scale = 1e6 / clock_hz if clock_hz else 1.0
-    seen = {}
+    seen = set()
     for i in trace.intervals:
         if i.end < lo or i.start > hi:
             continue
         for lane in (f"unit: {i.unit}", i.actor):
-            ax.broken_barh([(i.start * scale, i.length * scale)], (y[lane] - 0.4, 0.8),
-                           color=_color(i.op), linewidth=0)
-        seen[i.op] = _color(i.op)
-    for actor, _what, s, e in trace.waits:
+            seen.add(_bar(ax, y[lane], i.start * scale, i.length * scale, i.op))
+    for actor, what, s, e in trace.waits:
         if e < lo or s > hi or actor not in y:
             continue
-        ax.broken_barh([(s * scale, (e - s) * scale)], (y[actor] - 0.15, 0.3), color=WAIT_COLOR,
-                       linewidth=0)
+        seen.add(_bar(ax, y[actor], s * scale, (e - s) * scale, what))
     ax.set_yticks(list(y.values()), list(y.keys()))
     ax.set_xlim(lo * scale, hi * scale)
     ax.set_xlabel("µs" if clock_hz else "SM clock cycles")
     ax.set_title(title)
-    handles = [Patch(color=c, label=op) for op, c in seen.items()]
-    handles.append(Patch(color=WAIT_COLOR, label="waiting on a barrier"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
-              frameon=False)
+    _legend(ax, seen)
     ax.figure.tight_layout()
     return ax
 
@@ -113,26 +196,18 @@ def ablation(model: dict[str, float], paper: dict[str, float] | None = None,
 
 def lane_rows(ax, rows: list[tuple[str, list]], window: tuple[float, float]):
     """Named lanes of spans [(scope, start, end)] in clk, top to bottom, on one time axis: the
-    measured-vs-model figure (fidelity/lanes.py). Scope names take the Gantt's colours
-    (QK as QKᵀ, the waits grey, the rest their own)."""
+    measured-vs-model figure (fidelity/lanes.py). Scope names take the palette's kinds, so a
+    kernel's "QK" is drawn as the model's QKᵀ and each kind of wait in its own colour."""
     lo, hi = window
-    names = {"QK": "QKᵀ", "softmax": "softmax: exp", "wait turn": "turn"}
-    seen = {}
+    seen = set()
     for k, (_label, spans) in enumerate(rows):
         y = len(rows) - 1 - k
         for n, s, e in spans:
             if e < lo or s > hi:
                 continue
-            wait = n.startswith("wait")
-            color = WAIT_COLOR if wait else _color(names.get(n, n))
-            if n == "wait turn":
-                color = "#bbbbbb"
-            ax.broken_barh([(s, e - s)], (y - (0.15 if wait else 0.4), 0.3 if wait else 0.8),
-                           color=color, linewidth=0)
-            seen[n] = color
+            seen.add(_bar(ax, y, s, e - s, n))
     ax.set_yticks(range(len(rows)), [label for label, _ in reversed(rows)])
     ax.set_xlim(lo, hi)
     ax.set_xlabel("SM clock cycles")
-    ax.legend(handles=[Patch(color=c, label=n) for n, c in seen.items()], loc="upper left",
-              bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    _legend(ax, seen)
     return ax

@@ -113,10 +113,129 @@ def check_ring(events: list[tuple], stages: int, block_bytes: int) -> tuple[dict
     return copied, bad
 
 
+def check_shared_ring(events: list[tuple], stages: int, block_bytes: int, wake_clk: float,
+                      ring: str = "k") -> tuple[dict, dict]:
+    """Replay a CTA whose K_j and V_j share slot j % stages of ONE ring (`ring`.full[s] for both
+    copies, `ring`.empty[s] for the consumers' release) and judge its producer: (copied,
+    violations). Checks: which block went where; no read before land; no refill before release;
+    one expect per fill, before its copies, of exactly the bytes they land; each fill claimed no
+    later than `wake_clk` after its slot was free (or after the previous claim, if later) and its
+    copies issued at the claim."""
+    full = {f"{ring}.full[{s}]": s for s in range(stages)}
+    empty = {f"{ring}.empty[{s}]": s for s in range(stages)}
+    fills, released = [0] * stages, [0] * stages
+    free_at: dict = {}                                     # (slot, fill #) -> clk it became free
+    fill: list = [None] * stages                           # the slot's current fill
+    content: dict = {}                                     # ("k" | "v", slot) -> (block, landed?)
+    copied: dict = {"k": [], "v": [], "q": 0}
+    bad: dict[str, list[str]] = {k: [] for k in ("copy", "read_before_land", "overwrite", "bytes",
+                                                 "starved")}
+    last_claim = 0.0
+
+    def close(s: int) -> None:
+        f = fill[s]
+        ops = sorted(op for op, _, _ in f["copies"])
+        blocks = {b for _, b, _ in f["copies"]}
+        landed = sum(n for *_, n in f["copies"])
+        if f["expected"] != 2 * block_bytes or landed != f["expected"] or \
+                ops != ["load K", "load V"] or len(blocks) != 1:
+            bad["bytes"].append(
+                f"fill #{f['n'] + 1} of slot {s}: expected {f['expected']} bytes, its copies "
+                f"{[(op, b, n) for op, b, n in f['copies']]} landed {landed}; a fill is K_j and "
+                f"V_j of one block, {2 * block_bytes} bytes")
+
+    for kind, *f in events:
+        if kind == "expect" and f[1] in full:
+            t, name, nbytes = f
+            s = full[name]
+            cur = fill[s]
+            if cur is not None and not cur["done"] and len(cur["copies"]) < 2:
+                bad["bytes"].append(f"t={t:.0f}: a second expect on {name} for one fill (the "
+                                    "barrier expects one arrival per phase)")
+                cur["expected"] += nbytes
+                continue
+            n = fills[s]
+            if released[s] < n:
+                bad["overwrite"].append(
+                    f"t={t:.0f}: the producer claimed slot {s} for its fill #{n + 1} while the "
+                    f"consumers had released it only {released[s]} time(s)")
+            else:
+                due = max(free_at.get((s, n), 0.0), last_claim) + wake_clk
+                if t > due + 1e-6:
+                    bad["starved"].append(f"t={t:.0f}: slot {s}'s fill #{n + 1} claimed "
+                                          f"{t - due + wake_clk:.0f} clk after it could have been")
+            fills[s] = n + 1
+            fill[s] = {"n": n, "t": t, "expected": nbytes, "copies": [], "done": False}
+            last_claim = t
+        elif kind == "complete" and f[1] in empty:
+            s = empty[f[1]]
+            released[s] += 1
+            free_at[s, released[s]] = f[0]
+        elif kind == "complete" and f[1] in full:
+            s = full[f[1]]
+            if fill[s] is not None and not fill[s]["done"]:
+                fill[s]["done"] = True
+                close(s)
+        elif kind == "tma":
+            t, _actor, op, bar, tile, nbytes = f
+            if bar.endswith("q_full"):
+                copied["q"] += 1
+                continue
+            if bar not in full:
+                bad["copy"].append(f"t={t:.0f}: {op} completes on {bar!r}, not on a slot's full "
+                                   f"barrier {ring}.full[s]")
+                continue
+            s = full[bar]
+            if op not in ("load K", "load V"):
+                bad["copy"].append(f"t={t:.0f}: a copy named {op!r} (\"load K\" or \"load V\")")
+                continue
+            block = tile[1] if isinstance(tile, tuple) and len(tile) == 2 and \
+                isinstance(tile[1], int) else None
+            if block is None:
+                bad["copy"].append(f"{op} into slot {s} not tagged with cta.tile('kv', j)")
+            elif block % stages != s:
+                bad["copy"].append(f"t={t:.0f}: {op} of block {block} into slot {s}, block "
+                                   f"{block}'s slot is {block % stages}")
+            if nbytes != block_bytes:
+                bad["copy"].append(f"t={t:.0f}: {op} of {nbytes} bytes, a tile is {block_bytes}")
+            r = "k" if op == "load K" else "v"
+            copied[r].append(block)
+            cur = fill[s]
+            if cur is None or cur["done"]:
+                bad["bytes"].append(f"t={t:.0f}: {op} of block {block} issued before its bytes "
+                                    f"were announced on {bar} (expect)")
+            else:
+                cur["copies"].append((op, block, nbytes))
+                if t > cur["t"] + 1e-6:
+                    bad["starved"].append(f"t={t:.0f}: {op} of block {block} issued "
+                                          f"{t - cur['t']:.0f} clk after its slot was claimed")
+            content[r, s] = (block, False)
+        elif kind == "landed" and f[3] in full:
+            _t, _actor, op, bar, tile, _nbytes = f
+            r, s = ("k" if op == "load K" else "v"), full[bar]
+            block = tile[1] if isinstance(tile, tuple) and len(tile) == 2 else None
+            if content.get((r, s)) == (block, False):
+                content[r, s] = (block, True)
+        elif kind == "wgmma" and f[2] in READS:
+            t, actor, op, tile = f[:4]
+            r, j = READS[op], tile[1]
+            s = j % stages
+            have = content.get((r, s))
+            if have != (j, True):
+                what = ("nothing" if have is None else
+                        f"block {have[0]} ({'landed' if have[1] else 'still in flight'})")
+                bad["read_before_land"].append(
+                    f"t={t:.0f}: {actor} read {r.upper()} block {j} from slot {s}, which holds "
+                    f"{what}")
+    return copied, bad
+
+
 def run_cta(producer=None, consumer=None, variant: str = "ws", n_blocks: int = 8, stages: int = 2,
-            hw: Hardware = H100, limit_clk: float = 5e6, **cfg_kw) -> Checked:
+            hw: Hardware = H100, limit_clk: float = 5e6, shared_ring: bool = False,
+            **cfg_kw) -> Checked:
     """One CTA of `variant` (tab. 2 tiles) over n_blocks K/V blocks, with the student's producer
-    and/or consumer in place of the variant's own, judged from its event log."""
+    and/or consumer in place of the variant's own, judged from its event log (`check_ring`, or
+    with `shared_ring` `check_shared_ring`: K_j and V_j in one slot of ring `k`)."""
     roles = {}
     if producer is not None:
         roles["producer"] = producer
@@ -125,8 +244,12 @@ def run_cta(producer=None, consumer=None, variant: str = "ws", n_blocks: int = 8
     run = simulate(AttentionConfig(variant=variant, stages=stages, **cfg_kw), hw,
                    roles=roles or None, n_blocks=n_blocks, limit_clk=limit_clk)
     cfg = run.config
-    copied, violations = check_ring(run.events, cfg.stages,
-                                    cfg.block_n * cfg.headdim * (1 if cfg.dtype == "fp8" else 2))
+    block_bytes = cfg.block_n * cfg.headdim * (1 if cfg.dtype == "fp8" else 2)
+    if shared_ring:
+        copied, violations = check_shared_ring(
+            run.events, cfg.stages, block_bytes, max(hw.mbarrier_clk, hw.mbarrier_probe_clk))
+    else:
+        copied, violations = check_ring(run.events, cfg.stages, block_bytes)
     return Checked(run, n_blocks, copied, violations)
 
 

@@ -1,9 +1,13 @@
-"""`python -m exercises release DEST`: the student copy.
+"""`python -m exercises release DEST`: the student copy — the course, not only its exercises.
 
-DEST gets ``exercises/`` with every solution block replaced by ``raise NotImplementedError``,
-hidden-test blocks and ``hidden/`` folders removed, ``wrong/`` left out and a ``RELEASED`` marker
-(so ``grade`` there says "public tests passed"); ``sim/`` (the model the exercises run on);
-``requirements.txt``, ``pytest.ini``, a README, and the GitHub Classroom workflow
+DEST gets the chapters (``notebooks/``: every ``.py`` chapter, ``course.py`` and whatever else the
+folder holds, without ``*.ipynb`` and checkpoints), what they import and read (``sim/``,
+``fidelity/``, ``instruments/``, ``kernels/``, ``results/`` without ``results/archive``, ``docs/``),
+``exercises/`` with every solution block replaced by ``raise NotImplementedError``, hidden-test
+blocks and ``hidden/`` folders removed, ``wrong/`` left out and a ``RELEASED`` marker (so ``grade``
+there says "public tests passed"); ``requirements.txt`` (the model, the chapters and the model/math
+exercises: no torch, no triton), ``requirements-kernels.txt`` (triton and torch, for the Gluon and
+``tl`` exercises and the kernels), ``pytest.ini``, a README, and the GitHub Classroom workflow
 ``.github/workflows/classroom.yml`` with one autograding step per public CPU test.
 
 `python -m exercises gradescope OUT.zip`: the instructor's autograder for Gradescope — the
@@ -22,15 +26,35 @@ from .runner import PACKAGE, ROOT, exercises
 from .source import hidden_lines, meta, solution_lines, strip
 
 REQUIREMENTS = """\
-# pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu
+# The model (sim/), the chapters (notebooks/) and the model and math exercises: no torch, no
+# triton. The Gluon and tl exercises and the kernels need requirements-kernels.txt as well.
 simpy==4.1.2
 numpy>=1.26,<2.4
 matplotlib>=3.8
 pytest>=8
 pytest-timeout>=2.3
-torch
-triton==3.6.0
+PyYAML>=6
+jupytext>=1.16
+ipykernel>=6
+nbclient>=0.10
+ipywidgets>=8
 """
+REQUIREMENTS_KERNELS = """\
+# The Gluon and tl exercises (ch02_ws_gluon, ch04_tl_attention) and the kernels (kernels/), on top
+# of requirements.txt:
+#   pip install -r requirements.txt -r requirements-kernels.txt \\
+#       --extra-index-url https://download.pytorch.org/whl/cpu
+# (the CPU wheel of torch is enough to compile for sm_90a and to run the tl interpreter; on a
+# Hopper GPU machine keep the CUDA torch it has).
+triton==3.6.0
+torch
+"""
+INSTALL_ALL = ("pip install -r requirements.txt -r requirements-kernels.txt "
+               "--extra-index-url https://download.pytorch.org/whl/cpu")
+# What the chapters import and read, copied whole (generated files and the archive left out).
+COURSE_DIRS = ("sim", "fidelity", "instruments", "kernels", "results", "docs")
+COURSE_SKIP = ("__pycache__", "*.pyc", ".pytest_cache", ".ipynb_checkpoints", "build", "archive")
+NOTEBOOK_SKIP = ("__pycache__", "*.pyc", "*.ipynb", ".ipynb_checkpoints")
 SKIP = ("__pycache__", "*.pyc", "wrong", "hidden", "RELEASED", ".pytest_cache")
 
 
@@ -94,7 +118,7 @@ jobs:
       with:
         python-version: '3.11'
     - name: Install
-      run: pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu
+      run: {INSTALL_ALL}
 {chr(10).join(steps)}
     - name: Autograding Reporter
       uses: classroom-resources/autograding-grading-reporter@v1
@@ -123,8 +147,13 @@ def release(dest: Path, force: bool = False) -> Path:
         secrets += [(str(rel), s) for s in solution_lines(text) + hidden_lines(text)]
         (out / rel).write_text(strip(text), encoding="utf-8")
     (out / "RELEASED").write_text(json.dumps({"released": dt.date.today().isoformat()}) + "\n")
-    shutil.copytree(ROOT / "sim", dest / "sim", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for d in COURSE_DIRS:
+        if (ROOT / d).is_dir():
+            shutil.copytree(ROOT / d, dest / d, ignore=shutil.ignore_patterns(*COURSE_SKIP))
+    shutil.copytree(ROOT / "notebooks", dest / "notebooks",
+                    ignore=shutil.ignore_patterns(*NOTEBOOK_SKIP))
     (dest / "requirements.txt").write_text(REQUIREMENTS)
+    (dest / "requirements-kernels.txt").write_text(REQUIREMENTS_KERNELS)
     (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n"
                                      "addopts = --import-mode=importlib -p exercises.grading.plugin\n")
     (dest / ".gitignore").write_text("__pycache__/\n*.pyc\n.venv/\n.pytest_cache/\n")
@@ -137,29 +166,73 @@ def release(dest: Path, force: bool = False) -> Path:
     (wf / "classroom.yml").write_text(classroom_workflow(tests))
     rows = "\n".join(f"| `{ex}` | {meta(out / ex)['title']} | `{'`, `'.join(meta(out / ex)['submission'])}` |"
                      for ex in exercises(out))
-    (dest / "README.md").write_text(f"""# Hopper warp specialization — exercises
+    chapters = "\n".join(f"* `notebooks/{p.name}`" for p in sorted((dest / "notebooks").glob("0*.py")))
+    kinds = {ex: ("Gluon / tl: needs requirements-kernels.txt" if _needs_kernels(out / ex)
+                  else "model / math") for ex in exercises(out)}
+    rows = "\n".join(f"| `{ex}` | {meta(out / ex)['title']} | `{'`, `'.join(meta(out / ex)['submission'])}` "
+                     f"| {kinds[ex]} |" for ex in exercises(out))
+    model_only = " ".join(f"--only {ex}" for ex, k in kinds.items() if k == "model / math")
+    (dest / "README.md").write_text(f"""# Hopper warp specialization — the course
+
+The chapters, the model they run, and the exercises. Everything but the Gluon and `tl` exercises
+and the live-GPU cells runs on a laptop CPU.
+
+## Install
+
+```bash
+python3 -m venv .venv && . .venv/bin/activate
+pip install -r requirements.txt                  # the model, the chapters, the model/math exercises
+pip install -r requirements-kernels.txt \\
+    --extra-index-url https://download.pytorch.org/whl/cpu   # + triton, torch: Gluon/tl exercises
+export PYTHONPATH=$PWD                           # the chapters import sim, fidelity, ... from here
+```
+
+`requirements.txt` has no torch and no triton: with it alone, the chapters' model parts run (their
+GPU cells plot the committed measurements in `results/` instead) and the model and math exercises
+grade. The Gluon and `tl` exercises need `requirements-kernels.txt` too, and so do the chapter
+cells that set the model beside the kernels' own code (`fidelity`, which imports `kernels`:
+chapters 03 and 05 today).
+
+## The chapters
+
+{chapters}
+
+Open them with Jupyter (`jupyter lab notebooks/`, the `.py` files open as notebooks through
+jupytext; `pip install jupyterlab` if you have no Jupyter), or run one top to bottom with
+`jupytext --to ipynb --execute notebooks/01_tma_and_the_ring.py`. `sim/` is the course's model
+(`python -m sim --help`), `docs/` the constants and FA3 facts it uses, `kernels/` the Gluon kernels,
+`results/` what our H200 measured.
+
+## The exercises
 
 Fill in the places marked `# YOUR CODE HERE` (each raises `NotImplementedError` until you do).
 
-| exercise | task | you edit |
-|---|---|---|
+| exercise | task | you edit | needs |
+|---|---|---|---|
 {rows}
 
 Each exercise folder has a README with the statement, hints and points.
 
 ```bash
-pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu
 python -m exercises grade                     # every exercise: a table of points
 python -m exercises grade --only ch01_ring -v # one exercise, with the failure messages
+# without requirements-kernels.txt, the model and math exercises:
+python -m exercises grade {model_only}
 ```
 
 These are the **public** tests; the instructor's grading adds hidden ones, so "public tests
-passed" is not yet full marks. `sim/` is the course's model: read it, but write your own code —
-the graders hide the helpers that would do an exercise for you. Pushing runs the same public tests
-on GitHub Classroom (`.github/workflows/classroom.yml`).
+passed" is not yet full marks. `sim/` holds the course's own schedules: read it, but write your own
+code — the graders hide the helpers that would do an exercise for you. Pushing runs the same public
+tests on GitHub Classroom (`.github/workflows/classroom.yml`).
 """)
     check_no_leak(dest, secrets)
     return dest
+
+
+def _needs_kernels(folder: Path) -> bool:
+    """Whether an exercise's tests or helpers import triton or torch (the Gluon and tl ones)."""
+    return any(word in p.read_text(encoding="utf-8") for p in folder.glob("*.py")
+               for word in ("import triton", "from triton", "import torch", "from torch"))
 
 
 def check_no_leak(dest: Path, secrets: list[tuple[str, str]]) -> None:
@@ -204,6 +277,7 @@ SETUP = """\
 set -euo pipefail
 apt-get update -qq && apt-get install -y -qq python3 python3-pip > /dev/null
 pip3 install -q -r /autograder/source/requirements.txt \\
+    -r /autograder/source/requirements-kernels.txt \\
     --extra-index-url https://download.pytorch.org/whl/cpu
 """
 
@@ -219,6 +293,7 @@ def gradescope_zip(out_zip: Path) -> Path:
                         and p.suffix != ".pyc":
                     z.write(p, str(rel))
         z.writestr("requirements.txt", REQUIREMENTS)
+        z.writestr("requirements-kernels.txt", REQUIREMENTS_KERNELS)
         for name, text in (("run_autograder", RUN_AUTOGRADER), ("setup.sh", SETUP)):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o755 << 16

@@ -122,11 +122,14 @@ def wrong_results():
 
 def test_there_are_wrong_submissions():
     names = {p.stem for p in WRONG}
-    for must in ("ch01_off_by_one_slot", "ch01_missing_wait", "ch04_inverse_rescale",
+    for must in ("ch01_off_by_one_slot", "ch01_empty_own_parity", "ch02_producer_missing_wait",
+                 "ch02_producer_expects_one_tile", "ch04_inverse_rescale",
                  "ch03_overlapping_pingpong", "ch02_consumer_missing_wait"):
         assert must in names
-    exercises = {header(p)["exercise"] for p in WRONG}
-    assert exercises == set(runner.exercises()), "every exercise has a known-wrong submission"
+    exercises = [header(p)["exercise"] for p in WRONG]
+    assert set(exercises) == set(runner.exercises()), "every exercise has a known-wrong submission"
+    for ex in ("ch01_ring", "ch02_producer"):
+        assert exercises.count(ex) >= 2, f"{ex}: at least two known-wrong submissions"
 
 
 @pytest.mark.parametrize("name", [p.name for p in WRONG])
@@ -176,6 +179,56 @@ def test_release_has_no_solution_text(released):
     for ex in runner.exercises():
         for f in meta(PKG / ex)["submission"]:
             assert "raise NotImplementedError" in (out / ex / f).read_text()
+
+
+def test_release_is_the_course(released):
+    """The student copy holds the chapters and what they import and read, and splits its
+    requirements: the model's need no torch and no triton."""
+    root = runner.ROOT
+    chapters = sorted(p.name for p in (root / "notebooks").glob("*.py"))
+    assert "course.py" in chapters and len(chapters) >= 7
+    assert sorted(p.name for p in (released / "notebooks").glob("*.py")) == chapters
+    assert not list((released / "notebooks").glob("*.ipynb"))
+    if (root / "notebooks" / "jupytext.toml").exists():
+        assert (released / "notebooks" / "jupytext.toml").is_file()
+    for d in ("sim", "fidelity", "instruments", "kernels", "docs", "results"):
+        assert (released / d).is_dir(), d
+    assert not (released / "results" / "archive").exists()
+    assert not list(released.rglob("__pycache__"))
+    for f in (root / "results").glob("*.json"):
+        assert (released / "results" / f.name).read_bytes() == f.read_bytes(), f.name
+    req = (released / "requirements.txt").read_text().lower()
+    kern = (released / "requirements-kernels.txt").read_text().lower()
+    pkgs = [ln.split("#")[0].strip() for ln in req.splitlines() if ln.split("#")[0].strip()]
+    assert not any(p.startswith(("torch", "triton")) for p in pkgs), pkgs
+    assert {"simpy", "numpy", "matplotlib", "pytest"} <= {p.split("=")[0].split("<")[0].split(">")[0]
+                                                         for p in pkgs}
+    assert "triton==3.6.0" in kern and "torch" in kern
+    readme = (released / "README.md").read_text()
+    assert "requirements-kernels.txt" in readme and "notebooks/01_tma_and_the_ring.py" in readme
+
+
+def test_released_model_predicts_as_the_course(released):
+    """The released `sim` is the course's: the same predictions for the H200 preset (FA3 tab. 2's
+    shape) and the H100, digit for digit, in a fresh interpreter that imports it from the copy."""
+    from sim import H100, H200, AttentionConfig, GemmConfig, predict
+    from sim.paper import TAB2
+    cases = [("H200", "AttentionConfig(variant='fa3', **TAB2)"),
+             ("H200", "AttentionConfig(variant='ws', **TAB2)"),
+             ("H100", "AttentionConfig(variant='fa3', **TAB2)"),
+             ("H200", "GemmConfig(variant='ws_pingpong')")]
+    names = {"H100": H100, "H200": H200, "TAB2": TAB2, "AttentionConfig": AttentionConfig,
+             "GemmConfig": GemmConfig}
+    want = [repr(predict(eval(c, names), names[hw]).tflops) for hw, c in cases]
+    code = ("import sim; from sim import *; from sim.paper import TAB2; print(sim.__file__); "
+            + "; ".join(f"print(repr(predict({c}, {hw}).tflops))" for hw, c in cases))
+    env = {**__import__("os").environ, "PYTHONPATH": str(released)}
+    p = subprocess.run([sys.executable, "-c", code], cwd=released, capture_output=True, text=True,
+                       env=env, timeout=300, check=False)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = p.stdout.split()
+    assert Path(out[0]).resolve().is_relative_to(released.resolve()), out[0]
+    assert out[1:] == want, (cases, out[1:], want)
 
 
 def test_release_classroom_workflow(released):
@@ -265,5 +318,7 @@ def test_gradescope_zip(tmp_path):
             "sim/engine.py"} <= names
     assert not any(n.startswith("exercises/wrong/") for n in names)
     # the autograder keeps the solutions' tests, hidden ones included
-    assert "### BEGIN HIDDEN TESTS" in z.read("exercises/ch01_ring/test_producer.py").decode()
+    assert "### BEGIN HIDDEN TESTS" in z.read("exercises/ch02_producer/test_producer.py").decode()
+    assert {"requirements-kernels.txt"} <= names and "triton" in z.read("setup.sh").decode() + \
+        z.read("requirements-kernels.txt").decode()
     assert "--gradescope /autograder/results/results.json" in z.read("run_autograder").decode()

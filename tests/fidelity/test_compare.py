@@ -125,7 +125,7 @@ def test_everything_includes_the_one_warpgroup_kernels(monkeypatch):
     ab = fidelity._ab_rows()
     assert {r["variant"] for r in ab} == {"overlap", "pipelined"}
     monkeypatch.setattr(fidelity, "_load", lambda name, key: [])  # only the A/B's rows
-    rows = fidelity._attention_rows(H200, everything=True)
+    rows = fidelity.attention_rows(H200, everything=True)
     assert len(rows) == len(ab) == 4
     assert all(r.label.endswith("64×128") and r.override and r.model for r in rows)
 

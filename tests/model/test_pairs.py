@@ -2,9 +2,7 @@
 in the kernel's order, and the listing that says so can tell when they do not."""
 import pytest
 
-pytest.importorskip("triton")          # the kernels' module imports gluon
-
-from fidelity.pairs import attention_pairs, gemm_pairs, steps  # noqa: E402
+from fidelity.pairs import Source, attention_pairs, gemm_pairs, steps
 
 PAIRS = {**{f"attention {v}": p for v, p in attention_pairs().items()},
          **{f"gemm {v}": p for v, p in gemm_pairs().items()}}
@@ -48,12 +46,21 @@ def test_a_moved_step_is_seen():
         assert sorted(moved) == sorted(kernel)      # the same steps, one out of place
 
 
+def test_the_kernel_is_read_not_imported():
+    """The listing of a kernel comes from its file: the pairs need no triton (a student's copy
+    without the kernels' requirements still diffs them), and it is the imported function's."""
+    pytest.importorskip("triton")
+    from kernels.attention import ws as kernel
+    assert steps(Source("kernels/attention/ws.py", "consumer"), TURNS=True, REFILL=0) == \
+        steps(kernel.consumer, TURNS=True, REFILL=0)
+
+
 def test_the_fence_switch_moves_the_wait_for_pv():
     """The kernel's FENCE decides where `wait_pv` is listed, the model's `fence` likewise."""
-    from kernels.attention import overlap as kernel
     from sim.attention import overlap as model
-    hoisted = dict(TURNS=True, REFILL=0, FENCE=kernel.HOISTED, HOISTED=kernel.HOISTED)
-    body = [s.strip() for s in steps(kernel.consumer, **hoisted) if s.startswith("    ")]
+    kernel = Source("kernels/attention/overlap.py", "consumer")
+    hoisted = dict(TURNS=True, REFILL=0, FENCE="hoisted", HOISTED="hoisted")
+    body = [s.strip() for s in steps(kernel, **hoisted) if s.startswith("    ")]
     assert body.index("wait_pv") < body.index("softmax")
     body = [s.strip() for s in steps(model.consumer, turns=True, fence=False)
             if s.startswith("    ")]

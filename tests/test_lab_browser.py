@@ -1,0 +1,287 @@
+"""Each chapter as a student sees it: JupyterLab in a real (headless) browser.
+
+Lab is started exactly as `python3 tasks.py lab` starts it (`tasks.lab_command`: same command,
+same environment, same Lab defaults from jupyter-config/), on a free port with a token and no
+browser of its own. For every chapter the test opens `notebooks/NN_*.py` (it must open as a
+notebook, through jupytext), runs Run → Run All Cells, waits for the kernel, and checks that
+
+* no cell raised, and every figure cell (the rule of tests/test_notebooks.py) shows an <img>;
+* where the chapter has sliders (`explore(...)`), pressing → on the first slider redraws the
+  figure (the image's src changes);
+* Ctrl+S after the run rewrites nothing: the .py has the same bytes (and `git diff` stays clean
+  if it was clean), and no .ipynb appears.
+
+Screenshots for people to look at go to out/lab/ (gitignored), with Lab's log (lab.log).
+
+It needs Chromium at /usr/bin/chromium and the playwright package (never a downloaded browser):
+`apt-get install chromium` and `pip install playwright` (or `pip install -e .[test]`). Without
+them it skips, unless COURSE_REQUIRE_BROWSER=1 (set by .ci/run), where it fails.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+SHOTS = ROOT / "out" / "lab"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHAPTER_TIMEOUT_S = 300       # run all cells; chapter 05 is the slowest (~20-60 s of CPU)
+SLIDER_TIMEOUT_S = 120        # one redraw after a slider step
+
+pytestmark = pytest.mark.slow
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+tasks = _load("course_tasks", ROOT / "tasks.py")
+nbtests = _load("course_test_notebooks", ROOT / "tests" / "test_notebooks.py")
+CHAPTERS = nbtests.CHAPTERS
+
+
+def _missing() -> str | None:
+    why = []
+    if not CHROMIUM.exists():
+        why.append("no /usr/bin/chromium (Debian/Ubuntu: `sudo apt-get install chromium`)")
+    if importlib.util.find_spec("playwright") is None:
+        why.append("no playwright (`pip install playwright` or `pip install -e .[test]`; "
+                   "no `playwright install` needed: the test uses /usr/bin/chromium)")
+    return "; ".join(why) or None
+
+
+@pytest.fixture(scope="module")
+def lab():
+    """A JupyterLab server started as `python3 tasks.py lab` starts it; yields (url, token)."""
+    if why := _missing():
+        if os.environ.get("COURSE_REQUIRE_BROWSER"):
+            pytest.fail(f"the browser test must run here (COURSE_REQUIRE_BROWSER): {why}")
+        pytest.skip(f"browser test skipped: {why}")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = secrets.token_hex(16)
+    cmd, env = tasks.lab_command("--no-browser", "--ServerApp.ip=127.0.0.1", f"--port={port}",
+                                 "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}")
+    assert "MPLBACKEND" not in env, "the Lab server and its kernels must draw inline"
+    workspaces = tempfile.mkdtemp(prefix="lab-workspaces-")  # leave the user's Lab tabs alone
+    env = dict(env, JUPYTERLAB_WORKSPACES_DIR=workspaces)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    log = open(SHOTS / "lab.log", "w")
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"JupyterLab did not start (see {SHOTS / 'lab.log'})")
+            time.sleep(0.5)
+        yield url, token
+    finally:
+        server.terminate()
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+        shutil.rmtree(workspaces, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser(lab):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _api(lab, method: str, path: str):
+    url, token = lab
+    req = urllib.request.Request(f"{url}{path}", method=method,
+                                 headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        body = r.read()
+    return json.loads(body) if body else None
+
+
+def _dismiss_dialogs(page) -> list[str]:
+    seen = []
+    while page.locator(".jp-Dialog").count():
+        seen.append(page.locator(".jp-Dialog").first.inner_text()[:200])
+        page.locator(".jp-Dialog .jp-mod-accept").first.click()
+        page.wait_for_timeout(300)
+    return seen
+
+
+KERNEL_IDLE = """() => {
+  const bar = document.querySelector('#jp-main-statusbar');
+  return !!bar && /Python 3[^|]*\\|\\s*Idle/.test(bar.textContent);
+}"""
+RUN_STATE = """() => {
+  const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')]
+      .map(c => (c.querySelector('.jp-InputArea-prompt') || {}).textContent || '');
+  return {
+    running: prompts.some(p => p.includes('*')),
+    done: prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p)),
+    errors: [...document.querySelectorAll(
+        '.jp-NotebookPanel [data-mime-type="application/vnd.jupyter.error"]')]
+        .map(e => e.textContent.slice(0, 500)),
+  };
+}"""
+
+
+def _wait_for_run(page, name: str) -> None:
+    deadline = time.monotonic() + CHAPTER_TIMEOUT_S
+    while True:
+        state = page.evaluate(RUN_STATE)
+        if not state["running"] and (state["done"] or state["errors"]):
+            break
+        if time.monotonic() > deadline:
+            page.screenshot(path=str(SHOTS / f"{name}-timeout.png"))
+            pytest.fail(f"{name}: cells still running after {CHAPTER_TIMEOUT_S} s")
+        page.wait_for_timeout(500)
+    assert not state["errors"], f"{name} raised in Lab:\n" + "\n".join(state["errors"])
+    page.wait_for_function(KERNEL_IDLE, timeout=60_000)
+
+
+def _image_srcs(cell) -> list[str]:
+    return cell.locator(".jp-OutputArea-output img").evaluate_all(
+        "imgs => imgs.filter(i => i.complete && i.naturalWidth > 0).map(i => i.src)")
+
+
+def _git_clean(path: Path) -> bool:
+    return subprocess.run(["git", "diff", "--quiet", "--", str(path)], cwd=ROOT).returncode == 0
+
+
+@pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_in_lab(lab, browser, py):
+    import jupytext
+
+    url, token = lab
+    name = py.stem
+    nb = jupytext.read(py)
+    figures = nbtests.figure_cells(nb)
+    assert figures, f"{py.name} has no figure cell"
+    sliders = [i for i in figures if "explore(" in nb.cells[i].source]
+    before, was_clean = py.read_bytes(), _git_clean(py)
+    ipynbs_before = set(NOTEBOOKS.glob("*.ipynb"))
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    t0 = time.perf_counter()
+    try:
+        page.goto(f"{url}/lab/tree/notebooks/{py.name}?reset&token={token}")
+        try:
+            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+        except Exception:
+            page.screenshot(path=str(SHOTS / f"{name}-not-a-notebook.png"))
+            raise AssertionError(f"{py.name} did not open as a notebook: Lab's defaultViewers "
+                                 "(jupyter-config/labconfig) must map python to Jupytext Notebook")
+        page.wait_for_function(KERNEL_IDLE, timeout=90_000)  # the kernel started, unasked
+        dialogs = _dismiss_dialogs(page)
+        cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        assert cells.count() == len(nb.cells), \
+            f"Lab shows {cells.count()} cells, jupytext reads {len(nb.cells)}"
+
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        page.wait_for_timeout(1000)
+        dialogs += _dismiss_dialogs(page)
+        _wait_for_run(page, name)
+        ran = time.perf_counter() - t0
+
+        # every figure cell shows an image (give the browser a moment to decode them)
+        deadline = time.monotonic() + 30
+        while (missing := [i for i in figures if not _image_srcs(cells.nth(i))]) \
+                and time.monotonic() < deadline:
+            page.wait_for_timeout(500)
+        cells.nth(figures[0]).scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"{name}.png"))
+        assert not missing, f"{py.name}: no image in figure cell(s) " + ", ".join(
+            f"{i} ({nb.cells[i].source.splitlines()[0][:60]!r})" for i in missing)
+
+        if sliders:  # one step right on the first slider: the figure is drawn again, differently
+            cell = cells.nth(sliders[0])
+            cell.scroll_into_view_if_needed()
+            old = _image_srcs(cell)
+            handle = cell.locator(".widget-slider .noUi-handle").first
+            tried = []
+            for key, times in (("ArrowRight", 1), ("ArrowLeft", 2)):  # one step, else the other way
+                for _ in range(times):
+                    handle.focus()
+                    handle.press(key)
+                deadline = time.monotonic() + SLIDER_TIMEOUT_S
+                page.wait_for_timeout(1000)
+                while (new := _image_srcs(cell)) in ([], old) and time.monotonic() < deadline:
+                    if page.evaluate(KERNEL_IDLE) and not cell.locator(".jp-OutputArea-output img").count():
+                        page.wait_for_timeout(1500)  # idle and no image: this value draws nothing
+                        if not _image_srcs(cell):
+                            break
+                    page.wait_for_timeout(500)
+                value = cell.locator(".widget-readout").first.inner_text()
+                tried.append(f"{key}: value {value}, " + ("redrawn" if new and new != old else
+                             "no image" if not new else "same image"))
+                if new and new != old:
+                    break
+            page.screenshot(path=str(SHOTS / f"{name}-slider.png"))
+            assert new and new != old, \
+                f"{py.name}: moving the first slider did not redraw the figure ({'; '.join(tried)})"
+
+        # save as a student would: Ctrl+S after the run (never over an edit made meanwhile)
+        if py.read_bytes() != before:
+            pytest.fail(f"{py.name} changed on disk while the test ran: not saving over it")
+        mtime = py.stat().st_mtime_ns
+        page.locator(".jp-NotebookPanel .jp-Notebook").first.click(position={"x": 5, "y": 5})
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+s")
+        deadline = time.monotonic() + 30
+        while py.stat().st_mtime_ns == mtime and time.monotonic() < deadline:
+            page.wait_for_timeout(250)
+        if page.locator(".jp-Dialog").count():  # e.g. "file changed on disk": do not overwrite
+            text = page.locator(".jp-Dialog").first.inner_text()[:300]
+            page.locator(".jp-Dialog .jp-mod-reject").first.click()
+            pytest.fail(f"saving {py.name} asked: {text!r}")
+        assert py.stat().st_mtime_ns != mtime, f"Ctrl+S did not save {py.name}"
+        after = py.read_bytes()
+        assert after == before, f"saving {py.name} from Lab changed it (outputs or metadata):\n" + \
+            "".join(l for l in __import__("difflib").unified_diff(
+                before.decode().splitlines(True), after.decode().splitlines(True), n=0))[:2000]
+        if was_clean:
+            assert _git_clean(py), f"git diff not clean for {py.name} after a save from Lab"
+        assert set(NOTEBOOKS.glob("*.ipynb")) == ipynbs_before, "a save from Lab wrote an .ipynb"
+        print(f"{py.name}: ran in {ran:.1f} s, {len(figures)} figure cells with images"
+              f"{', slider redraws' if sliders else ''}; saved unchanged"
+              f"{'; dialogs: ' + repr(dialogs) if dialogs else ''}")
+    except BaseException:
+        page.screenshot(path=str(SHOTS / f"{name}-failed.png"))
+        raise
+    finally:
+        page.close()
+        for kernel in _api(lab, "GET", "/api/kernels") or []:
+            _api(lab, "DELETE", f"/api/kernels/{kernel['id']}")
