@@ -1,0 +1,497 @@
+"""Run untrusted submission code in its own process: trusted checker, untrusted code.
+
+``run_untrusted(entry, payload, visible, files, ...)`` runs ``module:function(payload)`` from the
+submission in a child process and returns an :class:`Outcome` holding what the function returned
+(plain JSON data). The grader does every assertion itself, on ``Outcome.value``; nothing the child
+writes (stdout, files, its environment) can set a verdict.
+
+What the child gets
+  * a fresh private directory (``work/``: cwd, HOME, TMPDIR) holding copies of the submission
+    ``files`` only — regular files, flat names; a symlink, fifo, device, socket, directory, a name
+    with ``/`` or ``..``, or a file over ``max_file_bytes`` is refused (:class:`Refused`);
+  * copies of the ``visible`` directories (a student release: ``sim/`` ...), read-only to it;
+  * ``python -I -S`` (no PYTHON* variables, no user site, no cwd on the path, no ``site``, so no
+    ``.pth`` file runs — the editable install of this repository would map ``exercises`` back to
+    the grader's tree) and ``sys.path`` = [work, the visible copies, the stdlib, site-packages];
+  * a scrubbed environment (PATH, LANG, HOME/TMPDIR in work, one BLAS thread, ``env`` extras);
+  * rlimits: address space (``memory_bytes``), CPU seconds, file size, open files, no core dumps,
+    and the number of processes when the uid is dropped; a wall-clock timeout in the parent.
+
+The result comes back over a pipe inherited by fd (8-byte length + UTF-8 JSON, at most
+``max_result_bytes``; never unpickled); stdout and stderr share one pipe, kept up to
+``max_output_bytes`` (the rest is read and dropped, ``output_truncated`` says so).
+
+Isolation (``Outcome.isolation`` says which was in force)
+  * always: a reaper process (``sandbox_worker.reaper``) that is ``PR_SET_CHILD_SUBREAPER``:
+    a double-forked, ``setsid`` grandchild reparents to it, not to init. When the worker exits,
+    times out or the parent goes away (control pipe), the reaper SIGKILLs every process below
+    it (``/proc`` ppid chains, repeated until none is left), reaps them, and only then reports;
+  * as root, where ``unshare --pid --fork --mount-proc --kill-child`` works (probed once): the
+    reaper is pid 1 of a new PID namespace (``kill(-1)`` reaches all; if the reaper dies the
+    kernel kills the namespace) with its own mount namespace and ``/proc``, in which
+    ``hide`` (default: the repository holding this grader, and the temp dir) is covered by an
+    empty tmpfs, as is any directory on the way to the interpreter that the dropped uid could not
+    enter (``/root`` here): only the interpreter, its site-packages and this run's directory are
+    bound back;
+  * as root: the worker runs as ``nobody``/``nogroup`` (``uid``/``gid`` to change), no
+    supplementary groups, ``PR_SET_NO_NEW_PRIVS``. Off root nothing is dropped
+    (``isolation.uid`` is None and ``notes`` says so).
+
+What the caller must do: keep grader-side secrets (solutions, hidden tests, reference data) in a
+directory of mode 0700 (or below one) owned by the grader's user. With the uid drop the child can
+read only what is world-readable; the mount masks hide ``hide`` on top of that, but only where a
+namespace could be made. Off root (no uid drop, no namespaces) the child runs as the grader's
+user and can read whatever that user can: there, only a container keeps secrets.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import sandbox_worker
+from .sandbox_worker import HEADER, kill_tree
+
+WORKER_SOURCE = Path(sandbox_worker.__file__).read_text(encoding="utf-8")
+GRADER_ROOT = Path(__file__).resolve().parents[2]      # the repository holding exercises/
+_MISSING = object()
+
+
+class Refused(ValueError):
+    """A submission file that is not copied in (the message says why)."""
+
+
+@dataclass
+class Isolation:
+    subreaper: bool = False
+    pid_namespace: bool = False
+    masked: list[str] = field(default_factory=list)   # directories covered in the child's view
+    uid: int | None = None                             # the uid the worker ran as (None: not dropped)
+    gid: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    value: Any = None              # what the entry returned (JSON data), when `has_value`
+    has_value: bool = False
+    error: str = ""                # why there is no value: the entry's traceback, or the channel's fault
+    returncode: int | None = None  # the worker's exit status, or -signal
+    timed_out: bool = False
+    output: str = ""               # stdout + stderr, cut at max_output_bytes
+    output_truncated: bool = False
+    killed: int = 0                # processes the reaper had to kill after the run
+    seconds: float = 0.0
+    isolation: Isolation = field(default_factory=Isolation)
+
+    @property
+    def ok(self) -> bool:
+        return self.has_value and not self.timed_out
+
+
+# --- environment probes ------------------------------------------------------------------------
+
+_UNSHARE: list = []
+
+
+def _unshare_prefix() -> list[str]:
+    """The unshare command line when it works here (root only), else []."""
+    if not _UNSHARE:
+        cmd = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
+        ok = False
+        if sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("unshare"):
+            try:
+                ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=10).returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                ok = False
+        _UNSHARE.append(cmd if ok else [])
+    return _UNSHARE[0]
+
+
+def _nobody() -> tuple[int, int]:
+    import grp
+    import pwd
+    try:
+        uid = pwd.getpwnam("nobody").pw_uid
+    except KeyError:
+        uid = 65534
+    for name in ("nogroup", "nobody"):
+        try:
+            return uid, grp.getgrnam(name).gr_gid
+        except KeyError:
+            pass
+    return uid, 65534
+
+
+def _python_paths() -> tuple[str, list[str], list[str]]:
+    """(interpreter, stdlib dirs, site-packages dirs), real paths."""
+    python = os.path.realpath(sys.executable)
+    paths = sysconfig.get_paths()
+    stdlib = []
+    for key in ("stdlib", "platstdlib"):
+        p = os.path.realpath(paths[key])
+        if p not in stdlib:
+            stdlib.append(p)
+    dyn = os.path.join(stdlib[0], "lib-dynload")
+    if os.path.isdir(dyn):
+        stdlib.append(dyn)
+    site = []
+    for key in ("purelib", "platlib"):
+        p = os.path.realpath(paths[key])
+        if p not in site:
+            site.append(p)
+    return python, stdlib, site
+
+
+def _others_can_enter(d: str) -> bool:
+    try:
+        return bool(os.stat(d).st_mode & stat.S_IXOTH)
+    except OSError:
+        return False
+
+
+def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
+    """[dir, [names to bind back]] top-down: each hidden dir, and each dir on the way to a needed
+    path that others cannot enter; under a masked dir only the needed paths' next names survive."""
+    points = set()
+    for h in hide:
+        h = os.path.realpath(h)
+        if h != "/" and os.path.isdir(h):
+            points.add(h)
+    for n in needed:
+        parts = Path(n).parts
+        for i in range(2, len(parts)):
+            anc = os.path.join(*parts[:i])
+            if not _others_can_enter(anc):
+                points.add(anc)
+    plan = []
+    for d in sorted(points, key=lambda p: (p.count(os.sep), p)):
+        keep = set()
+        for n in needed:
+            rel = os.path.relpath(n, d)
+            if not rel.startswith(".."):
+                keep.add(rel.split(os.sep)[0])
+        keep.discard(".")
+        if any(n == d for n in needed):
+            continue                       # a needed dir itself is never covered
+        plan.append([d, sorted(keep)])
+    return plan
+
+
+# --- files ---------------------------------------------------------------------------------------
+
+def _copy_submission(name: str, src: Path, dest_dir: Path, max_bytes: int) -> None:
+    if (not isinstance(name, str) or not name or "/" in name or "\\" in name or ".." in name
+            or "\x00" in name or name.startswith(".")):
+        raise Refused(f"submission file name {name!r} refused: a plain file name is expected "
+                      "(no '/', no '..', not hidden)")
+    try:
+        st = os.lstat(src)
+    except OSError as e:
+        raise Refused(f"submission file {name!r}: cannot stat {src}: {e.strerror}") from None
+    kinds = [(stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a fifo"),
+             (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory")]
+    for test, what in kinds:
+        if test(st.st_mode):
+            raise Refused(f"submission file {name!r} refused: {src} is {what}, not a regular file")
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused(f"submission file {name!r} refused: {src} is not a regular file")
+    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        st2 = os.fstat(fd)                 # what we opened is what we checked (no swap since)
+        if not stat.S_ISREG(st2.st_mode) or (st2.st_dev, st2.st_ino) != (st.st_dev, st.st_ino):
+            raise Refused(f"submission file {name!r} refused: {src} changed while it was copied")
+        if st2.st_size > max_bytes:
+            raise Refused(f"submission file {name!r} refused: {st2.st_size} bytes, over the "
+                          f"limit of {max_bytes}")
+        data = b""
+        while len(data) <= max_bytes:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            data += chunk
+        if len(data) > max_bytes:
+            raise Refused(f"submission file {name!r} refused: over the limit of {max_bytes} bytes")
+    finally:
+        os.close(fd)
+    out = os.open(dest_dir / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(out, "wb") as f:
+        f.write(data)
+
+
+def _copy_visible(src: Path, dest: Path) -> None:
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".git"))
+    for dirpath, dirnames, filenames in os.walk(dest):
+        os.chmod(dirpath, 0o555)
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            if not os.path.islink(p):
+                os.chmod(p, 0o444)
+
+
+def _make_writable(top: Path) -> None:
+    for dirpath, dirnames, filenames in os.walk(top):
+        try:
+            os.chmod(dirpath, 0o700)
+        except OSError:
+            pass
+
+
+# --- pipes ---------------------------------------------------------------------------------------
+
+def _drain(fd: int, cap: int, sink: dict) -> None:
+    """Read fd to EOF; keep the first `cap` bytes, drop the rest (and say so)."""
+    kept = bytearray()
+    dropped = 0
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        while True:
+            chunk = f.read(1 << 16)
+            if not chunk:
+                break
+            room = cap - len(kept)
+            if room > 0:
+                kept += chunk[:room]
+            dropped += max(0, len(chunk) - max(room, 0))
+    sink["data"], sink["dropped"] = bytes(kept), dropped
+
+
+def _read_result(fd: int, cap: int, sink: dict) -> None:
+    """Read one frame (at most `cap` bytes of JSON); anything else is reported, not trusted."""
+    buf = bytearray()
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        while True:
+            chunk = f.read(1 << 16)
+            if not chunk:
+                break
+            buf += chunk
+            if len(buf) > cap + HEADER.size:
+                sink["error"] = f"the result is too large (over {cap} bytes); not read"
+                return                      # closing the pipe: the writer gets EPIPE
+    if not buf:
+        sink["error"] = "no result came back (the worker died or exited before returning)"
+        return
+    if len(buf) < HEADER.size:
+        sink["error"] = "malformed result: a truncated frame header"
+        return
+    (n,) = HEADER.unpack(bytes(buf[:HEADER.size]))
+    if n > cap:
+        sink["error"] = f"the result is too large ({n} bytes, over {cap})"
+        return
+    if len(buf) != HEADER.size + n:
+        sink["error"] = (f"malformed result: the frame says {n} bytes, the pipe held "
+                         f"{len(buf) - HEADER.size}")
+        return
+    try:
+        msg = json.loads(bytes(buf[HEADER.size:]).decode("utf-8"))
+    except (ValueError, RecursionError) as e:
+        sink["error"] = f"malformed result: not JSON ({str(e)[:200]})"
+        return
+    if not isinstance(msg, dict) or not isinstance(msg.get("ok"), bool):
+        sink["error"] = "malformed result: not a result message"
+    elif msg["ok"] and "value" in msg:
+        sink["value"] = msg["value"]
+    elif not msg["ok"] and isinstance(msg.get("error"), str):
+        sink["error"] = "the entry raised:\n" + msg["error"][-20000:]
+    else:
+        sink["error"] = "malformed result: not a result message"
+
+
+def _write_payload(fd: int, data: bytes) -> None:
+    try:
+        with os.fdopen(fd, "wb", buffering=0) as f:
+            f.write(HEADER.pack(len(data)) + data)
+    except OSError:
+        pass                                # the child went away: its outcome says why
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None,
+                  files: dict[str, Path], *, timeout_s: float = 60.0,
+                  memory_bytes: int = 2 << 30, cpu_s: float | None = None,
+                  max_output_bytes: int = 1 << 20, max_result_bytes: int = 64 << 20,
+                  max_file_bytes: int = 16 << 20, max_write_bytes: int = 64 << 20,
+                  max_open_files: int = 256, max_processes: int = 256,
+                  env: dict[str, str] | None = None, hide: list[Path] | None = None,
+                  drop_privileges: bool = True, uid: int | None = None, gid: int | None = None,
+                  namespaces: bool = True) -> Outcome:
+    """Call ``entry`` ("module:function", importable from the submission files or the visible
+    trees) with ``payload`` (JSON data) in an isolated child; see the module docstring.
+
+    Raises :class:`Refused` for a submission file that is not taken. Everything the child did is
+    in the returned :class:`Outcome`; the child cannot raise in the caller.
+    """
+    if not isinstance(entry, str) or entry.count(":") != 1:
+        raise ValueError(f"entry must be 'module:function', got {entry!r}")
+    data = json.dumps(payload, allow_nan=True).encode("utf-8")
+    visible = [] if visible is None else [visible] if isinstance(visible, (str, Path)) else visible
+    hide = [GRADER_ROOT, Path(tempfile.gettempdir())] if hide is None else list(hide)
+    t0 = time.monotonic()
+    iso = Isolation()
+    root = os.geteuid() == 0
+    if root and drop_privileges:
+        nuid, ngid = _nobody()
+        iso.uid = nuid if uid is None else uid
+        iso.gid = ngid if gid is None else gid
+    else:
+        iso.notes.append("uid not dropped: " + ("the grader is not root" if not root
+                                                else "drop_privileges=False"))
+    prefix = _unshare_prefix() if namespaces else []
+    if not prefix:
+        iso.notes.append("no PID/mount namespace (" + ("namespaces=False" if not namespaces else
+                         "unshare --pid --mount-proc does not work here") + "): subreaper only")
+
+    top = Path(tempfile.mkdtemp(prefix="sandbox-"))
+    fds: list[int] = []
+    try:
+        os.chmod(top, 0o711)
+        work = top / "work"
+        work.mkdir(mode=0o700)
+        (work / "tmp").mkdir(mode=0o700)
+        for name, src in files.items():
+            _copy_submission(name, Path(src), work, max_file_bytes)
+        vis_paths = []
+        for i, v in enumerate(visible):
+            dest = top / "visible" / str(i)
+            dest.parent.mkdir(mode=0o755, exist_ok=True)
+            _copy_visible(Path(v), dest)
+            vis_paths.append(str(dest))
+        if iso.uid is not None:
+            for p in (work, work / "tmp"):
+                os.chown(p, iso.uid, iso.gid)
+
+        python, stdlib, site = _python_paths()
+        needed = [os.path.dirname(python), os.path.realpath(sys.prefix),
+                  os.path.realpath(sys.base_prefix), *stdlib, *site, str(top)]
+        masks = _mask_plan(needed, [str(h) for h in hide]) if prefix else []
+        unreachable = [n for n in needed if not all(
+            _others_can_enter(os.path.join(*Path(n).parts[:i]))
+            for i in range(2, len(Path(n).parts) + 1))]
+        if iso.uid is not None and unreachable and not prefix:
+            iso.notes.append(f"uid not dropped: the dropped uid could not reach {unreachable[0]} "
+                             "and no mount namespace is available to expose it")
+            iso.uid = iso.gid = None
+            for p in (work, work / "tmp"):
+                os.chown(p, os.geteuid(), os.getegid())
+
+        payload_r, payload_w = os.pipe()
+        result_r, result_w = os.pipe()
+        control_r, control_w = os.pipe()
+        status_r, status_w = os.pipe()
+        out_r, out_w = os.pipe()
+        fds = [payload_r, payload_w, result_r, result_w, control_r, control_w, status_r,
+               status_w, out_r, out_w]
+        cpu = math.ceil(cpu_s if cpu_s is not None else timeout_s)
+        rlimits = [["RLIMIT_AS", memory_bytes], ["RLIMIT_CPU", [cpu, cpu + 1]],
+                   ["RLIMIT_FSIZE", max_write_bytes], ["RLIMIT_NOFILE", max_open_files],
+                   ["RLIMIT_CORE", 0]]
+        if iso.uid is not None:
+            rlimits.append(["RLIMIT_NPROC", max_processes])
+        child_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                     "HOME": str(work), "TMPDIR": str(work / "tmp"), "MPLBACKEND": "Agg",
+                     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                     "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", **(env or {})}
+        worker_cfg = {"entry": entry, "payload_fd": payload_r, "result_fd": result_w,
+                      "path": [str(work), *vis_paths, *stdlib, *site]}
+        reaper_cfg = {"status_fd": status_w, "control_fd": control_r, "payload_fd": payload_r,
+                      "result_fd": result_w, "work": str(work),
+                      "masks": masks, "masks_required": bool(unreachable),
+                      "uid": iso.uid, "gid": iso.gid, "rlimits": rlimits, "python": python,
+                      "env": child_env,
+                      "argv": [python, "-I", "-S", "-c", WORKER_SOURCE, "worker",
+                               json.dumps(worker_cfg)]}
+        cmd = prefix + [python, "-I", "-S", "-c", WORKER_SOURCE, "reaper", json.dumps(reaper_cfg)]
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
+                                pass_fds=(payload_r, result_w, control_r, status_w),
+                                cwd=str(top), env={"PATH": child_env["PATH"], "LANG": "C.UTF-8"},
+                                start_new_session=True)
+        for fd in (payload_r, result_w, control_r, status_w, out_w):
+            os.close(fd)
+            fds.remove(fd)
+        out_sink: dict = {}
+        res_sink: dict = {}
+        st_sink: dict = {}
+        threads = [threading.Thread(target=_write_payload, args=(payload_w, data), daemon=True),
+                   threading.Thread(target=_drain, args=(out_r, max_output_bytes, out_sink),
+                                    daemon=True),
+                   threading.Thread(target=_read_result, args=(result_r, max_result_bytes,
+                                                              res_sink), daemon=True),
+                   threading.Thread(target=_drain, args=(status_r, 1 << 20, st_sink),
+                                    daemon=True)]
+        for fd in (payload_w, out_r, result_r, status_r):
+            fds.remove(fd)                  # the threads own (and close) these now
+        for t in threads:
+            t.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=max(0.1, timeout_s - (time.monotonic() - t0)))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.write(control_w, b"k")  # the reaper kills the tree, then reports
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:   # the reaper is stuck: kill below it, then it
+                kill_tree(proc.pid)
+                proc.kill()
+                proc.wait()
+        os.close(control_w)
+        fds.remove(control_w)
+        for t in threads[1:]:
+            t.join(timeout=10)
+
+        try:
+            status = json.loads(st_sink.get("data", b"{}") or b"{}")
+        except ValueError:
+            status = {}
+        iso.subreaper = bool(status.get("subreaper"))
+        iso.pid_namespace = bool(status.get("pid_namespace"))
+        iso.masked = list(status.get("masked", []))
+        iso.notes += list(status.get("notes", []))
+        outcome = Outcome(timed_out=timed_out, isolation=iso, killed=int(status.get("killed", 0)))
+        ws = status.get("wait_status")
+        if ws is not None:
+            outcome.returncode = (os.WEXITSTATUS(ws) if os.WIFEXITED(ws)
+                                  else -os.WTERMSIG(ws) if os.WIFSIGNALED(ws) else None)
+        elif proc.returncode not in (0, None):
+            iso.notes.append(f"the reaper ended with status {proc.returncode}")
+        if status.get("left"):
+            iso.notes.append(f"processes still alive after the kill: {status['left']}")
+        outcome.output = out_sink.get("data", b"").decode("utf-8", errors="replace")
+        outcome.output_truncated = out_sink.get("dropped", 0) > 0
+        if "value" in res_sink:
+            outcome.value, outcome.has_value = res_sink["value"], True
+        else:
+            outcome.error = res_sink.get("error", "no result came back")
+        if timed_out:
+            outcome.error = (f"timed out after {timeout_s:g} s (wall clock); " + outcome.error
+                             if not outcome.has_value else f"timed out after {timeout_s:g} s")
+        elif outcome.returncode is not None and outcome.returncode < 0 and not outcome.has_value:
+            outcome.error += f" (the worker was killed by signal {-outcome.returncode})"
+        outcome.seconds = time.monotonic() - t0
+        return outcome
+    finally:
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        _make_writable(top)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+__all__ = ["Isolation", "Outcome", "Refused", "run_untrusted"]

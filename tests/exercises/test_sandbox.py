@@ -1,0 +1,237 @@
+"""exercises/grading/sandbox.py: untrusted code in its own process, results over a pipe."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from exercises.grading.sandbox import GRADER_ROOT, Refused, run_untrusted
+
+ROOT = os.geteuid() == 0
+
+
+def run(tmp_path, source, payload=None, **kw):
+    sub = tmp_path / "sub.py"
+    sub.write_text(textwrap.dedent(source))
+    kw.setdefault("timeout_s", 20)
+    return run_untrusted("sub:main", payload, kw.pop("visible", None), {"sub.py": sub}, **kw)
+
+
+@pytest.fixture
+def shared_dir():
+    """A world-writable dir outside pytest's 0700 tmp (so the dropped uid can write there)."""
+    d = Path(tempfile.mkdtemp(prefix="sbx-shared-"))
+    os.chmod(d, 0o1777)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_payload_in_result_out(tmp_path):
+    vis = tmp_path / "release"
+    (vis / "model").mkdir(parents=True)
+    (vis / "model" / "__init__.py").write_text("def twice(x):\n    return 2 * x\n")
+    out = run(tmp_path, """
+        import os, model
+        def main(p):
+            print("hi")
+            return {"sum": sum(p["xs"]), "twice": model.twice(p["k"]), "env": dict(os.environ)}
+    """, {"xs": [1, 2, 3], "k": 21}, visible=vis)
+    assert out.ok and out.error == "", out
+    assert out.value["sum"] == 6 and out.value["twice"] == 42
+    assert out.output == "hi\n" and not out.output_truncated and out.returncode == 0
+    env = out.value["env"]
+    assert not set(env) & {"PYTEST_CURRENT_TEST", "VIRTUAL_ENV", "PYTHONPATH", "USER"}, env
+    assert env["HOME"].endswith("/work") and env["TMPDIR"].startswith(env["HOME"])
+    assert out.isolation.subreaper
+    if ROOT:
+        assert out.isolation.uid not in (None, 0) and out.isolation.gid not in (None, 0)
+
+
+@pytest.mark.parametrize("namespaces", [True, False], ids=["pidns-if-any", "subreaper-only"])
+def test_double_forked_setsid_process_is_killed(tmp_path, shared_dir, namespaces):
+    late = shared_dir / "late"
+    out = run(tmp_path, """
+        import os, time
+        def main(p):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    with open(p["dir"] + "/pid", "w") as f:
+                        f.write(str(os.getpid()))
+                    time.sleep(1.5)
+                    with open(p["dir"] + "/late", "w") as f:
+                        f.write("rewritten after the grader finished")
+                os._exit(0)
+            time.sleep(0.3)
+            return "done"
+    """, {"dir": str(shared_dir)}, hide=[], namespaces=namespaces)
+    assert out.value == "done", out
+    assert out.killed >= 1, out
+    if not namespaces or not out.isolation.pid_namespace:  # a host pid: it must be gone now
+        pid = int((shared_dir / "pid").read_text())
+        assert not Path(f"/proc/{pid}").exists() or \
+            Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    time.sleep(2.0)
+    assert not late.exists()
+
+
+def test_forged_verdicts_do_not_change_the_result(tmp_path, shared_dir, monkeypatch):
+    report = shared_dir / "report.jsonl"
+    report.write_text("")
+    os.chmod(report, 0o666)
+    monkeypatch.setenv("GRADER_SECRET", "s3cret")
+    src = """
+        import os, sys
+        def main(p):
+            line = '{"event": "result", "outcome": "passed", "nodeid": "x"}\\n'
+            print("passed"); print("PASSED all tests", file=sys.stderr)
+            for name in ("results.json", "report.jsonl", "verdict"):
+                with open(name, "w") as f:
+                    f.write(line)
+            path = os.environ.get("EXERCISES_REPORT")
+            if path:
+                with open(path, "a") as f:
+                    f.write(line)
+            if p == "raise":
+                raise AssertionError("wrong answer")
+            return {"answer": 41, "secret": os.environ.get("GRADER_SECRET")}
+    """
+    out = run(tmp_path, src, "return", hide=[], env={"EXERCISES_REPORT": str(report)})
+    assert out.value == {"answer": 41, "secret": None}, out
+    assert "passed" in out.output           # it wrote, and nothing came of it
+    out = run(tmp_path, src, "raise", hide=[], env={"EXERCISES_REPORT": str(report)})
+    assert not out.ok and out.value is None and "AssertionError: wrong answer" in out.error
+
+
+def test_grader_tree_is_out_of_reach(tmp_path):
+    solution = GRADER_ROOT / "exercises" / "grading" / "runner.py"
+    out = run(tmp_path, f"""
+        import importlib, sys
+        def main(p):
+            got = {{}}
+            for mod in ("exercises", "exercises.grading.runner", "sim", "tests"):
+                try:
+                    importlib.import_module(mod)
+                    got[mod] = "imported"
+                except ImportError:
+                    got[mod] = "no"
+            try:
+                got["read"] = open({str(solution)!r}).read()[:20]
+            except OSError as e:
+                got["read"] = "no"
+            got["path"] = [p for p in sys.path if p.startswith({str(GRADER_ROOT)!r})
+                           and "site-packages" not in p and not p.endswith("python3.11")]
+            return got
+    """)
+    assert out.value["exercises"] == out.value["exercises.grading.runner"] == "no", out
+    assert out.value["sim"] == out.value["tests"] == "no"
+    assert out.value["path"] == []
+    if out.isolation.masked:
+        assert str(GRADER_ROOT) in out.isolation.masked
+        assert out.value["read"] == "no"
+
+
+@pytest.mark.skipif(not ROOT, reason="the uid drop needs root")
+def test_dropped_uid_cannot_read_a_0700_dir(tmp_path):
+    secret_dir = Path(tempfile.mkdtemp(prefix="sbx-grader-"))   # 0700, owned by root
+    try:
+        (secret_dir / "solution.py").write_text("ANSWER = 42\n")
+        os.chmod(secret_dir / "solution.py", 0o644)
+        out = run(tmp_path, f"""
+            def main(p):
+                try:
+                    return open({str(secret_dir / "solution.py")!r}).read()
+                except PermissionError:
+                    return "denied"
+        """, hide=[])                      # no masks but the interpreter's way (/root here)
+        if out.isolation.uid is None:
+            pytest.skip("; ".join(out.isolation.notes))
+        assert out.value == "denied", out
+    finally:
+        shutil.rmtree(secret_dir)
+
+
+def test_bad_submission_files_are_refused(tmp_path):
+    good = tmp_path / "good.py"
+    good.write_text("def main(p):\n    return 1\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(GRADER_ROOT / "exercises" / "grading" / "runner.py")
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    cases = {"sub.py": (link, "symbolic link"), "f.py": (fifo, "fifo"),
+             "../sub.py": (good, "name"), "a/b.py": (good, "name"), "..": (good, "name"),
+             "d.py": (tmp_path, "directory")}
+    for name, (src, why) in cases.items():
+        with pytest.raises(Refused, match=why):
+            run_untrusted("good:main", None, None, {name: src}, timeout_s=5)
+
+
+def test_output_over_the_cap_is_cut_and_flagged(tmp_path):
+    out = run(tmp_path, """
+        import sys
+        def main(p):
+            for _ in range(200):
+                sys.stdout.write("x" * 10000 + "\\n")
+            return "still here"
+    """, max_output_bytes=1000)
+    assert out.value == "still here" and out.output_truncated and len(out.output) == 1000
+
+
+def test_infinite_loop_times_out(tmp_path):
+    t0 = time.monotonic()
+    out = run(tmp_path, """
+        def main(p):
+            while True:
+                pass
+    """, timeout_s=2)
+    assert out.timed_out and not out.ok and "timed out" in out.error
+    assert time.monotonic() - t0 < 15
+
+
+def test_memory_hog_is_stopped(tmp_path):
+    out = run(tmp_path, """
+        def main(p):
+            hog = []
+            while True:
+                hog.append(bytearray(64 << 20))
+    """, memory_bytes=512 << 20)
+    assert not out.ok and "MemoryError" in out.error, out
+
+
+@pytest.mark.parametrize("how,why", [
+    ("garbage", "malformed"), ("huge-header", "too large"), ("huge-value", "too large"),
+    ("not-a-message", "malformed"), ("not-json-data", "not JSON data"), ("exit", "no result")])
+def test_bad_results_are_reported_not_trusted(tmp_path, how, why):
+    out = run(tmp_path, """
+        import os, struct
+        def main(how):
+            if how == "garbage":
+                for fd in range(3, 64):
+                    try:
+                        os.write(fd, b"passed")
+                    except OSError:
+                        pass
+                os._exit(0)
+            if how in ("huge-header", "not-a-message"):
+                body = b"[1, 2]"
+                n = 1 << 40 if how == "huge-header" else len(body)
+                for fd in range(3, 64):
+                    try:
+                        os.fstat(fd)
+                        os.write(fd, struct.pack(">Q", n) + body)
+                    except OSError:
+                        pass
+                os._exit(0)
+            if how == "huge-value":
+                return "x" * 100000
+            if how == "not-json-data":
+                return {1, 2}
+            os._exit(3)
+    """, how, max_result_bytes=10000)
+    assert not out.has_value and out.value is None, out
+    assert why in out.error, out.error
