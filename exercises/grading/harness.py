@@ -100,17 +100,22 @@ def check_ring(events: list[tuple], stages: int, block_bytes: int) -> tuple[dict
             if content.get(key) == (block, False):
                 content[key] = (block, True)
         elif kind == "wgmma" and f[2] in READS:
-            t, actor, op, tile = f[:4]
-            r, j = READS[op], tile[1]
-            s = j % stages
-            have = content.get((r, s))
-            if have != (j, True):
-                what = ("nothing" if have is None else
-                        f"block {have[0]} ({'landed' if have[1] else 'still in flight'})")
-                bad["read_before_land"].append(
-                    f"t={t:.0f}: {actor} read {r.upper()} block {j} from slot {s}, which holds "
-                    f"{what}")
+            _check_read(f, stages, content, bad)
     return copied, bad
+
+
+def _check_read(event: list, stages: int, content: dict, bad: dict) -> None:
+    """A wgmma event (its fields after the kind) that reads K or V block j: slot j % stages must
+    hold block j, landed."""
+    t, actor, op, tile = event[:4]
+    r, j = READS[op], tile[1]
+    s = j % stages
+    have = content.get((r, s))
+    if have != (j, True):
+        what = ("nothing" if have is None else
+                f"block {have[0]} ({'landed' if have[1] else 'still in flight'})")
+        bad["read_before_land"].append(
+            f"t={t:.0f}: {actor} read {r.upper()} block {j} from slot {s}, which holds {what}")
 
 
 def check_shared_ring(events: list[tuple], stages: int, block_bytes: int, wake_clk: float,
@@ -217,16 +222,7 @@ def check_shared_ring(events: list[tuple], stages: int, block_bytes: int, wake_c
             if content.get((r, s)) == (block, False):
                 content[r, s] = (block, True)
         elif kind == "wgmma" and f[2] in READS:
-            t, actor, op, tile = f[:4]
-            r, j = READS[op], tile[1]
-            s = j % stages
-            have = content.get((r, s))
-            if have != (j, True):
-                what = ("nothing" if have is None else
-                        f"block {have[0]} ({'landed' if have[1] else 'still in flight'})")
-                bad["read_before_land"].append(
-                    f"t={t:.0f}: {actor} read {r.upper()} block {j} from slot {s}, which holds "
-                    f"{what}")
+            _check_read(f, stages, content, bad)
     return copied, bad
 
 
