@@ -41,6 +41,19 @@ def cmd_grade(args) -> int:
     return 0
 
 
+def cmd_grade_class(args) -> int:
+    from .grading import grade_class as gc
+    class_dir = Path(args.dir)
+    if not class_dir.is_dir():
+        print(f"no such class folder: {class_dir}", file=sys.stderr)
+        return 2
+    res = gc.grade_class(class_dir.resolve(), Path(args.out).resolve(), args.jobs, args.only,
+                         args.timeout, args.student_timeout, dedup=not args.no_dedup)
+    print(gc.summary_table(res))
+    print(f"wrote {Path(args.out) / 'gradebook.csv'} and {Path(args.out) / 'reports'}/")
+    return 0 if res["complete"] else 1
+
+
 def cmd_release(args) -> int:
     from .grading.release import release
     out = release(Path(args.dest), force=args.force)
@@ -71,13 +84,24 @@ def main(argv=None) -> int:
     g.add_argument("--jobs", type=int, default=None, help="exercises graded at once (default: cores)")
     g.add_argument("--require-full", action="store_true", help="exit 1 unless every graded point was earned")
     g.add_argument("-v", "--verbose", action="store_true")
+    c = sub.add_parser("grade-class", help="grade every student in DIR (folders or .zip files): "
+                                           "OUT/gradebook.csv and OUT/reports/")
+    c.add_argument("dir")
+    c.add_argument("--out", default="grades", help="output folder (default ./grades)")
+    c.add_argument("--only", action="append", metavar="EXERCISE", help="grade only this exercise (repeatable)")
+    c.add_argument("--jobs", type=int, default=None, help="gradings at once (default: cores)")
+    c.add_argument("--timeout", type=int, default=runner.DEFAULT_TEST_TIMEOUT, help="seconds per test")
+    c.add_argument("--student-timeout", type=float, default=1800,
+                   help="wall-clock seconds of grading per student (default 1800)")
+    c.add_argument("--no-dedup", action="store_true",
+                   help="grade every student's files even when another student's are byte-identical")
     r = sub.add_parser("release", help="write the student copy")
     r.add_argument("dest")
     r.add_argument("--force", action="store_true", help="replace DEST if it exists")
     z = sub.add_parser("gradescope", help="write the Gradescope autograder zip (source tests, hidden included)")
     z.add_argument("out")
     args = p.parse_args(argv)
-    return {"list": cmd_list, "grade": cmd_grade, "release": cmd_release,
+    return {"list": cmd_list, "grade": cmd_grade, "release": cmd_release, "grade-class": cmd_grade_class,
             "gradescope": cmd_gradescope}[args.cmd](args)
 
 
