@@ -422,7 +422,8 @@ def _runner(spec: dict, shape, profile: bool):
         scale = common.default_scale(D)
 
         def launch():
-            common.launch(AK[spec["variant"]], q, k, v, o, lse, cfg, False, scale, profile=profile)
+            common.launch(AK[spec["variant"]], q, k, v, o, lse, cfg, False, scale, profile=profile,
+                          fence=spec.get("fence", True))
 
         def check():
             ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
@@ -493,11 +494,13 @@ def launch_tile(spec: dict) -> dict:
     return {"BM": c.BM, "BN": c.BN, "BK": c.BK, "stages": c.stages}
 
 
-def record(name: str, out: Path, timing: bool = True) -> dict:
+def record(name: str, out: Path, timing: bool = True, fence=True) -> dict:
+    """Trace kernel `name` (its overlapped builds with the schedule fence `fence`: True, False or
+    "hoisted", `kernels.attention.FENCES`) and write its trace and summary to `out`."""
     import torch
     import triton.profiler as proton
 
-    spec = ALL[name]
+    spec = dict(ALL[name], fence=fence)
     raw = out / f"{name}_proton"
     t0 = time.time()
     launch, check = _runner(spec, spec["shape"], True)
@@ -561,12 +564,16 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS)
     p.add_argument("--only", nargs="*", choices=list(ALL), default=list(KERNELS))
     p.add_argument("--no-timing", action="store_true", help="traces only, no overhead timing")
+    p.add_argument("--fence", default="True", choices=("True", "False", "hoisted"),
+                   help="the overlapped kernels' schedule fence (hoisted: the wait for P·V written "
+                        "right after the scores' wait, which the Proton records cannot move)")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     failed = 0
     for name in args.only:
         try:
-            s = record(name, args.out, timing=not args.no_timing)
+            s = record(name, args.out, timing=not args.no_timing,
+                       fence={"True": True, "False": False}.get(args.fence, args.fence))
         except Exception as e:  # noqa: BLE001 (one kernel failing must not cost the others)
             failed += 1
             print(f"{name}: FAILED {type(e).__name__}: {e}", flush=True)

@@ -26,11 +26,10 @@ import matplotlib.pyplot as plt
 
 from course import md
 from sim.hardware import H100
-from sim.paper import TAB2, TAB2_REPORTED
+from sim.paper import FA2_OF_PEAK, TAB2, TAB2_REPORTED
 from sim.plot import PALETTE
 
 hw = H100
-FA2_OF_PEAK = 0.35     # FA3 §1: FlashAttention-2 reaches only about 35 % of the H100's peak
 rows = [
     ("tensor cores (fp16 FLOP)", hw.tensor_flop_per_clk, "whitepaper: 989 TF = 132 · 4096 · 1.83 GHz"),
     ("SFU (exp2)", hw.sfu_exp_per_clk, "FA3 §3.1 fn. 5: 3.9 TF of exp"),

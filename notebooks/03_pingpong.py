@@ -22,7 +22,7 @@
 from course import md
 from sim.config import AttentionConfig, GemmConfig
 from sim.hardware import H100, H200
-from sim.paper import SEC31
+from sim.paper import SEC31, SEC31_REPORTED
 from sim.plot import PALETTE, gantt, kind, steady_window
 from sim.predict import predict
 
@@ -80,7 +80,7 @@ explore(pingpong_at, headdim=(64, 256, 64, 128), block_n=(64, 256, 16, 176))
 # softmax beside a busy tensor core runs slower (chapter 04, "The real kernel").
 
 # %%
-paper_ws, paper_pp = 570, (620, 640)        # FA3 §3.1, d 128, S 8K (sim/paper.py)
+paper_ws, paper_pp = SEC31_REPORTED["ws"][0], SEC31_REPORTED["ws_pingpong"]  # FA3 §3.1
 sec31 = {v: predict(AttentionConfig(variant=v, **SEC31), hw) for v in ("ws", "ws_pingpong")}
 model_gain = sec31["ws_pingpong"].tflops / sec31["ws"].tflops - 1
 md(f"**What the model says, and where it is unsure.** The paper measures pingpong's gain at "

@@ -25,6 +25,7 @@ from course import RESULTS, md
 from sim import attention
 from sim.config import AttentionConfig
 from sim.hardware import H100
+from sim.paper import TAB2_REPORTED
 from sim.plot import gantt, steady_window
 from sim.predict import predict
 
@@ -109,10 +110,10 @@ def first_rows(name):
 
 
 ab, ab1 = first_rows("h200-ab-fence.json"), first_rows("h200-ab-fence-64x128.json")
-pack_clk = 138             # fa3's serial pack a block: Nsight Compute samples, results/h200-stall.json
-pv_left_clk = (230, 430)   # a warpgroup's own P·V left once its scores are in (trace_hoisted.py)
+pack_clk = 138             # fa3's serial pack a block: Nsight Compute, results/h200-stall.json
+pv_left_clk = (230, 430)   # own P·V left once the scores are in: instruments.trace --fence hoisted
 rowmax_clk = {"fa3": 520, "ws_pingpong": 380}   # row-max chains a block beside the busy tensor core
-paper_no_overlap, paper_fa3 = 582, 661           # FA3 tab. 2, H100
+paper_no_overlap, paper_fa3 = TAB2_REPORTED["ws_pingpong"], TAB2_REPORTED["fa3"]
 
 
 def cycles(variant, fence, block_m=128, blocks=24):
@@ -146,7 +147,7 @@ md(f"Then we measured what it buys on our H200, the same kernels with and withou
    f"follows the softmax, serial (Nsight Compute's samples of the plain kernels, "
    f"`results/h200-stall.json`: {pack_clk} clk a block in fa3). And what is left of a warpgroup's "
    f"own P·V once its scores are in is only {pv_left_clk[0]}-{pv_left_clk[1]} clk "
-   f"(`instruments/tools/trace_hoisted.py`). The model, given both schedules as compiled "
+   f"(`python -m instruments.trace --fence hoisted`). The model, given both schedules as compiled "
    f"(`sim/attention/overlap.py`'s `fence`) and a softmax slowed by the busy tensor core beside "
    f"it (`softmax_beside_mma`: fa3's row-max chains take ~{rowmax_clk['fa3']} clk a block, "
    f"~{rowmax_clk['ws_pingpong']} in `ws_pingpong`), agrees for `overlap` and still has fa3 "

@@ -25,11 +25,10 @@ import matplotlib.pyplot as plt
 from sim.config import AttentionConfig, GemmConfig
 from sim.hardware import H100, H200
 from course import md
-from sim.paper import SEC31, TAB2, TAB2_REPORTED, TOLERANCE, checks, table
+from sim.paper import FA2_OF_PEAK, SEC31, TAB2, TAB2_REPORTED, TOLERANCE, checks, table
 from sim.plot import ablation, utilization_bars
 from sim.predict import predict
 
-FA2_OF_PEAK = 0.35     # FA3 §1: FlashAttention-2 reaches only about 35 % of the H100's peak
 variants = ("sequential", "fa2", "pipelined", "ws", "ws_pingpong", "overlap", "fa3", "overlap3")
 preds = {v: predict(AttentionConfig(variant=v, **TAB2), H100) for v in variants}
 paper = {**TAB2_REPORTED, "fa2": FA2_OF_PEAK * H100.peak_tflops}

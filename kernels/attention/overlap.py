@@ -28,7 +28,7 @@ where the wait for P_{j-1}·V_{j-1} ends up:
   own P·V; the A/B of the two builds is ``instruments/tools/ab_fence.py``;
 * ``HOISTED``: written right after the scores' wait, where ptxas puts it without the fence, in a
   form Proton's records cannot move back: its ``PV`` scope is then the time a warpgroup waits for
-  its own P·V once its scores are in (``instruments/tools/trace_hoisted.py``).
+  its own P·V once its scores are in (``python -m instruments.trace --fence hoisted``).
 """
 from __future__ import annotations
 

@@ -198,7 +198,7 @@ def test_not_tensors_and_bad_variant():
 @pytest.mark.parametrize("fence", [False, "hoisted"])
 def test_fence_switch_builds_the_hoisted_wait(fence):
     """The fence is a constexpr (``FENCE``): ab_fence's other side (fence=False: ptxas hoists
-    the wait for P·V) and trace_hoisted's build (fence="hoisted": the wait written before the
+    the wait for P·V) and ``instruments.trace --fence hoisted`` (the wait written before the
     softmax) both compile to the hoisted SASS, 0 exps under P·V."""
     if cc.find_cuobjdump() is None:
         pytest.skip("no cuobjdump (triton's wheel carries one)")

@@ -83,7 +83,8 @@ def test_large_magnitude_no_nan(variant):
 @pytest.mark.parametrize("fence", [False, "hoisted"])
 @pytest.mark.parametrize("variant", ["overlap", "fa3"])
 def test_fence_switch_builds_match_float64(variant, fence):
-    """The overlapped kernels built without the schedule fence (ab_fence, trace_hoisted)."""
+    """The overlapped kernels built without the schedule fence (ab_fence, instruments.trace
+    --fence hoisted)."""
     for causal in (False, True):
         q, k, v = (torch.randn(2, 3, 300, 128, device="cuda", dtype=torch.float16)
                    for _ in range(3))
