@@ -1,4 +1,6 @@
-"""Benchmark harness: ``python -m instruments.bench gemm|gemm_probe|micro [--quick] [--out DIR]``.
+"""Benchmark harness: ``python -m instruments.bench gemm|gemm_probe|gemm_shapes|micro [--quick]
+[--out DIR]`` (``gemm_shapes [--explore]``: ``variant="auto"`` beside cuBLAS at issue 23's
+shapes, fp16 and bf16).
 
 Every kernel and its vendor peer are timed **in the same run** with ``triton.testing.do_bench``
 medians (warm-up first; fresh random inputs, never zeros), after a correctness check against a
@@ -208,6 +210,7 @@ def gemm_rows(M, N, K, dtype, configs, gen, rounds: int = 5,
     persistent[, tile]) on one fresh pair of random inputs."""
     import torch
 
+    from kernels.gemm import auto as gemm_auto
     from kernels.gemm import config as gemm_config
     from kernels.gemm import gemm
 
@@ -222,14 +225,22 @@ def gemm_rows(M, N, K, dtype, configs, gen, rounds: int = 5,
     for i, entry in enumerate([("cublas", None, None)] + list(configs)):
         variant, stages, persistent = entry[:3]
         tile = entry[3] if len(entry) > 3 else None
+        group = entry[4] if len(entry) > 4 else None
         row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": variant}
         if variant == "cublas":
             fn = lambda: torch.matmul(a, b, out=out)
-        else:
-            cfg = gemm_config(variant, stages, persistent, tile)
+        elif variant == "auto":
+            pick = gemm_auto.choose(M, N, K, dtype)
+            cfg = gemm_config(pick.variant, pick.stages, None, pick.tile, pick.group_m)
             row.update(stages=cfg.stages, persistent=cfg.persistent, tile=[cfg.BM, cfg.BN, cfg.BK],
-                       tile_override=tile is not None)
-            fn = lambda v=variant, s=stages, p=persistent, t=tile: gemm(a, b, v, s, p, out=out, tile=t)
+                       group_m=cfg.group_m, picked=pick.variant, why=pick.why)
+            fn = lambda: gemm(a, b, "auto", out=out)
+        else:
+            cfg = gemm_config(variant, stages, persistent, tile, group)
+            row.update(stages=cfg.stages, persistent=cfg.persistent, tile=[cfg.BM, cfg.BN, cfg.BK],
+                       tile_override=tile is not None, group_m=cfg.group_m)
+            fn = lambda v=variant, s=stages, p=persistent, t=tile, g=group: gemm(
+                a, b, v, s, p, out=out, tile=t, group_m=g)
         out.fill_(float("nan"))  # poison: an unwritten element fails the check
         fn()
         torch.cuda.synchronize()
@@ -288,6 +299,44 @@ def bench_gemm_probe(args) -> tuple[list[dict], dict]:
     return rows, {"tolerance": GEMM_TOL}
 
 
+# Issue 23's shapes: variant="auto" beside cuBLAS, fp16 and bf16
+AUTO_SHAPES = [(8192, 8192, 8192), (6144, 6144, 6144), (4096, 4096, 4096), (8192, 8192, 2048),
+               (16384, 4096, 4096)]
+
+
+def auto_explore_configs() -> list[tuple]:
+    """The candidates the auto rule chooses among, at the L2 groups it could pick, and the
+    nearest others (pipelined; pingpong with a 128-deep k-step; ws's tile turned)."""
+    out = []
+    for g in (8, 16, 32):
+        out += [("ws", 3, True, None, g), ("ws_pingpong", 4, True, None, g)]
+    out += [("pipelined", 3, None, None, 16), ("ws_pingpong", 2, True, (192, 128, 128), 16),
+            ("ws", 3, True, (256, 128, 64), 16)]
+    return out
+
+
+def bench_gemm_shapes(args) -> tuple[list[dict], dict]:
+    """``variant="auto"`` beside cuBLAS (and, with ``--explore``, beside the configurations it
+    chooses among) at issue 23's shapes, fp16 and bf16, in interleaved rounds."""
+    import torch
+
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(args.seed + 3)
+    rounds = args.rounds or 5
+    configs = [("auto", None, None)]
+    if args.explore:
+        configs += auto_explore_configs()
+    else:
+        configs += [("ws", 3, True), ("ws_pingpong", 4, True)]
+    rows = []
+    dtypes = (torch.float16,) if args.fp16_only else (torch.float16, torch.bfloat16)
+    for dtype in dtypes:
+        for M, N, K in AUTO_SHAPES:
+            rows += gemm_rows(M, N, K, dtype, configs, gen, rounds=rounds, clock_log=args.clock_log)
+    return rows, {"tolerance": GEMM_TOL, "rounds": rounds, "shapes": AUTO_SHAPES,
+                  "explore": bool(args.explore)}
+
+
 def print_gemm_table(rows: list[dict]) -> None:
     sizes = []
     for r in rows:
@@ -305,8 +354,12 @@ def print_gemm_table(rows: list[dict]) -> None:
             if "stages" in r:
                 name += f" s{r['stages']}" + ("" if r["variant"] in ("sequential", "pipelined")
                                               else (" pers" if r["persistent"] else " grid=tiles"))
-                if r.get("tile_override"):
+                if r.get("tile_override") or r["variant"] == "auto":
                     name += " " + "x".join(map(str, r["tile"]))
+                if r.get("group_m", 8) != 8:
+                    name += f" g{r['group_m']}"
+                if r["variant"] == "auto":
+                    name = f"auto={r['picked']} s{r['stages']} " + name.split(" ", 3)[-1]
             if not r["ok"]:
                 print(f"  {name:<28} !  rel_err {r['rel_err']:.2e}")
                 continue
@@ -345,8 +398,13 @@ def main_micro(args, env: dict) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m instruments.bench")
-    p.add_argument("what", choices=["gemm", "gemm_probe", "micro"], help="which kernels to benchmark")
+    p.add_argument("what", choices=["gemm", "gemm_probe", "gemm_shapes", "micro"],
+                   help="which kernels to benchmark")
     p.add_argument("--quick", action="store_true", help="a few sizes and default configs only")
+    p.add_argument("--explore", action="store_true",
+                   help="gemm_shapes: also every configuration auto chooses among")
+    p.add_argument("--fp16-only", action="store_true", help="gemm_shapes: fp16 only")
+    p.add_argument("--rounds", type=int, default=None, help="gemm_shapes: interleaved rounds")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None,
                    help="directory for <gpu>.json (repeatable; default results and $OUT)")
@@ -362,7 +420,8 @@ def main(argv=None) -> int:
     if args.what == "micro":
         return main_micro(args, env)
     with ClockLog() as args.clock_log:
-        rows, extra = {"gemm": bench_gemm, "gemm_probe": bench_gemm_probe}[args.what](args)
+        rows, extra = {"gemm": bench_gemm, "gemm_probe": bench_gemm_probe,
+                       "gemm_shapes": bench_gemm_shapes}[args.what](args)
     env["clocks_after"] = _smi("clocks.sm,clocks.mem")
     outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
     for path in write_results(args.what, env, rows, extra, outs):

@@ -9,6 +9,9 @@ on fresh random inputs (never zeros). FLOPs = 4·B·H·S²·d, halved for causal
 
 Headline: FA3 tab. 2's setting (B 4, H 16, S 8448, d 128, fp16, non-causal, and causal).
 ``--sweep``: part of FA3 fig. 5 (B·S = 16k, H = 2048/d) for ``fa3`` and the two peers.
+``--grid``: that grid alone (d 64/128/256 x S 1K/4K/16K x causal) for every ``--variants``
+entry beside the peers, the headline only for ``--headline-variants``. A variant name may carry
+softmax switches: ``fa3+tree_max+lane_sum`` (``kernels/attention/steps.py``).
 Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
 last.
 """
@@ -76,10 +79,15 @@ def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_
                 fn = peer_fn(name, q, k, v, causal)
                 o = fn()
             else:
-                variant, _, st = name.partition(":s")  # "fa3:s3": fa3 with a 3-slot ring
+                # "fa3:s3": fa3 with a 3-slot ring; "fa3+tree_max+lane_sum": softmax switches
+                base, *switches = name.split("+")
+                variant, _, st = base.partition(":s")
                 row["stages"] = config(variant, D, causal, int(st) if st else None).stages
-                fn = lambda n=variant, s=(int(st) if st else None), q=q, k=k, v=v, o=out: attention(
-                    q, k, v, causal=causal, variant=n, stages=s, out=o)
+                sm = tuple(switches) if switches else None
+                if sm is not None or "+" in name:
+                    row["softmax"] = list(sm or ())
+                fn = lambda n=variant, s=(int(st) if st else None), q=q, k=k, v=v, o=out, sm=sm: (
+                    attention(q, k, v, causal=causal, variant=n, stages=s, out=o, softmax=sm))
                 out.fill_(float("nan"))  # poison: an unwritten element fails the check
                 o = fn()
             torch.cuda.synchronize()
@@ -101,11 +109,13 @@ def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_
     torch.cuda.empty_cache()
 
 
-def write(env, rows, extra, out_dirs):
+def write(env, rows, extra, out_dirs, suffix=""):
+    """``<dir>/<gpu>-attention<suffix>.json`` (``--grid``: ``-attention-grid.json``, so the
+    committed ladder stays)."""
     written = []
     for d in out_dirs:
         d.mkdir(parents=True, exist_ok=True)
-        path = d / f"{gpu_slug(env['gpu'])}-attention.json"
+        path = d / f"{gpu_slug(env['gpu'])}-attention{suffix}.json"
         path.write_text(json.dumps({"attention": {"environment": env, "rows": rows, **extra}},
                                    indent=1) + "\n")
         written.append(path)
@@ -140,6 +150,11 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m instruments.bench_attention")
     p.add_argument("--quick", action="store_true", help="headline non-causal only")
     p.add_argument("--sweep", action="store_true", help="part of FA3 fig. 5 (fa3 and peers)")
+    p.add_argument("--grid", action="store_true",
+                   help="the sweep's grid alone (d 64/128/256 x S 1K/4K/16K x causal, B·S 16K, "
+                        "H·d 2048), every --variants entry beside the peers; no headline")
+    p.add_argument("--headline-variants", default=None,
+                   help="with --grid: also the headline (full and causal) for these variants")
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None)
@@ -157,11 +172,16 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     extras = [e for e in EXTRAS if e.partition(":")[0] in variants]
     with ClockLog() as clock_log:
-        for causal in ((False,) if args.quick else (False, True)):
+        head = variants
+        if args.grid:
+            head = [v for v in (args.headline_variants or "").split(",") if v]
+            extras = []
+        for causal in (() if not head else (False,) if args.quick else (False, True)):
             one_setting(4, 16, 8448, 128, causal, torch.float16,
-                        variants + ([] if causal else extras), gen, rows, 5, clock_log)
-        if args.sweep:
-            sweep_variants = [v for v in variants if v == "fa3"]  # (not fa3:s3)
+                        head + ([] if causal else extras), gen, rows, 5, clock_log)
+        # the sweep: fa3 alone (not fa3:s3); the grid: every variant asked for
+        sweep_variants = variants if args.grid else [v for v in variants if v == "fa3"]
+        if (args.sweep or args.grid) and sweep_variants:
             for D in (64, 128, 256):
                 for S in (1024, 4096, 16384):
                     for causal in (False, True):
@@ -173,7 +193,7 @@ def main(argv=None) -> int:
              "check": f"float64 reference on the first {CHECK_HEADS} (batch, head) pairs",
              "written": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
     outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
-    for path in write(env, rows, extra, outs):
+    for path in write(env, rows, extra, outs, "-grid" if args.grid else ""):
         print(f"wrote {path}")
     print_table(rows)
     return 0 if all(r["ok"] for r in rows if r["variant"] not in PEERS) else 1

@@ -20,7 +20,7 @@ with the GEMMs).
 from __future__ import annotations
 
 from . import fa3, host, overlap, pipelined, sequential, ws, ws_pingpong
-from .host import FENCES, HEAD_DIMS, VARIANTS, check_inputs, config, flops
+from .host import FENCES, HEAD_DIMS, SOFTMAX_SWITCHES, VARIANTS, check_inputs, config, flops
 
 KERNELS = {
     "sequential": sequential.sequential_kernel,
@@ -34,7 +34,7 @@ KERNELS = {
 
 def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float | None = None,
               stages: int | None = None, tile: tuple[int, int] | None = None,
-              return_lse: bool = False, out=None, fence=True):
+              return_lse: bool = False, out=None, fence=True, softmax=None):
     """Attention forward on a Hopper GPU with the named schedule.
 
     q, k, v: (batch, heads, seq, d), all torch.float16 or all torch.bfloat16, the same shape,
@@ -43,10 +43,13 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     ``tile=(BM, BN)`` overrides the tile (experiments). Returns O (input dtype) or, with
     ``return_lse``, (O, LSE) with LSE float32 (batch, heads, seq), natural log. ``fence``
     (overlap, fa3): True (default), False or "hoisted", where the wait for P·V goes
-    (``overlap.py``). Raises TypeError/ValueError for anything else.
+    (``overlap.py``). ``softmax`` (overlap, fa3): names from ``SOFTMAX_SWITCHES`` ("tree_max",
+    "lane_sum"; None: ``host.SOFTMAX_DEFAULT``), the softmax's shorter chains (``steps.py``).
+    Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)
     host.fence_args(KERNELS[variant], fence)  # before any allocation
+    host.softmax_args(KERNELS[variant], softmax)
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool; got {type(causal).__name__}")
     B, H, S, D = q.shape
@@ -61,9 +64,10 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     elif out.shape != q.shape or out.dtype != q.dtype or not out.is_contiguous() or out.device != q.device:
         raise ValueError(f"out must be a contiguous {tuple(q.shape)} {q.dtype} tensor on {q.device}")
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
-    host.launch(KERNELS[variant], q, k, v, out, lse, cfg, causal, scale, fence=fence)
+    host.launch(KERNELS[variant], q, k, v, out, lse, cfg, causal, scale, fence=fence,
+                softmax=softmax)
     return (out, lse) if return_lse else out
 
 
-__all__ = ["FENCES", "HEAD_DIMS", "KERNELS", "VARIANTS", "attention", "check_inputs", "config",
+__all__ = ["FENCES", "HEAD_DIMS", "KERNELS", "SOFTMAX_SWITCHES", "VARIANTS", "attention", "check_inputs", "config",
            "flops"]

@@ -25,7 +25,9 @@ from .partitions import producer, warp_specialized
 @gluon.jit
 def fa3_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-               num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True):
+               num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
+               SOFTMAX: gl.constexpr = 0):
     gl.static_assert(num_warps == 4, "the default partition is consumer 0 (one warpgroup)")
     warp_specialized(consumer, producer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
-                     BM, STAGES, CONSUMERS, CAUSAL, TURNS=True, PROFILE=PROFILE, FENCE=FENCE)
+                     BM, STAGES, CONSUMERS, CAUSAL, TURNS=True, PROFILE=PROFILE, FENCE=FENCE,
+                     SOFTMAX=SOFTMAX)

@@ -215,12 +215,43 @@ def fence_args(kernel, fence=True) -> dict:
     return {}
 
 
+SOFTMAX_SWITCHES = ("tree_max", "lane_sum")  # steps.py's SOFTMAX bits, by name
+SOFTMAX_DEFAULT = ()  # which of them the launcher turns on unless asked (see the lab notebook)
+
+
+def softmax_bits(softmax=None) -> int:
+    """``softmax`` (None: ``SOFTMAX_DEFAULT``; else an iterable of ``SOFTMAX_SWITCHES`` names)
+    as the ``SOFTMAX`` constexpr's bits. Raises ValueError for another name."""
+    names = SOFTMAX_DEFAULT if softmax is None else softmax
+    if isinstance(names, str):
+        names = (names,) if names else ()
+    bits = 0
+    for name in names:
+        if name not in SOFTMAX_SWITCHES:
+            raise ValueError(f"softmax switches are {SOFTMAX_SWITCHES}; got {name!r}")
+        bits |= 1 << SOFTMAX_SWITCHES.index(name)
+    return bits
+
+
+def softmax_args(kernel, softmax=None) -> dict:
+    """The ``SOFTMAX`` constexpr for ``kernel``: the overlapped kernels (overlap, fa3) take it;
+    another kernel may only be asked for none."""
+    bits = softmax_bits(softmax)
+    if "SOFTMAX" in kernel.arg_names:
+        return {"SOFTMAX": bits}
+    if bits and softmax is not None:
+        raise ValueError(f"softmax={softmax!r}: only the overlapped variants "
+                         f"({', '.join(OVERLAP_VARIANTS)}) have the softmax switches")
+    return {}
+
+
 def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
-           profile: bool = False, fence=True) -> None:
+           profile: bool = False, fence=True, softmax=None) -> None:
     """``profile``: compile in the Proton scopes (``kernels/scopes.py``); ``fence``: see
-    ``overlap.py`` (True, False or "hoisted")."""
+    ``overlap.py`` (True, False or "hoisted"); ``softmax``: names from ``SOFTMAX_SWITCHES``
+    (None: ``SOFTMAX_DEFAULT``)."""
     B, H, S, _ = q.shape
-    extra = fence_args(kernel, fence)
+    extra = fence_args(kernel, fence) | softmax_args(kernel, softmax)
     q_desc, k_desc, v_desc = make_descriptors(q, k, v, cfg)
     if profile:
         extra["PROFILE"] = True
@@ -230,7 +261,7 @@ def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
 
 
 def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
-                 profile: bool = False, fence=True):
+                 profile: bool = False, fence=True, softmax=None):
     """Compile ``kernel`` for sm_90a (no GPU needed) with the exact constexprs and descriptor
     layouts ``launch`` uses; returns triton's CompiledKernel (``.asm['ptx']``, ``.metadata``)."""
     from triton.backends.compiler import GPUTarget
@@ -247,7 +278,8 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
                  names[2]: mangle_type(descs[2]), names[3]: ptr, names[4]: "*fp32",
                  names[5]: "i32", names[6]: "fp32"}
     constexprs = {names[7]: cfg.BM, names[8]: cfg.stages, names[9]: cfg.consumers,
-                  names[10]: causal, "num_warps": cfg.num_warps, **fence_args(kernel, fence)}
+                  names[10]: causal, "num_warps": cfg.num_warps, **fence_args(kernel, fence),
+                  **softmax_args(kernel, softmax)}
     if "PROFILE" in names:
         constexprs["PROFILE"] = profile
     for n in names[7:]:

@@ -72,7 +72,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
              WG: gl.constexpr, TURNS: gl.constexpr, REFILL: gl.constexpr,
-             num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True):
+             num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
+             SOFTMAX: gl.constexpr = 0):
     gl.static_assert(REFILL != 2, "overlap refills each slot as soon as its GEMM is done")
     M: gl.constexpr = q_smem.type.shape[1]
     D: gl.constexpr = q_smem.type.shape[2]
@@ -85,7 +86,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
         fill_rings(q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_full, k_full, v_full, row0,
                    m0_cta, n, STAGES)
     rows = q_rows(m0, M, BN, num_warps)
-    m_i, l_i, acc = init_state(M, D, BN, num_warps)
+    m_i, l_i, acc = init_state(M, D, BN, num_warps, SOFTMAX)
     q = q_smem.index(WG)
     enter("wait Q", PROFILE)  # the CTA's prologue: its Q tile, a cold read
     mbarrier.wait(q_full, 0)
@@ -99,7 +100,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     if TURNS:
         pass_turn(turn, WG, CONSUMERS)
     release(k_desc, k_ring, k_full, k_empty, 0, n, row0, STAGES, REFILL)
-    p, alpha, m_i, l_i = softmax(s, m_i, l_i, 0, m0, rows, seqlen, qk_scale, BN, CAUSAL)
+    p, alpha, m_i, l_i = softmax(s, m_i, l_i, 0, m0, rows, seqlen, qk_scale, BN, CAUSAL,
+                                  SOFTMAX)
     p = pack(p, dtype, D, num_warps)
 
     # Scopes (PROFILE): "QK" runs from issuing both GEMMs to the scores being in, "PV" is what
@@ -128,7 +130,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
                           PROFILE)
         release(k_desc, k_ring, k_full, k_empty, j, n, row0, STAGES, REFILL)
         enter("softmax", PROFILE)
-        p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL)
+        p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL,
+                                      SOFTMAX)
         exit("softmax", PROFILE)
         if FENCE != HOISTED:
             if FENCE:
@@ -157,6 +160,6 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
 def overlap_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                    STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                    num_warps: gl.constexpr, PROFILE: gl.constexpr = False,
-                   FENCE: gl.constexpr = True):
+                   FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0):
     single_partition(consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM,
-                     STAGES, CONSUMERS, CAUSAL, REFILL_EACH, num_warps, PROFILE, FENCE)
+                     STAGES, CONSUMERS, CAUSAL, REFILL_EACH, num_warps, PROFILE, FENCE, SOFTMAX)

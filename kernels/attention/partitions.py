@@ -8,10 +8,10 @@ can run either loop:
 
     q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES, CONSUMERS, CAUSAL,
     q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
-    WG, TURNS, REFILL, num_warps, PROFILE, FENCE
+    WG, TURNS, REFILL, num_warps, PROFILE, FENCE, SOFTMAX
 
-(``FENCE``: the overlapped consumer's switch, ``overlap.py``; ``ws.consumer`` takes and ignores
-it.) K and V have rings of their own (as in FA3): ``K_j``'s slot frees as soon as ``Q·K_jᵀ`` is
+(``FENCE`` and ``SOFTMAX``: the overlapped consumer's switches, ``overlap.py`` and ``steps.py``;
+``ws.consumer`` takes and ignores them.) K and V have rings of their own (as in FA3): ``K_j``'s slot frees as soon as ``Q·K_jᵀ`` is
 done, while ``V_j`` is still needed for ``P·V``.
 """
 from __future__ import annotations
@@ -84,7 +84,8 @@ def warp_specialize(functions_and_args, worker_num_warps, worker_num_regs, _sema
 def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_desc, v_desc,
                      o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr, STAGES: gl.constexpr,
                      CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, TURNS: gl.constexpr,
-                     PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True):
+                     PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
+                     SOFTMAX: gl.constexpr = 0):
     """The ws region: consumer 0 is the default partition (the kernel's 4 warps), consumers
     1.. are 4-warp workers with ``consumer_regs`` registers, the producer a 1-warp worker with
     ``producer_regs`` (``worker_num_regs`` -> setmaxnreg)."""
@@ -97,10 +98,10 @@ def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_d
         warp_specialize([
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE, FENCE)),
+                        k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE, FENCE)),
+                        k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
             (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
                         k_empty, v_empty, turn, PROFILE)),
@@ -110,13 +111,13 @@ def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_d
         warp_specialize([
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE, FENCE)),
+                        k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE, FENCE)),
+                        k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
             (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 2, TURNS, 0, 4, PROFILE, FENCE)),
+                        k_empty, v_empty, turn, 2, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
             (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
                         k_empty, v_empty, turn, PROFILE)),
@@ -142,7 +143,8 @@ def producer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
 def single_partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen,
                      qk_scale, BM: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
                      CAUSAL: gl.constexpr, REFILL: gl.constexpr, num_warps: gl.constexpr,
-                     PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True):
+                     PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
+                     SOFTMAX: gl.constexpr = 0):
     """No role split: all consumer warpgroups are one partition (the kernel's warps) and issue
     the TMA in-line (``REFILL``: 1 = each ring slot as soon as its GEMM is done, 2 = the next
     block only after the whole block is done)."""
@@ -150,7 +152,7 @@ def single_partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_
         q_desc, k_desc, v_desc, STAGES, 1, CONSUMERS, False, False)
     consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES, CONSUMERS,
              CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
-             0, False, REFILL, num_warps, PROFILE, FENCE)
+             0, False, REFILL, num_warps, PROFILE, FENCE, SOFTMAX)
 
 
 @gluon.jit

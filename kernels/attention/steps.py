@@ -85,14 +85,68 @@ def produce(desc, ring, full, empty, j, row0, STAGES: gl.constexpr, PROFILE: gl.
     exit("TMA issue", PROFILE)
 
 
+# ``SOFTMAX`` (a constexpr of the overlapped kernels; the launcher's ``softmax=``): bits that
+# shorten the softmax's dependent chains. Each thread of the wgmma accumulator holds 2 rows x BN/4
+# columns of S (column = 8 i + 2 (lane % 4) + r: r and i in its registers, the lane's 2 bits
+# across the 4 threads of a row); ``gl.max``/``gl.sum`` along a row fold a thread's BN/4 values
+# one after another (a chain of BN/4 - 1 dependent FMNMX / FADD per row, the S1 reading: depth
+# ~35 at BN 128), then across the 4 lanes (2 shuffles).
+TREE_MAX = gl.constexpr(1)  # halve the block in registers (log2(BN/8) levels), then reduce 8 columns
+LANE_SUM = gl.constexpr(2)  # row sums kept per thread ([M, 8]: 4 a thread), lanes summed once, at the end
+SOFTMAX_BITS = {"tree_max": 1, "lane_sum": 2}
+
+
 @gluon.jit
-def init_state(M: gl.constexpr, D: gl.constexpr, BN: gl.constexpr, num_warps: gl.constexpr):
-    """Running row max (base 2, finite so a fully masked block cannot make NaN), row sum, O."""
+def halve(x, COLS: gl.constexpr, MAX: gl.constexpr):
+    """Fold the columns of ``x`` ([M, N]) in halves down to ``COLS``: max (``MAX``) or sum of the
+    two halves, elementwise, each level splitting off the top column bit, which a thread holds in
+    its registers: no data moves, and the chain is log2(N / COLS) deep instead of N / 4."""
+    M: gl.constexpr = x.type.shape[0]
+    N: gl.constexpr = x.type.shape[1]
+    if N > COLS:
+        y = gl.reshape(x, [M, 2, N // 2]).permute((0, 2, 1))
+        a, b = gl.split(y)
+        if MAX:
+            x = gl.maximum(a, b)
+        else:
+            x = a + b
+        x = halve(x, COLS, MAX)
+    return x
+
+
+@gluon.jit
+def row_max(s, SOFTMAX: gl.constexpr = 0):
+    """max over each row of S: ``gl.max`` (a thread's columns one after another) or, with
+    ``TREE_MAX``, the block folded in halves first. Bit-identical (max is exact)."""
+    if SOFTMAX & TREE_MAX:  # (the same rows in the same threads: the convert moves nothing)
+        return gl.convert_layout(gl.max(halve(s, 8, True), 1), gl.SliceLayout(1, s.type.layout))
+    else:
+        return gl.max(s, 1)
+
+
+@gluon.jit
+def init_state(M: gl.constexpr, D: gl.constexpr, BN: gl.constexpr, num_warps: gl.constexpr,
+               SOFTMAX: gl.constexpr = 0):
+    """Running row max (base 2, finite so a fully masked block cannot make NaN), row sum, O.
+    With ``LANE_SUM`` the row sum is [M, 8], a thread's own partial sums (folded in the
+    epilogue)."""
     s_l: gl.constexpr = mma_layout(BN, num_warps)
     m_i = gl.full([M], -1.0e30, gl.float32, gl.SliceLayout(1, s_l))
-    l_i = gl.full([M], 0.0, gl.float32, gl.SliceLayout(1, s_l))
+    if SOFTMAX & LANE_SUM:
+        l_i = halve(gl.zeros([M, BN], gl.float32, s_l), 8, False)
+    else:
+        l_i = gl.full([M], 0.0, gl.float32, gl.SliceLayout(1, s_l))
     acc = gl.zeros([M, D], gl.float32, mma_layout(D, num_warps))
     return m_i, l_i, acc
+
+
+@gluon.jit
+def row_sum(l_i):
+    """The row sums as [M]: ``l_i`` itself, or its per-thread partials summed across lanes."""
+    if len(l_i.type.shape) == 2:
+        return gl.sum(l_i, 1)
+    else:
+        return l_i
 
 
 @gluon.jit
@@ -111,7 +165,8 @@ def pv(p, v_slot, acc, is_async: gl.constexpr = False):
 
 
 @gluon.jit
-def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL: gl.constexpr):
+def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL: gl.constexpr,
+            SOFTMAX: gl.constexpr = 0):
     """Online softmax of block j: mask (only blocks that reach past the sequence's end or, causal,
     the diagonal), new row max, P = exp2(S·qk_scale − m), the rescale factor, the row sum.
     Returns (P in fp32, alpha, m, l)."""
@@ -128,10 +183,15 @@ def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL
         else:
             valid = col < seqlen
         s = gl.where(valid, s, -float("inf"))
-    m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
+    m_new = gl.maximum(m_i, row_max(s, SOFTMAX) * qk_scale)
     p = gl.exp2(s * qk_scale - gl.expand_dims(m_new, 1))
     alpha = gl.exp2(m_i - m_new)
-    l_i = l_i * alpha + gl.sum(p, 1)
+    if SOFTMAX & LANE_SUM:
+        part = halve(p, 8, False)  # [M, 8]: this thread's 4 partial sums, no shuffle
+        a = gl.convert_layout(alpha, gl.SliceLayout(1, part.type.layout))
+        l_i = l_i * gl.expand_dims(a, 1) + part
+    else:
+        l_i = l_i * alpha + gl.sum(p, 1)
     return p, alpha, m_new, l_i
 
 
@@ -193,6 +253,7 @@ def epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps: gl.c
     o_l: gl.constexpr = acc.type.layout
     M: gl.constexpr = acc.type.shape[0]
     D: gl.constexpr = acc.type.shape[1]
+    l_i = gl.convert_layout(row_sum(l_i), m_i.type.layout)  # (LANE_SUM: lanes summed, once)
     l_o = gl.convert_layout(l_i, gl.SliceLayout(1, o_l))
     q.store((acc / gl.expand_dims(l_o, 1)).to(o_ptr.dtype.element_ty))
     gl.thread_barrier()  # every warp's rows are in before any warp reads another's

@@ -52,7 +52,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
              WG: gl.constexpr, TURNS: gl.constexpr, REFILL: gl.constexpr,
-             num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True):
+             num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
+             SOFTMAX: gl.constexpr = 0):
     M: gl.constexpr = q_smem.type.shape[1]  # my rows: 64 (ws) or the whole tile (in-line)
     D: gl.constexpr = q_smem.type.shape[2]
     BN: gl.constexpr = k_ring.type.shape[1]

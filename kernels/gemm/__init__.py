@@ -9,11 +9,14 @@ C in the input dtype.
 
 >>> from kernels import gemm
 >>> c = gemm(a, b, variant="ws_pingpong")           # a: M x K, b: K x N, CUDA, sm_90
+>>> c = gemm(a, b, variant="auto")                  # schedule, tile, L2 group by shape
 """
 from __future__ import annotations
 
-from . import common, pipelined, sequential, ws, ws_pingpong
+from . import auto, common, pipelined, sequential, ws, ws_pingpong
 from .common import VARIANTS, check_inputs
+
+AUTO = "auto"  # gemm(variant="auto"): schedule, tile and L2 group chosen by shape (auto.py)
 
 MODULES = {"sequential": sequential, "pipelined": pipelined, "ws": ws, "ws_pingpong": ws_pingpong}
 KERNELS = {
@@ -25,9 +28,10 @@ KERNELS = {
 
 
 def config(variant: str, stages: int | None = None, persistent: bool | None = None,
-           tile: tuple[int, int, int] | None = None) -> common.Config:
+           tile: tuple[int, int, int] | None = None, group_m: int | None = None) -> common.Config:
     """The launch configuration of ``variant`` (raises ValueError for stages it cannot take).
-    ``tile=(BM, BN, BK)`` overrides the variant's tile (for experiments; checked again)."""
+    ``tile=(BM, BN, BK)`` overrides the variant's tile (for experiments; checked again);
+    ``group_m``: row blocks per L2 group of the tile order (``common.tile_coords``; default 8)."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
     mod = MODULES[variant]
@@ -35,21 +39,33 @@ def config(variant: str, stages: int | None = None, persistent: bool | None = No
     if tile is not None:
         cfg = common.retile(cfg, tile)
         cfg.check(variant, mod.STAGES_ALLOWED)
+    if group_m is not None:
+        cfg = common.regroup(cfg, group_m)
     return cfg
 
 
 def gemm(a, b, variant: str = "ws_pingpong", stages: int | None = None,
-         persistent: bool | None = None, out=None, tile: tuple[int, int, int] | None = None):
+         persistent: bool | None = None, out=None, tile: tuple[int, int, int] | None = None,
+         group_m: int | None = None):
     """C = A @ B on a Hopper GPU with the named schedule.
 
     a: (M, K), b: (K, N), both torch.float16 or both torch.bfloat16, contiguous, 16-byte
     aligned, on one CUDA sm_90 device; M, N, K positive multiples of 8. Returns C (M, N) in
-    the input dtype (fp32 accumulation). ``stages``: ring depth (variant default if None).
-    ``persistent``: ws variants only (default True). ``tile``: (BM, BN, BK) override, for
-    experiments. Raises TypeError/ValueError otherwise.
+    the input dtype (fp32 accumulation). ``variant="auto"`` picks schedule, tile and L2 group
+    from the shape (``auto.choose``; ``stages``, ``persistent``, ``tile`` and ``group_m`` must
+    then be None). ``stages``: ring depth (variant default if None). ``persistent``: ws
+    variants only (default True). ``tile``: (BM, BN, BK) override, for experiments.
+    ``group_m``: row blocks per L2 group (default 8). Raises TypeError/ValueError otherwise.
     """
+    if variant == AUTO:
+        if any(x is not None for x in (stages, persistent, tile, group_m)):
+            raise ValueError("variant='auto' chooses stages, tile and group_m itself: "
+                             "leave them None")
+        check_inputs(a, b, "ws")
+        pick = auto.choose(a.shape[0], b.shape[1], a.shape[1], dtype=a.dtype)
+        variant, stages, tile, group_m = pick.variant, pick.stages, pick.tile, pick.group_m
     check_inputs(a, b, variant)
-    cfg = config(variant, stages, persistent, tile)  # validates stages before any allocation
+    cfg = config(variant, stages, persistent, tile, group_m)  # validates before any allocation
     M, N = a.shape[0], b.shape[1]
     if out is None:
         import torch
@@ -61,4 +77,4 @@ def gemm(a, b, variant: str = "ws_pingpong", stages: int | None = None,
     return out
 
 
-__all__ = ["KERNELS", "VARIANTS", "check_inputs", "config", "gemm"]
+__all__ = ["AUTO", "KERNELS", "VARIANTS", "auto", "check_inputs", "config", "gemm"]

@@ -105,6 +105,19 @@ def retile(cfg: Config, tile) -> Config:
     return replace(cfg, BM=BM, BN=BN, BK=BK)
 
 
+GROUP_M_ALLOWED = range(1, 65)
+
+
+def regroup(cfg: Config, group_m: int) -> Config:
+    """``cfg`` with another L2 group (row blocks that walk the columns together, 1..64)."""
+    from dataclasses import replace
+
+    group_m = int(group_m)
+    if group_m not in GROUP_M_ALLOWED:
+        raise ValueError(f"group_m must be in 1..64; got {group_m}")
+    return replace(cfg, group_m=group_m)
+
+
 # --------------------------------------------------------------------------------------------
 # Input checks (work on CPU tensors too, so CPU tests can check the messages)
 # --------------------------------------------------------------------------------------------

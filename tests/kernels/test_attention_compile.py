@@ -214,3 +214,61 @@ def test_fence_is_only_for_the_overlapped_variants():
     assert host.fence_args(KERNELS["overlap"]) == {"FENCE": True}
     with pytest.raises(ValueError, match="fence must be one of"):
         host.fence_args(KERNELS["fa3"], "off")
+
+
+def rowmax_depth(sass: str) -> list[int]:
+    """For each wait for the scores alone (``DEPBAR.LE gsb0, 0x1``): the longest chain of
+    dependent FMNMX / SHFL before the block's first exp (the row max's critical path)."""
+    ins = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", sass)
+    depths = []
+    for i, text in enumerate(ins):
+        if "DEPBAR.LE gsb0, 0x1" not in text:
+            continue
+        depth, deepest = {}, 0
+        for t in ins[i:]:
+            if "MUFU.EX2" in t:
+                break
+            regs = re.findall(r"\bR\d+\b", t)
+            if not regs:
+                continue
+            if re.match(r"(?:@!?U?P\w+\s+)?(FMNMX|SHFL)", t):
+                d = 1 + max([depth.get(r, 0) for r in regs[1:]] + [0])
+                depth[regs[0]] = d
+                deepest = max(deepest, d)
+            else:
+                depth.pop(regs[0], None)
+        depths.append(deepest)
+    return depths
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_softmax_switches_shorten_the_chains(d):
+    """SOFTMAX (steps.py): the tree row max cuts the FMNMX chain before the first exp from
+    BN/4 + a few deep (35 at d 128) to log2(BN/8) + a few; the per-thread row sums take the
+    shuffles of every block's row sum out of the loop; the softmax stays under its own P·V."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    cfg = config("fa3", d)
+    sass = {sm: cc.sass_of_cubin(host.compile_sm90(KERNELS["fa3"], cfg, softmax=sm).asm["cubin"])
+            for sm in ((), ("tree_max",), ("tree_max", "lane_sum"))}
+    plain = rowmax_depth(sass[()])
+    tree = rowmax_depth(sass[("tree_max",)])
+    assert min(plain) >= cfg.BN // 4, plain
+    assert max(tree) <= 12, tree
+    shfl = {sm: s.count("SHFL") for sm, s in sass.items()}
+    assert shfl[("tree_max", "lane_sum")] < shfl[("tree_max",)], shfl
+    exps = 64 * cfg.BN // 128 + 2
+    for s in sass.values():
+        assert cc.softmax_under_pv(s) == [exps] * cfg.consumers
+
+
+def test_softmax_switch_names():
+    assert host.softmax_bits(()) == 0
+    assert host.softmax_bits(("tree_max", "lane_sum")) == 3
+    assert host.softmax_bits("lane_sum") == 2
+    with pytest.raises(ValueError, match="softmax switches"):
+        host.softmax_bits(("fast",))
+    with pytest.raises(ValueError, match="only the overlapped variants"):
+        host.softmax_args(KERNELS["ws"], ("tree_max",))
+    assert host.softmax_args(KERNELS["ws"], ()) == {}
+    assert host.softmax_args(KERNELS["fa3"], ("tree_max",)) == {"SOFTMAX": 1}

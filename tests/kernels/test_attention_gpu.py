@@ -91,6 +91,36 @@ def test_fence_switch_builds_match_float64(variant, fence):
         check(variant, q, k, v, causal, TOL[torch.float16], fence=fence)
 
 
+SOFTMAX_BUILDS = [("tree_max",), ("lane_sum",), ("tree_max", "lane_sum")]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("softmax", SOFTMAX_BUILDS, ids=["+".join(s) for s in SOFTMAX_BUILDS])
+def test_softmax_switches_match_float64(softmax, dtype, d, causal):
+    """fa3 with the softmax's shorter chains (``steps.py``: the tree row max, the row sums kept
+    per thread) on ragged lengths; and the tree row max is exact, so with it alone O and the
+    LSE are bit-identical to the default build's."""
+    from kernels.attention import attention
+
+    gen = torch.Generator(device="cuda").manual_seed(hash((softmax, d, causal)) % 2**31)
+    for B, H, S in ((1, 2, 77), (2, 3, 300), (1, 2, 1000)):
+        q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
+        check("fa3", q, k, v, causal, TOL[dtype], softmax=softmax)
+        if softmax == ("tree_max",):
+            o0, l0 = attention(q, k, v, causal=causal, variant="fa3", return_lse=True, softmax=())
+            o1, l1 = attention(q, k, v, causal=causal, variant="fa3", return_lse=True,
+                               softmax=softmax)
+            assert torch.equal(o0, o1) and torch.equal(l0, l1), "tree row max not bit-identical"
+
+
+def test_softmax_switches_large_magnitude():
+    for causal in (False, True):
+        q, k, v = (torch.randn(1, 2, 520, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+        check("fa3", q * 20, k * 20, v, causal, 2e-2, softmax=("tree_max", "lane_sum"))
+
+
 def test_wrong_device_raises():
     from kernels.attention import attention
 

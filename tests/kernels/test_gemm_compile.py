@@ -178,3 +178,39 @@ def test_bad_variant_and_stages():
     with pytest.raises(ValueError, match="227 KiB shared memory per block"):
         config("ws", 4)  # 4 x 48 KiB + a 64 KiB epilogue tile does not fit
     assert set(VARIANTS) == set(KERNELS)
+
+
+def test_auto_rule():
+    """variant="auto": a rule over the shape (auto.py), every pick a configuration that builds,
+    the L2 group a power of two no larger than the row blocks."""
+    from kernels.gemm import auto
+
+    shapes = [(8192, 8192, 8192), (6144, 6144, 6144), (4096, 4096, 4096), (8192, 8192, 2048),
+              (16384, 4096, 4096), (1024, 1024, 1024), (8000, 8008, 4104), (256, 8192, 512)]
+    for M, N, K in shapes:
+        pick = auto.choose(M, N, K, sms=132)
+        cfg = config(pick.variant, pick.stages, None, pick.tile, pick.group_m)
+        assert pick.variant in ("ws", "ws_pingpong")
+        assert cfg.group_m & (cfg.group_m - 1) == 0
+        assert cfg.group_m <= -(-M // cfg.BM)
+    # the rule's two forces: a long K favours ws's faster k-step, a short one pingpong's hidden
+    # epilogue
+    assert auto.choose(2048, 2048, 16384, sms=132).variant == "ws"
+    assert auto.choose(8192, 8192, 512, sms=132).variant == "ws_pingpong"
+
+
+def test_group_m_is_a_constexpr(compiled):
+    """A wider L2 group is the GROUP_M constexpr: the same kernel, another tile order."""
+    base = compiled("ws", 3).asm["ptx"]
+    wide = common.compile_sm90(KERNELS["ws"], config("ws", 3, group_m=16)).asm["ptx"]
+    assert wide != base and count(wide, r"wgmma\.mma_async") == count(base, r"wgmma\.mma_async")
+    with pytest.raises(ValueError, match="group_m"):
+        config("ws", 3, group_m=0)
+
+
+def test_auto_takes_no_overrides():
+    from kernels.gemm import gemm
+
+    a = torch.empty(64, 64, dtype=torch.float16)
+    with pytest.raises(ValueError, match="auto"):
+        gemm(a, a, variant="auto", stages=3)

@@ -120,3 +120,23 @@ def test_consan_ws_variants(tmp_path):
                           capture_output=True, text=True, timeout=540, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.stdout.count(" ok ") == 4
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_auto_and_groups_match_float64(dtype):
+    """variant="auto" (whatever it picks) and the wider L2 groups, on small, ragged and
+    short-K shapes: the group changes only the order tiles are visited in."""
+    from kernels import gemm
+
+    gen = torch.Generator(device="cuda").manual_seed(23)
+    for M, N, K in ((200, 136, 72), (1000, 520, 264), (2056, 3000, 520), (4096, 1024, 2048)):
+        a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
+        b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen)
+        ref = a.double() @ b.double()
+        runs = [{"variant": "auto"}] + [{"variant": v, "group_m": g}
+                                        for v in ("ws", "ws_pingpong") for g in (1, 16, 32)]
+        for kw in runs:
+            out = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+            gemm(a, b, out=out, **kw)
+            err = rel_err(out, ref)
+            assert err < TOL[dtype], f"{kw} {M}x{N}x{K} {dtype}: rel err {err:.2e}"

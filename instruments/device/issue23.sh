@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue 23 on one device call: GEMM by shape (variant="auto", the wider L2 groups) and fa3's
+# shorter softmax chains (steps.py's SOFTMAX switches), each step under a timeout, logs to $OUT.
+# Usage: bash instruments/device/issue23.sh STEP...
+#   gemm_explore  python -m instruments.bench gemm_shapes --explore --fp16-only (every candidate)
+#   gemm_auto     python -m instruments.bench gemm_shapes (auto, ws, pingpong, cuBLAS; fp16, bf16)
+#   gemm_tests    the GEMM GPU tests of auto and the L2 groups
+#   attn_tests    the attention GPU tests of fa3 (the softmax switches among them)
+#   attn_ab       the headline (full, causal): fa3 with each softmax switch, cuDNN, SDPA flash
+#   grid          the grid (d x S x causal): fa3 builds in $GRID_VARIANTS beside cuDNN, SDPA flash
+set -u
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,power.limit,driver_version --format=csv | tee -a "$OUT/steps.log"
+AB=${AB_VARIANTS:-fa3,fa3+tree_max,fa3+lane_sum,fa3+tree_max+lane_sum}
+GRID=${GRID_VARIANTS:-fa3,fa3+tree_max+lane_sum}
+for step in "$@"; do
+  t0=$(date +%s)
+  case $step in
+  gemm_explore)
+    timeout ${T_EXPLORE:-240} python3 -m instruments.bench gemm_shapes --explore --fp16-only --out "$OUT/explore" 2>&1 | tee "$OUT/gemm_explore.log" | grep -v '^{' ;;
+  gemm_auto)
+    timeout ${T_AUTO:-240} python3 -m instruments.bench gemm_shapes --rounds ${ROUNDS:-7} --out "$OUT/auto" 2>&1 | tee "$OUT/gemm_auto.log" | grep -v '^{' ;;
+  gemm_tests)
+    timeout 150 python3 -m pytest tests/kernels/test_gemm_gpu.py -q -p no:cacheprovider -n 8 -k "auto" 2>&1 | tee -a "$OUT/tests.log" | tail -5 ;;
+  attn_tests)
+    timeout ${T_TESTS:-200} python3 -m pytest tests/kernels/test_attention_gpu.py -q -p no:cacheprovider -n 14 -k "fa3 or softmax" 2>&1 | tee -a "$OUT/tests.log" | tail -8 ;;
+  attn_ab)
+    timeout ${T_AB:-200} python3 -m instruments.bench_attention --grid --variants "" --headline-variants "$AB" --out "$OUT/ab" 2>&1 | tee "$OUT/attn_ab.log" | grep -v '^{' ;;
+  grid)
+    timeout ${T_GRID:-300} python3 -m instruments.bench_attention --grid --variants "$GRID" --out "$OUT/grid" 2>&1 | tee "$OUT/grid.log" | grep -v '^{' ;;
+  esac
+  echo "step $step: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/steps.log"
+done

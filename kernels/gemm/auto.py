@@ -1,0 +1,106 @@
+"""``gemm(a, b, variant="auto")``: schedule, tile and L2 group chosen from the shape by a small
+rule, not a table of shapes.
+
+The rule counts what each candidate's persistent CTAs must do and charges it what one k-step and
+one exposed epilogue cost (constants below, fitted to measured runs: ``results/lab-notebook.md``,
+runs R2 and R4)::
+
+    tiles   = ceil(M / BM) * ceil(N / BN)          (a ragged edge tile costs a whole one)
+    per_cta = ceil(tiles / SMs)                    (the last wave: the busiest CTA sets the time)
+    clk     = per_cta * (ceil(K / BK) * KSTEP_CLK + EPILOGUE_CLK)
+
+* ``ws`` (128 x 256, two cooperating consumer warpgroups, 3 stages): the fastest k-step per FLOP
+  (the largest tile: 85 FLOP per operand byte), but its epilogue stops the tensor cores
+  (both warpgroups store the tile while only the producer runs ahead).
+* ``ws_pingpong`` (192 x 128, 4 stages): one consumer's epilogue runs under the other's
+  wgmmas, so nothing of it is exposed, but its k-step does a little less per clock.
+
+So the ws tile wins where K is long (the epilogue is a small share of a tile) and its
+quantisation over the SMs is no worse; pingpong where K is short or its 192-row tile fills the
+last wave better. The L2 group: the ``wave`` tiles running at once (one per CTA for ws, two for
+pingpong) span ``g`` row blocks and ``wave / g`` column blocks, and the operand bytes they share
+through L2 each k-step are ``g * BM + (wave / g) * BN`` rows: least at ``g = sqrt(wave * BN /
+BM)``, rounded to a power of two, and no more than the row blocks there are.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+SMS_DEFAULT = 132  # H100 SXM / H200; choose() takes the device's count where it has one
+
+# clk of one k-step of one tile at the tensor cores' pace (4096 FLOP/clk/SM: 128x256x64 is
+# 1024 clk, 192x128x64 is 768) over the fraction of that pace each schedule keeps, and the
+# epilogue a tile exposes. Fitted to run R2 (lab notebook).
+KSTEP_EFF = {"ws": 1.0, "ws_pingpong": 0.966}
+EPILOGUE_CLK = {"ws": 2500, "ws_pingpong": 0}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    variant: str
+    stages: int
+    tile: tuple[int, int, int]
+
+    @property
+    def wave(self) -> int:
+        """Tiles a CTA has in flight: pingpong's two consumers each own one."""
+        return 2 if self.variant == "ws_pingpong" else 1
+
+
+CANDIDATES = (Candidate("ws", 3, (128, 256, 64)), Candidate("ws_pingpong", 4, (192, 128, 64)))
+
+
+@dataclass(frozen=True)
+class Pick:
+    variant: str
+    stages: int
+    tile: tuple[int, int, int]
+    group_m: int
+    clk: float  # the rule's time, clk of the busiest CTA
+    why: str
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def predicted_clk(c: Candidate, M: int, N: int, K: int, sms: int = SMS_DEFAULT) -> float:
+    BM, BN, BK = c.tile
+    tiles = cdiv(M, BM) * cdiv(N, BN)
+    per_cta = cdiv(tiles, sms)
+    kstep = BM * BN * BK * 2 / 4096 / KSTEP_EFF[c.variant]
+    return per_cta * (cdiv(K, BK) * kstep + EPILOGUE_CLK[c.variant])
+
+
+def group_m(c: Candidate, M: int, N: int, sms: int = SMS_DEFAULT) -> int:
+    """Row blocks per L2 group: the concurrent wave's footprint made square (see above)."""
+    BM, BN, _ = c.tile
+    wave = min(sms * c.wave, cdiv(M, BM) * cdiv(N, BN))
+    g = math.sqrt(wave * BN / BM)
+    g = 2 ** round(math.log2(max(g, 1.0)))
+    return int(max(1, min(g, cdiv(M, BM), 64)))
+
+
+def choose(M: int, N: int, K: int, dtype=None, sms: int | None = None) -> Pick:
+    """The candidate with the least predicted time (ties: the first, ws). ``dtype`` is taken for
+    the record: fp16 and bf16 run at one rate."""
+    if sms is None:
+        sms = _device_sms()
+    scored = [(predicted_clk(c, M, N, K, sms), i, c) for i, c in enumerate(CANDIDATES)]
+    clk, _, best = min(scored)
+    others = ", ".join(f"{c.variant} {t / 1e3:.0f}K" for t, _, c in scored if c is not best)
+    g = group_m(best, M, N, sms)
+    return Pick(best.variant, best.stages, best.tile, g, clk,
+                f"{best.variant} {clk / 1e3:.0f}K clk (against {others}), group_m {g}")
+
+
+def _device_sms() -> int:
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_properties(0).multi_processor_count
+    except ImportError:  # pragma: no cover
+        pass
+    return SMS_DEFAULT
