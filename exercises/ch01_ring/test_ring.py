@@ -53,7 +53,7 @@ REF_CLK = harness.reference_clk("ws", BLOCKS, STAGES)
 
 
 def sub():
-    return harness.load_submission(__file__, "ring.py")
+    return harness.submission(__file__, "ring.py")
 
 
 def ring_roles(m):
@@ -141,27 +141,7 @@ def test_a_ring_runs_on_your_functions():
     r = run_ring(sub())
     assert r.finished, r.error
     assert r.copied["k"] == list(range(BLOCKS)) and r.copied["v"] == list(range(BLOCKS))
+    assert not r.violations["copy"], r.violations["copy"][:3]
     assert not r.violations["read_before_land"], r.violations["read_before_land"][:3]
     assert not r.violations["overwrite"], r.violations["overwrite"][:3]
     assert r.clk == pytest.approx(REF_CLK, rel=5e-3)
-
-
-### BEGIN HIDDEN TESTS
-REF_CLK_3 = harness.reference_clk("ws", 10, 3, block_n=128)   # 3 × 64 KiB + Q fits 227 KiB
-PASSES_LATE = {(n, p): model_passes(n, p) for n in range(6, 10) for p in (0, 1)}
-WAITS_5 = gemm_waits(5)
-
-
-@pytest.mark.points(2)
-def test_more_stages_and_laps():
-    """The same with 5 GEMM stages, a 3-stage attention ring over 10 blocks, later phases."""
-    m = sub()
-    assert all(bool(m.passes(n, p)) == want for (n, p), want in PASSES_LATE.items())
-    for which, fn in (("empty", m.empty_parity), ("full", m.full_parity)):
-        got = [(m.slot(j, 5), fn(j, 5)) for j in range(len(WAITS_5[which]))]
-        assert got == WAITS_5[which], which
-    r = run_ring(m, stages=3, n_blocks=10, block_n=128)
-    assert r.finished, r.error
-    assert not r.violations["read_before_land"] and not r.violations["overwrite"], r.violations
-    assert r.clk == pytest.approx(REF_CLK_3, rel=5e-3)
-### END HIDDEN TESTS

@@ -24,14 +24,11 @@ def true_idle(busy, t0, t1):
 
 TAB2 = measured(H100, 176, 128)
 TAB2_IDLE = true_idle(*TAB2)
-OTHER_HW = H100.with_(wgmma_overhead_clk=20.0, sfu_exp_per_clk=32, wgmma_latency_clk=120.0)
-OTHER = [(hw, bn, d, true_idle(*measured(hw, bn, d)))
-         for hw, bn, d in ((H100, 128, 64), (H100, 80, 256), (OTHER_HW, 128, 128))]
-rng = random.Random()
+rng = random.SystemRandom()
 
 
 def sub():
-    return harness.load_submission(__file__, "idle.py")
+    return harness.submission(__file__, "idle.py")
 
 
 @pytest.mark.points(1)
@@ -62,13 +59,3 @@ def test_idle_fraction_of_the_model():
 def test_predict_tab2_tile():
     """Prediction for the tab. 2 tile (block_n 176, head dim 128) within 0.001 of the model."""
     assert sub().predict_ws_idle(H100, 176, 128) == pytest.approx(TAB2_IDLE, abs=1e-3)
-
-
-### BEGIN HIDDEN TESTS
-@pytest.mark.points(2)
-def test_predict_other_tiles_and_hardware():
-    """Other tiles, and a Hardware with other overhead, SFU rate and latency."""
-    s = sub()
-    for hw, bn, d, ref in OTHER:
-        assert s.predict_ws_idle(hw, bn, d) == pytest.approx(ref, abs=1e-3), (bn, d)
-### END HIDDEN TESTS

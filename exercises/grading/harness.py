@@ -1,38 +1,80 @@
-"""What the model exercises' tests run: load a submission file, run the course's model with a
-student-written role in place of the schedule's own (`sim.simulate`), and judge the run from its
-event log.
+"""What the exercises' tests use: the submission (its code runs in a sandbox, `student.py`), the
+course's model run with a student-written role in place of the schedule's own (`sim.simulate`),
+and the run judged from its event log.
 
-The checks read only the log's plain events (`sim.EVENTS`), never live model objects: which K/V
-block each TMA copy put in which slot and when it landed, when each consumer's wgmma read a block,
-when the producer claimed a slot (its `expect` on the slot's `full` barrier) and how often the
-consumers had released it (phases completed on `empty`). Violations are collected, not raised, so
-one run answers every question (did it finish, did anyone read a slot before its block landed, did
-the producer claim a slot the consumers had not released, were the copies the right ones, how
+The checks read only the log's plain events (`sim.EVENTS`), which the grader's own model wrote:
+which K/V block each TMA copy put in which slot and when it landed, when each consumer's wgmma read
+a block, when the producer claimed a slot (its `expect` on the slot's `full` barrier) and how often
+the consumers had released it (phases completed on `empty`). Violations are collected, not raised,
+so one run answers every question (did it finish, did anyone read a slot before its block landed,
+did the producer claim a slot the consumers had not released, were the copies the right ones, how
 long it took).
 """
 from __future__ import annotations
 
-import importlib.util
+import atexit
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sim import H100, AttentionConfig, Hardware, Run, Trace, simulate
 
-_counter = itertools.count()
+from . import runner
+from .source import submission_files
+from .student import Student, SubmissionModule
+
 READS = {"QKᵀ": "k", "PV": "v"}          # which ring each of a consumer's GEMMs reads
+_local: dict[Path, Student] = {}
 
 
-def load_submission(test_file: str, rel: str):
-    """Import the submission file `rel` that sits next to `test_file` (fresh module each call)."""
-    path = Path(test_file).resolve().parent / rel
-    if not path.is_file():
-        raise FileNotFoundError(f"submission file {rel} is missing")
-    name = f"submission_{path.stem}_{next(_counter)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def exercise_folder(test_file: str) -> Path:
+    """The exercise a test file belongs to (a file in ``hidden/`` belongs to its parent)."""
+    here = Path(test_file).resolve().parent
+    return here.parent if here.name == "hidden" else here
+
+
+def student(test_file: str) -> Student:
+    """The submission being graded: under the runner, the student it is grading; under plain
+    pytest, the files beside the tests."""
+    st = runner.CURRENT.get()
+    if st is None:
+        folder = exercise_folder(test_file)
+        if folder not in _local:
+            files = {f: folder / f for f in submission_files(folder) if (folder / f).exists()}
+            _local[folder] = Student(files, runner.adapters(folder.name, folder.parent))
+        st = _local[folder]
+    return st
+
+
+def submission(test_file: str, rel: str) -> SubmissionModule:
+    """The submission file `rel` as a test uses it: calls go to the submission's sandbox."""
+    return student(test_file).module(rel)
+
+
+def sandboxed(test_file: str, env: dict[str, str] | None = None, gpu: bool = False) -> Student:
+    """The submission in a session of its own (close it when done), e.g. with TRITON_INTERPRET."""
+    return student(test_file).variant(env, gpu)
+
+
+def memo(test_file: str, key, compute):
+    """`compute()` once per submission (several tests read one kernel run), never shared between
+    two students graded by one process."""
+    cache = student(test_file).memo
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def public(test_file: str, name: str):
+    """The exercise's public test module `name`, as the runner imported it (a hidden test reuses
+    its helpers; the hidden values stay in the hidden file)."""
+    return runner._import(exercise_folder(test_file) / name)
+
+
+@atexit.register
+def _close_local() -> None:
+    for st in _local.values():
+        st.close()
 
 
 @dataclass

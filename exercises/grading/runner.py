@@ -1,42 +1,40 @@
-"""Run the graders: one pytest subprocess per exercise, restarted past a crash.
+"""Run the graders: the tests run here, the submission's code in a sandbox.
 
 Layout of one grading run: the *grader tree* is the ``exercises/`` package this file belongs to
-(the instructor's source with hidden tests, or a student's released copy with public tests only).
-For each exercise ``chNN_*`` the runner copies that exercise's folder from the grader tree into a
-fresh stage directory, then copies the *submission files* (the ones that carry solution blocks)
-over it from ``PATH``. The submission never sees the grader tree's solutions, and the tests are
-already copied before any submission code runs.
+(the instructor's source with its ``hidden/`` tests, or a student's released copy with public
+tests only). For each exercise ``chNN_*`` the runner imports that exercise's test modules from
+the grader tree (once per process: the references they compute at import are computed once), and
+binds a `Student` to the submission's files (those named in the exercise's ``exercise.json``,
+taken from ``PATH``). Each test then runs in this process; whenever it needs the submission it
+asks the student's sandbox session (`student.py`), so every assertion, and every reference value,
+stays on the grader's side, where the submission cannot reach it.
 
-A submission that hangs, crashes, floods the output or exits the interpreter loses the test it
-was in: pytest-timeout stops a hung test; a subprocess that dies (``os._exit``, a segfault, the
-wall-clock cap) leaves the runner a ``start`` event without its ``result``;
-that test is scored 0 and pytest is started again on the tests that have not run.
+A submission that hangs, crashes, floods its output or exits loses only the test it was in: the
+session ends (`SubmissionFailed` in the test), the next test starts a fresh one. Each test has a
+deadline (``--timeout``, or its ``@pytest.mark.timeout``) that bounds the submission's time.
 """
 from __future__ import annotations
 
-import json
+import ast
+import importlib.util
+import inspect
 import os
-import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+import traceback
+from concurrent.futures import ProcessPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .source import SOLUTION_BEGIN, submission_files
+from .source import submission_files
+from .student import Student
 
 PACKAGE = Path(__file__).resolve().parents[1]          # .../exercises
 ROOT = PACKAGE.parent                                   # the repo root (sim/ lives here)
-DEFAULT_TEST_TIMEOUT = 120                              # seconds per test (pytest-timeout)
-OUTPUT_CAP = 64 * 1024 * 1024                           # bytes a grading subprocess may write
-try:
-    import pytest_timeout  # noqa: F401
-    HAVE_TIMEOUT = True
-except ImportError:  # pragma: no cover
-    HAVE_TIMEOUT = False
+DEFAULT_TEST_TIMEOUT = 120                              # seconds per test
+CURRENT: ContextVar[Student | None] = ContextVar("student", default=None)
 
 
 def exercises(tree: Path = PACKAGE) -> list[str]:
@@ -80,6 +78,128 @@ class ExerciseResult:
         return sum(t.points for t in self.tests if t.outcome != "skipped")
 
 
+# --- collection ----------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    """One test function of an exercise, with what its marks say."""
+    nodeid: str
+    name: str
+    fn: object
+    points: float
+    hidden: bool
+    gpu: bool
+    timeout: float | None
+    doc: str
+
+
+_modules: dict[Path, object] = {}
+
+
+def _import(path: Path):
+    """Import a test module from the grader tree, with pytest's assertion rewriting (the failure
+    messages a student reads), once per process."""
+    path = path.resolve()
+    if path not in _modules:
+        src = path.read_text(encoding="utf-8")
+        tree = ast.parse(src, str(path))
+        try:
+            from _pytest.assertion.rewrite import rewrite_asserts
+            rewrite_asserts(tree, src.encode(), str(path), None)
+        except ImportError:  # pragma: no cover - plain asserts still fail, with less detail
+            pass
+        name = "grader_" + "_".join(path.with_suffix("").parts[-3:])
+        spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+        mod = importlib.util.module_from_spec(spec)
+        mod.__file__ = str(path)
+        sys.modules[name] = mod
+        exec(compile(tree, str(path), "exec"), mod.__dict__)   # noqa: S102 - the grader's own tests
+        _modules[path] = mod
+    return _modules[path]
+
+
+def _marks(fn) -> dict:
+    out = {}
+    for m in getattr(fn, "pytestmark", []):
+        out[m.name] = m.args
+    return out
+
+
+def collect(ex: str, tree: Path = PACKAGE) -> list[Case]:
+    """The tests of exercise `ex`: its ``test_*.py``, then ``hidden/test_*.py``, in file order."""
+    folder = tree / ex
+    files = sorted(folder.glob("test_*.py")) + sorted((folder / "hidden").glob("test_*.py"))
+    cases = []
+    for path in files:
+        mod = _import(path)
+        hidden = path.parent.name == "hidden"
+        for name, fn in vars(mod).items():
+            if not (name.startswith("test_") and inspect.isfunction(fn)):
+                continue
+            marks = _marks(fn)
+            rel = path.relative_to(tree).as_posix()
+            cases.append(Case(f"{rel}::{name}", name, fn, float(marks.get("points", (0,))[0]),
+                              hidden, "gpu" in marks,
+                              float(marks["timeout"][0]) if "timeout" in marks else None,
+                              (fn.__doc__ or "").strip().split("\n")[0]))
+    return cases
+
+
+# --- running -------------------------------------------------------------------------------------
+
+_HOPPER: list = []
+
+
+def hopper() -> bool:
+    """Is there a Hopper GPU here? (asked once, only when a gpu test is to run)."""
+    if not _HOPPER:
+        ok = False
+        if not os.environ.get("EXERCISES_ASSUME_NO_GPU"):
+            try:
+                import torch
+                ok = bool(torch.cuda.is_available() and torch.cuda.get_device_capability(0)[0] == 9)
+            except ImportError:
+                ok = False
+        _HOPPER.append(ok)
+    return _HOPPER[0]
+
+
+def _outcome(exc: BaseException) -> tuple[str, str]:
+    from _pytest.outcomes import Failed, Skipped
+    if isinstance(exc, Skipped):
+        return "skipped", str(exc.msg)
+    if isinstance(exc, Failed):
+        return "failed", str(exc.msg)
+    if isinstance(exc, AssertionError):
+        return "failed", (str(exc) or "assertion failed") + "\n" + _where(exc)
+    return "failed", "".join(traceback.format_exception(exc, limit=-3))[-4000:]
+
+
+def _where(exc: BaseException) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    return "\n".join(f"  {f.filename.split('/exercises/')[-1]}:{f.lineno} in {f.name}"
+                     for f in tb[-2:])
+
+
+def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
+    from _pytest.outcomes import OutcomeException
+    params = inspect.signature(case.fn).parameters
+    unknown = set(params) - {"tmp_path"}
+    if unknown:
+        return "failed", f"the grader's test asks for fixtures it cannot have: {sorted(unknown)}"
+    token = CURRENT.set(student)
+    student.deadline = time.monotonic() + (case.timeout or timeout)
+    try:
+        with tempfile.TemporaryDirectory(prefix="case-") as tmp:
+            case.fn(**({"tmp_path": Path(tmp)} if "tmp_path" in params else {}))
+        return "passed", ""
+    except (Exception, OutcomeException) as e:  # noqa: BLE001 - the test's verdict
+        return _outcome(e)
+    finally:
+        student.deadline = None
+        CURRENT.reset(token)
+
+
 def find_submission(path: Path, ex: str) -> Path | None:
     for cand in (path / "exercises" / ex, path / ex):
         if cand.is_dir():
@@ -92,112 +212,69 @@ def find_submission(path: Path, ex: str) -> Path | None:
     return None
 
 
-def stage(ex: str, submission: Path | None, dest: Path) -> Path:
-    """Copy exercise `ex` from the grader tree to dest/ex and overlay the submission's files."""
-    src = PACKAGE / ex
-    out = dest / ex
-    shutil.copytree(src, out, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for rel in submission_files(src):
-        target = out / rel
-        target.unlink(missing_ok=True)           # never grade the grader tree's own solution
-        if submission is not None and (submission / rel).is_file():
-            shutil.copyfile(submission / rel, target)
-    (dest / "pytest.ini").write_text("[pytest]\naddopts = --import-mode=importlib\n")
-    return out
+def adapters(ex: str, tree: Path = PACKAGE) -> tuple[Path, ...]:
+    """The exercise's files that run on the submission's side (``_*.py`` beside its tests)."""
+    return tuple(sorted(p for p in (tree / ex).glob("_*.py") if p.name != "__init__.py"))
 
 
-def _read_events(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    events = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass
-    return events
+def student_for(ex: str, sub: Path | None, tree: Path = PACKAGE) -> Student:
+    files = {}
+    for rel in submission_files(tree / ex):
+        if sub is not None and (sub / rel).is_file() or sub is not None and (sub / rel).is_symlink():
+            files[rel] = sub / rel
+    gpu = any(c.gpu for c in collect(ex, tree))
+    return Student(files, adapters(ex, tree), memory_bytes=None if gpu else 4 << 30)
 
 
 def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFAULT_TEST_TIMEOUT,
-                 keyword: str | None = None, wall: float | None = None,
-                 test: str | None = None) -> ExerciseResult:
+                 keyword: str | None = None, test: str | None = None) -> ExerciseResult:
     t0 = time.monotonic()
     result = ExerciseResult(ex)
+    try:
+        cases = collect(ex)
+    except Exception:  # noqa: BLE001 - a broken grader tree: say so, score nothing
+        result.error = "the exercise's tests did not load:\n" + traceback.format_exc(limit=-4)
+        return result
+    if keyword:
+        cases = [c for c in cases if keyword in c.name]
+    if test:
+        cases = [c for c in cases if c.name == test]
     sub = find_submission(submission_root, ex) if submission_root else None
-    with tempfile.TemporaryDirectory(prefix=f"grade-{ex}-") as tmp:
-        tmp = Path(tmp)
-        stage_root = tmp / "stage"
-        stage_root.mkdir()
-        folder = stage(ex, sub, stage_root)
-        env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg", PYTHONHASHSEED="0",
-                   PYTHONDONTWRITEBYTECODE="1", EXERCISES_OUTPUT_CAP=str(OUTPUT_CAP))
-        env.pop("EXERCISES_REPORT", None)
-        env.pop("EXERCISES_ONLY_TEST", None)
-        if test:
-            env["EXERCISES_ONLY_TEST"] = test
-        tests: dict[str, TestResult] = {}
-        order: list[str] = []
-        done: set[str] = set()
-        for attempt in range(200):
-            report = tmp / f"events-{attempt}.jsonl"
-            log = tmp / f"log-{attempt}.txt"
-            env["EXERCISES_REPORT"] = str(report)
-            cmd = [sys.executable, "-m", "pytest", str(folder), "-p", "exercises.grading.plugin",
-                   "-p", "no:cacheprovider", "-q", "-rN", "--no-header", "--rootdir", str(stage_root),
-                   "-c", str(stage_root / "pytest.ini")]
-            if HAVE_TIMEOUT:        # without pytest-timeout only the wall-clock cap stops a hang
-                cmd.append(f"--timeout={test_timeout}")
-            if keyword:
-                cmd += ["-k", keyword]
-            cmd += [f"--deselect={n}" for n in sorted(done)]
-            remaining = len(order) - len(done) if order else None
-            cap = wall or (test_timeout * (remaining if remaining else 20) + 120)
-            with open(log, "wb") as out:
-                proc = subprocess.Popen(cmd, cwd=stage_root, env=env, stdout=out,
-                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        start_new_session=True)
+    from .sandbox import Refused
+    try:
+        student = student_for(ex, sub)
+    except Refused as e:
+        student = None
+        refused = str(e)
+    try:
+        for c in cases:
+            tr = TestResult(c.nodeid, c.name, c.points, hidden=c.hidden, gpu=c.gpu, doc=c.doc)
+            if c.gpu and not hopper():
+                tr.outcome, tr.message = "skipped", "needs a Hopper (sm_90a) GPU; none here"
+            elif student is None:
+                tr.outcome, tr.message = "failed", refused
+            else:
                 try:
-                    proc.wait(timeout=cap)
-                    why = f"the test process ended with exit status {proc.returncode}"
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-                    why = f"the test process was killed after {cap:.0f} s (wall-clock cap)"
-            running = None
-            for ev in _read_events(report):
-                if ev["event"] == "collected" and not order:
-                    for t in ev["tests"]:
-                        tests[t["nodeid"]] = TestResult(t["nodeid"], t["name"], t["points"],
-                                                        hidden=t["hidden"], gpu=t["gpu"], doc=t["doc"])
-                        order.append(t["nodeid"])
-                elif ev["event"] == "start":
-                    running = ev["nodeid"]
-                elif ev["event"] == "result" and ev["nodeid"] in tests:
-                    tr = tests[ev["nodeid"]]
-                    tr.outcome, tr.message = ev["outcome"], ev["message"]
-                    done.add(ev["nodeid"])
-                    running = None
-            if not order:
-                tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
-                result.error = f"no tests were collected ({why}).\n{tail}"
-                break
-            if running is not None and running in tests and running not in done:
-                tests[running].outcome = "failed"
-                tests[running].message = (f"{why} while this test ran (the submission exited, "
-                                          "crashed, hung or wrote too much); scored 0")
-                done.add(running)
-            if len(done) >= len(order):
-                break
-            if running is None:   # died between tests or before the first: count the rest lost
-                tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
-                for n in order:
-                    if n not in done:
-                        tests[n].message = f"not run: {why}\n{tail}"
-                result.error = why
-                break
-        result.tests = [tests[n] for n in order]
+                    tr.outcome, tr.message = run_case(c, student, test_timeout)
+                except Refused as e:                      # a submission file refused at start
+                    tr.outcome, tr.message = "failed", str(e)
+            result.tests.append(tr)
+    finally:
+        if student is not None:
+            student.close()
     result.seconds = time.monotonic() - t0
     return result
+
+
+def _run_one(args) -> ExerciseResult:
+    return run_exercise(*args)
+
+
+def warm(names: list[str]) -> None:
+    """Import the exercises' tests here, before forking workers: their references are computed
+    once and shared."""
+    for n in names:
+        collect(n)
 
 
 def grade(submission_root: Path | None, only: list[str] | None = None, jobs: int | None = None,
@@ -210,9 +287,14 @@ def grade(submission_root: Path | None, only: list[str] | None = None, jobs: int
             raise SystemExit(f"unknown exercise(s) {', '.join(unknown)}; expected {', '.join(names)}")
         names = [n for n in names if n in only]
     jobs = jobs or max(1, min(len(names), os.cpu_count() or 1))
-    with ThreadPoolExecutor(jobs) as pool:
-        return list(pool.map(lambda n: run_exercise(n, submission_root, test_timeout, keyword,
-                                                  test=test), names))
+    args = [(n, submission_root, test_timeout, keyword, test) for n in names]
+    if jobs == 1 or len(names) == 1:
+        return [_run_one(a) for a in args]
+    warm(names)
+    import multiprocessing
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_run_one, args))
 
 
-__all__ = ["SOLUTION_BEGIN", "exercises", "grade", "released", "run_exercise"]
+__all__ = ["CURRENT", "ExerciseResult", "TestResult", "exercises", "grade", "released",
+           "run_exercise"]

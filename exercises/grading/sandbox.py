@@ -177,6 +177,9 @@ def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
                 points.add(anc)
     plan = []
     for d in sorted(points, key=lambda p: (p.count(os.sep), p)):
+        if any(os.path.relpath(d, a).split(os.sep)[0] not in kept
+               for a, kept in plan if not os.path.relpath(d, a).startswith("..")):
+            continue                       # already gone: under a masked dir, not bound back
         keep = set()
         for n in needed:
             rel = os.path.relpath(n, d)
@@ -316,26 +319,30 @@ def _write_payload(fd: int, data: bytes) -> None:
         pass                                # the child went away: its outcome says why
 
 
-# --- the run -------------------------------------------------------------------------------------
+# --- the run ---------------------------------------------------------------------------------
 
-def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None,
-                  files: dict[str, Path], *, timeout_s: float = 60.0,
-                  memory_bytes: int = 2 << 30, cpu_s: float | None = None,
-                  max_output_bytes: int = 1 << 20, max_result_bytes: int = 64 << 20,
-                  max_file_bytes: int = 16 << 20, max_write_bytes: int = 64 << 20,
-                  max_open_files: int = 256, max_processes: int = 256,
-                  env: dict[str, str] | None = None, hide: list[Path] | None = None,
-                  drop_privileges: bool = True, uid: int | None = None, gid: int | None = None,
-                  namespaces: bool = True) -> Outcome:
-    """Call ``entry`` ("module:function", importable from the submission files or the visible
-    trees) with ``payload`` (JSON data) in an isolated child; see the module docstring.
+@dataclass
+class _Child:
+    """A started worker: its reaper process, the pipe ends the parent keeps, the drain threads."""
+    proc: subprocess.Popen
+    top: Path
+    iso: Isolation
+    t0: float
+    payload_w: int
+    result_r: int
+    control_w: int
+    threads: list
+    out_sink: dict
+    st_sink: dict
+    fds: list
 
-    Raises :class:`Refused` for a submission file that is not taken. Everything the child did is
-    in the returned :class:`Outcome`; the child cannot raise in the caller.
-    """
+
+def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memory_bytes,
+            cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files,
+            max_processes, env, hide, drop_privileges, uid, gid, namespaces,
+            timeout_s) -> _Child:
     if not isinstance(entry, str) or entry.count(":") != 1:
         raise ValueError(f"entry must be 'module:function', got {entry!r}")
-    data = json.dumps(payload, allow_nan=True).encode("utf-8")
     visible = [] if visible is None else [visible] if isinstance(visible, (str, Path)) else visible
     hide = [GRADER_ROOT, Path(tempfile.gettempdir())] if hide is None else list(hide)
     t0 = time.monotonic()
@@ -391,12 +398,13 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
         control_r, control_w = os.pipe()
         status_r, status_w = os.pipe()
         out_r, out_w = os.pipe()
-        fds = [payload_r, payload_w, result_r, result_w, control_r, control_w, status_r,
-               status_w, out_r, out_w]
+        fds += [payload_r, payload_w, result_r, result_w, control_r, control_w, status_r,
+                status_w, out_r, out_w]
         cpu = math.ceil(cpu_s if cpu_s is not None else timeout_s)
-        rlimits = [["RLIMIT_AS", memory_bytes], ["RLIMIT_CPU", [cpu, cpu + 1]],
-                   ["RLIMIT_FSIZE", max_write_bytes], ["RLIMIT_NOFILE", max_open_files],
-                   ["RLIMIT_CORE", 0]]
+        rlimits = [["RLIMIT_CPU", [cpu, cpu + 1]], ["RLIMIT_FSIZE", max_write_bytes],
+                   ["RLIMIT_NOFILE", max_open_files], ["RLIMIT_CORE", 0]]
+        if memory_bytes is not None:
+            rlimits.append(["RLIMIT_AS", memory_bytes])
         if iso.uid is not None:
             rlimits.append(["RLIMIT_NPROC", max_processes])
         child_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
@@ -404,7 +412,7 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
                      "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                      "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", **(env or {})}
         worker_cfg = {"entry": entry, "payload_fd": payload_r, "result_fd": result_w,
-                      "path": [str(work), *vis_paths, *stdlib, *site]}
+                      "session": session, "path": [str(work), *vis_paths, *stdlib, *site]}
         reaper_cfg = {"status_fd": status_w, "control_fd": control_r, "payload_fd": payload_r,
                       "result_fd": result_w, "work": str(work),
                       "masks": masks, "masks_required": bool(unreachable),
@@ -421,70 +429,18 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
             os.close(fd)
             fds.remove(fd)
         out_sink: dict = {}
-        res_sink: dict = {}
         st_sink: dict = {}
-        threads = [threading.Thread(target=_write_payload, args=(payload_w, data), daemon=True),
-                   threading.Thread(target=_drain, args=(out_r, max_output_bytes, out_sink),
+        threads = [threading.Thread(target=_drain, args=(out_r, max_output_bytes, out_sink),
                                     daemon=True),
-                   threading.Thread(target=_read_result, args=(result_r, max_result_bytes,
-                                                              res_sink), daemon=True),
                    threading.Thread(target=_drain, args=(status_r, 1 << 20, st_sink),
                                     daemon=True)]
-        for fd in (payload_w, out_r, result_r, status_r):
+        for fd in (out_r, status_r):
             fds.remove(fd)                  # the threads own (and close) these now
         for t in threads:
             t.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=max(0.1, timeout_s - (time.monotonic() - t0)))
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            try:
-                os.write(control_w, b"k")  # the reaper kills the tree, then reports
-            except OSError:
-                pass
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:   # the reaper is stuck: kill below it, then it
-                kill_tree(proc.pid)
-                proc.kill()
-                proc.wait()
-        os.close(control_w)
-        fds.remove(control_w)
-        for t in threads[1:]:
-            t.join(timeout=10)
-
-        try:
-            status = json.loads(st_sink.get("data", b"{}") or b"{}")
-        except ValueError:
-            status = {}
-        iso.subreaper = bool(status.get("subreaper"))
-        iso.pid_namespace = bool(status.get("pid_namespace"))
-        iso.masked = list(status.get("masked", []))
-        iso.notes += list(status.get("notes", []))
-        outcome = Outcome(timed_out=timed_out, isolation=iso, killed=int(status.get("killed", 0)))
-        ws = status.get("wait_status")
-        if ws is not None:
-            outcome.returncode = (os.WEXITSTATUS(ws) if os.WIFEXITED(ws)
-                                  else -os.WTERMSIG(ws) if os.WIFSIGNALED(ws) else None)
-        elif proc.returncode not in (0, None):
-            iso.notes.append(f"the reaper ended with status {proc.returncode}")
-        if status.get("left"):
-            iso.notes.append(f"processes still alive after the kill: {status['left']}")
-        outcome.output = out_sink.get("data", b"").decode("utf-8", errors="replace")
-        outcome.output_truncated = out_sink.get("dropped", 0) > 0
-        if "value" in res_sink:
-            outcome.value, outcome.has_value = res_sink["value"], True
-        else:
-            outcome.error = res_sink.get("error", "no result came back")
-        if timed_out:
-            outcome.error = (f"timed out after {timeout_s:g} s (wall clock); " + outcome.error
-                             if not outcome.has_value else f"timed out after {timeout_s:g} s")
-        elif outcome.returncode is not None and outcome.returncode < 0 and not outcome.has_value:
-            outcome.error += f" (the worker was killed by signal {-outcome.returncode})"
-        outcome.seconds = time.monotonic() - t0
-        return outcome
-    finally:
+        return _Child(proc, top, iso, t0, payload_w, result_r, control_w, threads, out_sink,
+                      st_sink, fds)
+    except BaseException:
         for fd in fds:
             try:
                 os.close(fd)
@@ -492,6 +448,212 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
                 pass
         _make_writable(top)
         shutil.rmtree(top, ignore_errors=True)
+        raise
 
 
-__all__ = ["Isolation", "Outcome", "Refused", "run_untrusted"]
+def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
+    """Wait up to `wait_s` for the worker to end, else have the reaper kill the tree; collect
+    the status, the output and the isolation report into `outcome`; remove the run's files."""
+    try:
+        try:
+            c.proc.wait(timeout=max(0.1, wait_s))
+        except subprocess.TimeoutExpired:
+            outcome.timed_out = True
+            try:
+                os.write(c.control_w, b"k")  # the reaper kills the tree, then reports
+            except OSError:
+                pass
+            try:
+                c.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:   # the reaper is stuck: kill below it, then it
+                kill_tree(c.proc.pid)
+                c.proc.kill()
+                c.proc.wait()
+        for t in c.threads:
+            t.join(timeout=10)
+        try:
+            status = json.loads(c.st_sink.get("data", b"{}") or b"{}")
+        except ValueError:
+            status = {}
+        iso = c.iso
+        iso.subreaper = bool(status.get("subreaper"))
+        iso.pid_namespace = bool(status.get("pid_namespace"))
+        iso.masked = list(status.get("masked", []))
+        iso.notes += list(status.get("notes", []))
+        outcome.isolation = iso
+        outcome.killed = int(status.get("killed", 0))
+        ws = status.get("wait_status")
+        if ws is not None:
+            outcome.returncode = (os.WEXITSTATUS(ws) if os.WIFEXITED(ws)
+                                  else -os.WTERMSIG(ws) if os.WIFSIGNALED(ws) else None)
+        elif c.proc.returncode not in (0, None):
+            iso.notes.append(f"the reaper ended with status {c.proc.returncode}")
+        if status.get("left"):
+            iso.notes.append(f"processes still alive after the kill: {status['left']}")
+        outcome.output = c.out_sink.get("data", b"").decode("utf-8", errors="replace")
+        outcome.output_truncated = c.out_sink.get("dropped", 0) > 0
+        outcome.seconds = time.monotonic() - c.t0
+        return outcome
+    finally:
+        for fd in (*c.fds, c.control_w, c.payload_w, c.result_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        _make_writable(c.top)
+        shutil.rmtree(c.top, ignore_errors=True)
+
+
+_LIMITS = dict(memory_bytes=2 << 30, cpu_s=None, max_output_bytes=1 << 20,
+               max_file_bytes=16 << 20, max_write_bytes=64 << 20, max_open_files=256,
+               max_processes=256, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
+               namespaces=True)
+
+
+def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None,
+                  files: dict[str, Path], *, timeout_s: float = 60.0,
+                  max_result_bytes: int = 64 << 20, **limits) -> Outcome:
+    """Call ``entry`` ("module:function", importable from the submission files or the visible
+    trees) with ``payload`` (JSON data) in an isolated child; see the module docstring.
+    `limits` (defaults in `_LIMITS`): memory_bytes (None: no address-space cap, e.g. for CUDA),
+    cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files, max_processes,
+    env, hide, drop_privileges, uid, gid, namespaces.
+
+    Raises :class:`Refused` for a submission file that is not taken. Everything the child did is
+    in the returned :class:`Outcome`; the child cannot raise in the caller.
+    """
+    unknown = set(limits) - set(_LIMITS)
+    if unknown:
+        raise TypeError(f"unknown limit(s) {sorted(unknown)}; expected {sorted(_LIMITS)}")
+    data = json.dumps(payload, allow_nan=True).encode("utf-8")
+    c = _launch(entry, visible, files, session=False, timeout_s=timeout_s,
+                **{**_LIMITS, **limits})
+    res_sink: dict = {}
+    writer = threading.Thread(target=_write_payload, args=(c.payload_w, data), daemon=True)
+    reader = threading.Thread(target=_read_result, args=(c.result_r, max_result_bytes, res_sink),
+                              daemon=True)
+    c.payload_w = c.result_r = -1           # the threads own (and close) these now
+    c.threads += [writer, reader]
+    writer.start()
+    reader.start()
+    outcome = _finish(c, Outcome(), timeout_s - (time.monotonic() - c.t0))
+    if "value" in res_sink:
+        outcome.value, outcome.has_value = res_sink["value"], True
+    else:
+        outcome.error = res_sink.get("error", "no result came back")
+    if outcome.timed_out:
+        outcome.error = (f"timed out after {timeout_s:g} s (wall clock); " + outcome.error
+                         if not outcome.has_value else f"timed out after {timeout_s:g} s")
+    elif outcome.returncode is not None and outcome.returncode < 0 and not outcome.has_value:
+        outcome.error += f" (the worker was killed by signal {-outcome.returncode})"
+    return outcome
+
+
+class SessionEnded(RuntimeError):
+    """The worker of a `Session` is gone (it exited, crashed, sent garbage or ran out of time);
+    the message says why, `outcome` holds its output and status."""
+
+    def __init__(self, why: str, outcome: Outcome | None = None):
+        super().__init__(why)
+        self.outcome = outcome
+
+
+class Session:
+    """A worker that stays up for a conversation: ``entry`` ("module:function") is called with a
+    channel (``recv()`` -> JSON data, ``send(data)``) and serves requests until the parent closes
+    it. `request(msg, timeout_s)` sends one frame and returns the next frame the worker sends.
+
+    Every frame from the worker is untrusted data (checked for size and form only). A worker that
+    does not answer in time, exits, or sends a bad frame ends the session: `request` raises
+    `SessionEnded`, and every process below it is killed. `close()` ends it on purpose.
+    Same isolation and limits as `run_untrusted` (`timeout_s` here is the CPU-time cap).
+    """
+
+    def __init__(self, entry: str, visible, files: dict[str, Path], *, cpu_s: float = 600.0,
+                 max_frame_bytes: int = 64 << 20, **limits):
+        unknown = set(limits) - set(_LIMITS)
+        if unknown:
+            raise TypeError(f"unknown limit(s) {sorted(unknown)}; expected {sorted(_LIMITS)}")
+        self.max_frame_bytes = max_frame_bytes
+        self._c = _launch(entry, visible, files, session=True, timeout_s=cpu_s,
+                          **{**_LIMITS, **limits, "cpu_s": cpu_s})
+        self.outcome: Outcome | None = None
+        self.requests = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.outcome is None
+
+    def request(self, msg: object, timeout_s: float) -> object:
+        if self.outcome is not None:
+            raise SessionEnded("the session has ended", self.outcome)
+        data = json.dumps(msg, allow_nan=True).encode("utf-8")
+        try:
+            os.write(self._c.payload_w, HEADER.pack(len(data)))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._c.payload_w, view):]
+        except OSError:
+            self._end("the submission's process went away")
+        self.requests += 1
+        return self._read(time.monotonic() + timeout_s, timeout_s)
+
+    def _read(self, deadline: float, timeout_s: float) -> object:
+        import select
+
+        def exactly(n: int) -> bytes:
+            buf = bytearray()
+            while len(buf) < n:
+                left = deadline - time.monotonic()
+                ready = select.select([self._c.result_r], [], [], max(0.0, left))[0] if left > 0 \
+                    else []
+                if not ready:
+                    self._end(f"no answer within {timeout_s:g} s (wall clock)", timed_out=True)
+                chunk = os.read(self._c.result_r, min(1 << 20, n - len(buf)))
+                if not chunk:
+                    self._end("the submission's process ended")
+                buf += chunk
+            return bytes(buf)
+
+        (n,) = HEADER.unpack(exactly(HEADER.size))
+        if n > self.max_frame_bytes:
+            self._end(f"an answer of {n} bytes, over the limit of {self.max_frame_bytes}")
+        try:
+            return json.loads(exactly(n).decode("utf-8"))
+        except (ValueError, RecursionError) as e:
+            self._end(f"an answer that is not JSON ({str(e)[:200]})")
+
+    def _end(self, why: str, timed_out: bool = False):
+        out = self.close(kill=True)
+        out.timed_out = out.timed_out or timed_out
+        out.error = why
+        tail = out.output[-2000:]
+        raise SessionEnded(why + (f"; its output ended with:\n{tail}" if tail.strip() else ""),
+                           out)
+
+    def close(self, kill: bool = False) -> Outcome:
+        """End the worker (closing its input; killing the tree if it lingers or `kill`)."""
+        if self.outcome is not None:
+            return self.outcome
+        c = self._c
+        if kill:
+            try:
+                os.write(c.control_w, b"k")
+            except OSError:
+                pass
+        try:
+            os.close(c.payload_w)              # EOF: a serving worker returns
+        except OSError:
+            pass
+        c.payload_w = -1
+        self.outcome = _finish(c, Outcome(), 0.1 if kill else 2.0)
+        return self.outcome
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+__all__ = ["Isolation", "Outcome", "Refused", "Session", "SessionEnded", "run_untrusted"]

@@ -249,9 +249,48 @@ def _write_frame(fd, obj):
         view = view[n:]
 
 
+class Channel:
+    """The worker's end of a session: frames in from the parent, frames out to it."""
+
+    def __init__(self, rfd, wfd):
+        self._r, self._w = rfd, wfd
+
+    def recv(self):
+        """The parent's next message, or None when it closed the session."""
+        try:
+            return _read_frame(self._r, 1 << 40)
+        except EOFError:
+            return None
+
+    def send(self, obj):
+        _write_frame(self._w, obj)
+
+
+def serve(cfg):
+    """Session mode: ``module:function(channel)`` serves the parent until it closes the pipe."""
+    import importlib
+    import traceback
+    channel = Channel(cfg["payload_fd"], cfg["result_fd"])
+    try:
+        mod_name, _, func_name = cfg["entry"].partition(":")
+        getattr(importlib.import_module(mod_name), func_name)(channel)
+    except BaseException:  # noqa: BLE001 - tell the parent, if it still listens
+        try:
+            channel.send({"ended": traceback.format_exc(limit=20)[-20000:]})
+        except OSError:
+            pass
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
+
+
 def worker(cfg):
     sys.path[:] = [p for p in cfg["path"]]
     sys.argv = [cfg["entry"]]
+    if cfg.get("session"):
+        serve(cfg)
     payload = _read_frame(cfg["payload_fd"], 1 << 40)
     os.close(cfg["payload_fd"])
     result_fd = os.dup(cfg["result_fd"])

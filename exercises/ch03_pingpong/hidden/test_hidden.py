@@ -1,0 +1,14 @@
+"""Hidden tests of chapter 03 (never released): three warpgroups taking turns."""
+import pytest
+
+from exercises.grading import harness
+
+pub = harness.public(__file__, "test_pingpong.py")
+
+
+@pytest.mark.points(1)
+def test_three_warpgroups():
+    """Alone: 3 warpgroups take their turns in order 0, 1, 2, 0, 1, 2, ..."""
+    log, run = pub._turn_order(pub.sub(), 3, 3)
+    assert run.finished, run.error
+    assert [(w, k) for _, w, k in log] == [(w, k) for k in range(3) for w in range(3)], log

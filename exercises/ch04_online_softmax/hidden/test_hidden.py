@@ -1,0 +1,23 @@
+"""Hidden tests of chapter 04's online softmax (never released): masked rows."""
+import numpy as np
+import pytest
+
+from exercises.grading import harness
+
+pub = harness.public(__file__, "test_online_softmax.py")
+
+
+@pytest.mark.points(1)
+def test_masked_rows():
+    """Rows masked (-inf) in the first blocks, and one row masked everywhere: no NaN, right answer."""
+    s_mod = pub.sub()
+    s, v, _ = pub.blocks(rows=6, n=96)
+    s[:3, :48] = -np.inf           # rows 0-2: the first 48 keys masked
+    s[5, :] = -np.inf              # row 5: everything masked
+    parts = [(s[:, i:i + 32], v[i:i + 32]) for i in range(0, 96, 32)]
+    out, lse = s_mod.finalize(*pub.run(s_mod, parts, 6, 16))
+    assert np.isfinite(out).all(), "NaN or inf in the output"
+    ref, ref_lse = pub.reference(s[:5], v)
+    np.testing.assert_allclose(out[:5], ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(lse[:5], ref_lse, rtol=1e-12)
+    assert (out[5] == 0).all() and np.isneginf(lse[5])

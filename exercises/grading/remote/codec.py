@@ -1,0 +1,147 @@
+"""Values as JSON, both ways; used on both sides of the pipe.
+
+JSON's own types travel as themselves (floats may be NaN or ±inf). A tuple is ``{"t": [...]}``, a
+dict ``{"d": [[key, value], ...]}`` (keys any encodable value), a numpy array ``{"nd": [dtype,
+shape, base64 of its bytes]}`` (numeric dtypes only), and a few marked records the two sides
+agree on (``{"rec": {...}}`` a read-only record of named fields, ``{"ref": [kind, id]}`` a handle
+to something that lives on the grader's side). Anything else is refused with a TypeError naming
+its type: nothing is ever pickled.
+"""
+import base64
+
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64")
+MAX_DEPTH = 64
+
+
+class Record:
+    """Read-only named fields (a Hardware or a config as the submission sees it)."""
+
+    def __init__(self, fields):
+        object.__setattr__(self, "_fields", dict(fields))
+
+    def __getattr__(self, name):
+        try:
+            return self._fields[name]
+        except KeyError:
+            raise AttributeError("no field %r (fields: %s)" % (name, ", ".join(sorted(self._fields)))) from None
+
+    def __setattr__(self, name, value):
+        raise AttributeError("read-only record")
+
+    def __repr__(self):
+        return "Record(%s)" % ", ".join("%s=%r" % kv for kv in sorted(self._fields.items()))
+
+
+class Ref:
+    """A handle to an object on the other side of the pipe (an event, a CTA view)."""
+
+    __slots__ = ("id", "kind")
+
+    def __init__(self, kind, id):
+        self.kind, self.id = kind, id
+
+    def __eq__(self, other):
+        return isinstance(other, Ref) and (self.kind, self.id) == (other.kind, other.id)
+
+    def __hash__(self):
+        return hash((self.kind, self.id))
+
+    def __repr__(self):
+        return "<%s %s>" % (self.kind, self.id)
+
+
+def encode(obj, hook=None, depth=0):
+    """JSON data for `obj`; `hook(obj)` may return an encoding for types it knows (or None)."""
+    if depth > MAX_DEPTH:
+        raise TypeError("nested deeper than %d levels" % MAX_DEPTH)
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return float(obj)
+    if isinstance(obj, list):
+        return [encode(x, hook, depth + 1) for x in obj]
+    if isinstance(obj, tuple):
+        return {"t": [encode(x, hook, depth + 1) for x in obj]}
+    if isinstance(obj, dict):
+        return {"d": [[encode(k, hook, depth + 1), encode(v, hook, depth + 1)]
+                      for k, v in obj.items()]}
+    if isinstance(obj, Record):
+        return {"rec": encode(obj._fields, hook, depth + 1)}
+    if isinstance(obj, Ref):
+        return {"ref": [str(obj.kind), int(obj.id)]}
+    if hook is not None:
+        done = hook(obj)
+        if done is not None:
+            return done
+    mod = type(obj).__module__
+    if mod == "numpy":
+        import numpy as np
+        if isinstance(obj, np.ndarray):
+            if obj.dtype.name not in DTYPES:
+                raise TypeError("an array of dtype %s (numeric dtypes only)" % obj.dtype)
+            data = base64.b64encode(np.ascontiguousarray(obj).tobytes()).decode("ascii")
+            return {"nd": [obj.dtype.name, list(obj.shape), data]}
+        if isinstance(obj, np.generic):
+            return encode(obj.item(), hook, depth + 1)
+    raise TypeError("a value of type %s.%s cannot travel (JSON data, tuples, dicts and numeric "
+                    "numpy arrays can)" % (mod, type(obj).__qualname__))
+
+
+def decode(data, hook=None, depth=0):
+    """The value `data` (from `encode`) stands for; `hook(tag, payload)` builds marked records
+    of its own (or returns None for the defaults: `Record`, `Ref`)."""
+    if depth > MAX_DEPTH:
+        raise ValueError("nested deeper than %d levels" % MAX_DEPTH)
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if isinstance(data, list):
+        return [decode(x, hook, depth + 1) for x in data]
+    if not isinstance(data, dict) or len(data) != 1:
+        raise ValueError("not an encoded value: %r" % (str(data)[:80],))
+    (tag, body), = data.items()
+    if tag == "t" and isinstance(body, list):
+        return tuple(decode(x, hook, depth + 1) for x in body)
+    if tag == "d" and isinstance(body, list):
+        out = {}
+        for pair in body:
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise ValueError("a dict entry that is not a [key, value] pair")
+            key = decode(pair[0], hook, depth + 1)
+            if isinstance(key, (list, dict)):
+                raise ValueError("an unhashable dict key")
+            out[key] = decode(pair[1], hook, depth + 1)
+        return out
+    if tag == "nd":
+        return _array(body)
+    if hook is not None:
+        made = hook(tag, body)
+        if made is not None:
+            return made
+    if tag == "rec":
+        fields = decode(body, hook, depth + 1)
+        if not isinstance(fields, dict) or not all(isinstance(k, str) for k in fields):
+            raise ValueError("a record's fields are not named")
+        return Record(fields)
+    if tag == "ref" and isinstance(body, list) and len(body) == 2 \
+            and isinstance(body[0], str) and isinstance(body[1], int):
+        return Ref(body[0], body[1])
+    raise ValueError("unknown encoded value %r" % (tag,))
+
+
+def _array(body):
+    import numpy as np
+    if not (isinstance(body, list) and len(body) == 3 and body[0] in DTYPES
+            and isinstance(body[1], list) and all(isinstance(n, int) and n >= 0 for n in body[1])
+            and isinstance(body[2], str)):
+        raise ValueError("a malformed array")
+    raw = base64.b64decode(body[2].encode("ascii"), validate=True)
+    dtype = np.dtype(body[0])
+    count = 1
+    for n in body[1]:
+        count *= n
+    if len(raw) != count * dtype.itemsize:
+        raise ValueError("an array whose bytes do not match its shape")
+    return np.frombuffer(raw, dtype=dtype).reshape(body[1]).copy()

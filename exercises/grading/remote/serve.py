@@ -1,0 +1,67 @@
+"""The submission's side of a grading session: import the submission's files, call what the
+grader asks for, step the generators it returns, and send back plain values.
+
+Requests (JSON, see `codec`):
+  ``{"op": "call", "target": "module:function", "args": [...], "kwargs": {...}}`` ->
+      ``{"value": v}``, or ``{"gen": id}`` when the call made a generator, or ``{"raise": [type,
+      traceback]}``; with ``"echo": true``, ``{"value": [v, args, kwargs]}``: the arguments as the
+      call left them (so the grader can see whether it changed them);
+  ``{"op": "next", "gen": id, "send": v}`` -> ``{"yield": v}``, ``{"return": v}`` or ``{"raise":
+      ...}``; ``{"op": "close", "gen": id}`` -> ``{"value": null}``.
+While a call runs, a CTA (`cta.CTA`) sends ``{"req": ...}`` and waits for the grader's answer.
+Nothing here is trusted by the grader: it only carries the submission's answers.
+"""
+import importlib
+import inspect
+import traceback
+
+from . import cta
+from .codec import decode, encode
+
+
+def _call(msg, gens):
+    mod_name, _, fn_name = msg["target"].partition(":")
+    fn = getattr(importlib.import_module(mod_name), fn_name)
+    args = decode(msg.get("args", []), cta.build)
+    kwargs = decode(msg.get("kwargs", {"d": []}), cta.build)
+    out = fn(*args, **kwargs)
+    if msg.get("echo"):                    # the arguments as the call left them, too
+        return {"value": encode([out, args, kwargs])}
+    if inspect.isgenerator(out):
+        gens.append(out)
+        return {"gen": len(gens) - 1}
+    return {"value": encode(out)}
+
+
+def _next(msg, gens):
+    gen = gens[msg["gen"]]
+    try:
+        token = gen.send(decode(msg.get("send")))
+    except StopIteration as stop:
+        return {"return": encode(stop.value)}
+    return {"yield": encode(token, cta._hook)}
+
+
+def _close(msg, gens):
+    gens[msg["gen"]].close()
+    return {"value": None}
+
+
+def handle(msg, gens):
+    op = msg.get("op") if isinstance(msg, dict) else None
+    try:
+        return {"call": _call, "next": _next, "close": _close}[op](msg, gens)
+    except BaseException as e:  # noqa: BLE001 - the submission's failure is the answer
+        if isinstance(e, KeyError) and op not in ("call", "next", "close"):
+            return {"raise": ["ValueError", "unknown request %r" % (op,)]}
+        return {"raise": [type(e).__name__, traceback.format_exc(limit=12)[-8000:]]}
+
+
+def main(channel):
+    cta.CHANNEL = channel
+    gens = []
+    while True:
+        msg = channel.recv()
+        if msg is None:
+            return
+        channel.send(handle(msg, gens))

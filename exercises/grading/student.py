@@ -1,0 +1,287 @@
+"""The grader's side of a submission: its code runs in a sandbox session, never here.
+
+`Student(files)` holds one submission's files. `student.module("ring.py")` is a stand-in for the
+submission's module: calling one of its functions sends the call to the submission's process and
+returns what came back, decoded as plain data (`remote.codec`); a function that makes a generator
+returns a generator here that steps the submission's, so it can be a role the grader's model runs
+(``simulate(..., roles={"producer": student.module("producer.py").producer})``) or be used with
+``yield from``. A `sim.RoleView` passed as an argument reaches the submission as a stand-in CTA
+(`remote.cta`) whose every call this side carries out on the real view, so the run, its clock and
+its event log stay in the grader's process.
+
+Every answer is untrusted data: decoded with the codec's limits, checked by the tests. A session
+that ends (a crash, an exit, a hang past the test's deadline) raises `SubmissionFailed` in the
+test; the next use starts a fresh one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from .remote import codec
+from .remote.codec import Ref
+from .sandbox import Session, SessionEnded
+
+REMOTE = Path(__file__).resolve().parent / "remote"
+ENTRY = "course_remote.serve:main"
+CTA_CALLS = ("now", "wg", "tile", "delay", "expect", "arrive", "tma_copy", "load_q", "release",
+             "qk", "pv")
+CTA_STEPS = ("wait", "acquire", "softmax", "rescale", "pack", "epilogue")
+_support_dirs: dict = {}
+
+
+class SubmissionFailed(AssertionError):
+    """The submission's process failed to answer (the message says how); the test fails."""
+
+
+class SubmissionRaised(AssertionError):
+    """The submission's code raised; the message carries its traceback."""
+
+
+def support_dir(adapters: tuple[Path, ...] = ()) -> Path:
+    """A private folder holding what a sandbox gets besides the submission: `course_remote/`
+    (this package's `remote/`) and the exercise's adapter files (made once per process)."""
+    key = tuple(str(a) for a in adapters)
+    if key not in _support_dirs:
+        d = Path(tempfile.mkdtemp(prefix="grader-support-"))
+        shutil.copytree(REMOTE, d / "course_remote",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        for a in adapters:
+            shutil.copyfile(a, d / Path(a).name)
+        _support_dirs[key] = d
+    return _support_dirs[key]
+
+
+class _View:
+    """A RoleView the submission holds a stand-in of: its barriers and rings by name, and the
+    events its calls made."""
+
+    def __init__(self, view, vid: int):
+        self.view, self.vid, self.events = view, vid, []
+        self.rings = {r.name: r for r in (view.k, view.v)}
+        self.bars = {b.name: b for r in (view.k, view.v) for b in (*r.full, *r.empty)}
+        self.bars[view.q_full.name] = view.q_full
+        self.bars.update({b.name: b for b in view.turns.bar})
+
+    def static(self) -> dict:
+        v = self.view
+        ring = lambda r: {"name": r.name, "stages": r.stages, "full": [b.name for b in r.full],
+                          "empty": [b.name for b in r.empty]}
+        return {"view": self.vid, "cfg": _fields(v.cfg), "n_blocks": v.n_blocks, "el": v.el,
+                "producer_name": v.producer_name, "k": ring(v.k), "v": ring(v.v),
+                "q_full": v.q_full.name,
+                "turns": {"n": v.turns.n, "bar": [b.name for b in v.turns.bar]}}
+
+    def decode(self, data):
+        def hook(tag, body):
+            if tag == "bar" and body in self.bars:
+                return self.bars[body]
+            if tag == "ring" and body in self.rings:
+                return self.rings[body]
+            if tag in ("bar", "ring"):
+                raise TypeError(f"no {tag} named {body!r} in this CTA")
+            return None
+        return codec.decode(data, hook)
+
+
+def _fields(obj) -> dict:
+    """A dataclass's fields and the properties its class defines, as plain data."""
+    out = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    for name in dir(type(obj)):
+        if isinstance(getattr(type(obj), name, None), property):
+            try:
+                out[name] = getattr(obj, name)
+            except Exception:  # noqa: BLE001, S112 - a property that needs more than the fields
+                continue
+    return {k: (_fields(v) if dataclasses.is_dataclass(v) else v) for k, v in out.items()
+            if v is None or isinstance(v, (bool, int, float, str)) or dataclasses.is_dataclass(v)}
+
+
+class Student:
+    """One submission: its files (name -> path; a missing file fails the tests that use it),
+    what the sandbox gets besides them (`adapters`), and the limits of its process."""
+
+    def __init__(self, files: dict[str, Path], adapters: tuple[Path, ...] = (),
+                 memory_bytes: int | None = 2 << 30, timeout_s: float = 120.0,
+                 env: dict[str, str] | None = None):
+        self.files = {k: Path(v) for k, v in files.items()}
+        self.adapters = tuple(adapters)
+        self.memory_bytes = memory_bytes
+        self.timeout_s = timeout_s
+        self.env = dict(env or {})
+        self.memo: dict = {}                    # what tests computed from this submission
+        self.deadline: float | None = None     # the running test's; the runner sets it
+        self._session: Session | None = None
+        self._views: dict[int, _View] = {}
+        self._ids = itertools.count()
+        self.output = ""                        # what the last ended session printed
+
+    # --- the session --------------------------------------------------------------------------
+    def _live(self) -> Session:
+        if self._session is None or not self._session.alive:
+            self._session = Session(ENTRY, [support_dir(self.adapters)], self.files,
+                                    memory_bytes=self.memory_bytes, env=self.env)
+            self._views = {}
+        return self._session
+
+    def close(self) -> None:
+        if self._session is not None:
+            self.output = self._session.close(kill=True).output
+            self._session = None
+
+    def _ask(self, msg: dict) -> dict:
+        left = (self.deadline - time.monotonic()) if self.deadline else self.timeout_s
+        if left <= 0:
+            self.close()
+            raise SubmissionFailed("the test's time ran out while the submission computed")
+        session = self._live()
+        try:
+            reply = session.request(msg, left)
+            while isinstance(reply, dict) and "req" in reply:
+                reply = session.request(self._serve(reply), max(0.1, self.deadline - time.monotonic()
+                                                                if self.deadline else left))
+        except SessionEnded as e:
+            self.output = e.outcome.output if e.outcome else ""
+            raise SubmissionFailed(f"the submission's process failed: {e}") from None
+        if not isinstance(reply, dict) or len(reply) != 1:
+            self.close()
+            raise SubmissionFailed(f"the submission's process sent a malformed answer: "
+                                   f"{str(reply)[:200]}")
+        if "raise" in reply:
+            kind, tb = (reply["raise"] + ["", ""])[:2] if isinstance(reply["raise"], list) else \
+                ("?", str(reply["raise"]))
+            raise SubmissionRaised(f"the submission raised {kind}:\n{str(tb)[-4000:]}")
+        return reply
+
+    # --- what the submission's CTA asks for ----------------------------------------------------
+    def _serve(self, req: dict) -> dict:
+        try:
+            view = self._views[req["view"]]
+            method = req["req"]
+            if method not in CTA_CALLS:
+                raise TypeError(f"a role has no call {method!r}")
+            args = view.decode(req.get("args", []))
+            if not isinstance(args, list):
+                raise TypeError("malformed arguments")
+            if method == "now":
+                return {"value": view.view.now}
+            if method in ("expect", "arrive"):
+                bar = args[0] if args else None
+                if not hasattr(bar, "arrive"):
+                    raise TypeError(f"expected one of this CTA's barriers, got {bar!r}")
+                getattr(bar, method)(*args[1:])
+                return {"value": None}
+            out = getattr(view.view, method)(*args)
+            if method in ("qk", "pv", "delay"):
+                view.events.append(out)
+                return {"value": codec.encode(Ref("event", len(view.events) - 1))}
+            return {"value": codec.encode(out)}
+        except (TypeError, ValueError, KeyError, IndexError) as e:
+            kind = "ValueError" if isinstance(e, ValueError) else "TypeError"
+            return {"raise": [kind, f"{type(e).__name__}: {e}"]}
+        except Exception as e:  # noqa: BLE001 - the model refused the call (misuse)
+            return {"raise": ["GraderError", f"{type(e).__name__}: {e}"]}
+
+    def _encode_arg(self, obj):
+        from sim import RoleView
+        if isinstance(obj, RoleView):
+            vid = next(self._ids)
+            self._views[vid] = _View(obj, vid)
+            return {"cta": codec.encode(self._views[vid].static())}
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return {"rec": codec.encode(_fields(obj))}
+        return None
+
+    # --- calls ---------------------------------------------------------------------------------
+    def call(self, target: str, *args, **kwargs):
+        """`target` ("module:function") called with `args` in the submission's process: its
+        value, or a generator that steps the submission's generator."""
+        self._live()
+        before = set(self._views)
+        msg = {"op": "call", "target": target,
+               "args": codec.encode(list(args), self._encode_arg),
+               "kwargs": codec.encode(kwargs, self._encode_arg)}
+        views = [v for k, v in self._views.items() if k not in before]
+        reply = self._ask(msg)
+        if "gen" in reply:
+            return self._drive(reply["gen"], views, self._session)
+        if "value" in reply:
+            return codec.decode(reply["value"])
+        raise SubmissionFailed(f"an unexpected answer to a call: {str(reply)[:200]}")
+
+    def call_echo(self, target: str, *args, **kwargs):
+        """(value, args, kwargs) of a call, the arguments as the call left them."""
+        reply = self._ask({"op": "call", "target": target, "echo": True,
+                           "args": codec.encode(list(args), self._encode_arg),
+                           "kwargs": codec.encode(kwargs, self._encode_arg)})
+        out = codec.decode(reply.get("value"))
+        if not (isinstance(out, list) and len(out) == 3):
+            raise SubmissionFailed(f"an unexpected answer to a call: {str(reply)[:200]}")
+        return tuple(out)
+
+    def _drive(self, gid, views, session):
+        """Step the submission's generator `gid`; each step it yields is done here by the
+        model (on the view it was handed) before the next."""
+        view = views[0] if views else None
+        send = None
+        while True:
+            if self._session is not session:
+                raise SubmissionFailed("the submission's process ended during this generator")
+            reply = self._ask({"op": "next", "gen": gid, "send": send})
+            if "return" in reply:
+                return codec.decode(reply["return"])
+            if "yield" not in reply:
+                raise SubmissionFailed(f"an unexpected answer while stepping: {str(reply)[:200]}")
+            yield from self._step(view, reply["yield"])
+
+    def _step(self, view: _View | None, token):
+        if view is not None and isinstance(token, dict) and "tok" in token:
+            kind, args = token["tok"] if isinstance(token["tok"], list) else (None, None)
+            if kind in CTA_STEPS:
+                args = view.decode(args)
+                yield from getattr(view.view, kind)(*args)
+                return
+        if view is not None and isinstance(token, dict) and "ref" in token:
+            ref = codec.decode(token)
+            if ref.kind == "event" and 0 <= ref.id < len(view.events):
+                yield view.events[ref.id]
+                return
+        raise TypeError(f"the role yielded {str(token)[:120]}: a role yields only what cta.qk, "
+                        "cta.pv and cta.delay return, and `yield from`s cta.wait, cta.acquire, "
+                        "cta.softmax, cta.rescale, cta.pack and cta.epilogue")
+
+    def variant(self, env: dict[str, str] | None = None, gpu: bool = False) -> Student:
+        """The same submission in a session of its own, with `env` (and without the memory cap
+        for a GPU: CUDA maps far more address space than it uses)."""
+        other = Student(self.files, self.adapters, None if gpu else self.memory_bytes,
+                        self.timeout_s, env)
+        other.deadline = self.deadline
+        return other
+
+    def module(self, file: str) -> SubmissionModule:
+        return SubmissionModule(self, file)
+
+
+class SubmissionModule:
+    """The submission file `file` as the grader uses it: ``m.f(*args)`` calls ``f`` there."""
+
+    def __init__(self, student: Student, file: str):
+        if file not in student.files:
+            raise FileNotFoundError(f"submission file {file} is missing")
+        self._student, self._name = student, Path(file).stem
+
+    def __getattr__(self, fn: str):
+        if fn.startswith("_"):
+            raise AttributeError(fn)
+        return lambda *args, **kwargs: self._student.call(f"{self._name}:{fn}", *args, **kwargs)
+
+    def echo(self, fn: str, *args, **kwargs):
+        """Call `fn`; (its value, args, kwargs), the arguments as it left them."""
+        return self._student.call_echo(f"{self._name}:{fn}", *args, **kwargs)
+
+
+__all__ = ["Student", "SubmissionFailed", "SubmissionModule", "SubmissionRaised", "support_dir"]
