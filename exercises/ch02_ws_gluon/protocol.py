@@ -1,0 +1,426 @@
+"""Grader side of chapter 02: the producer/consumer protocol of a warp-specialized GEMM, read from
+the compiler's TTGIR (the text `_compile.compile_kernel` returns), not from PTX spelling.
+
+`analyze(ttgir, stages, k_steps)` parses the MLIR ops (strings and locations removed first, so an
+op name inside an inline-asm string or a comment is never an op), finds `ttg.warp_specialize` and
+its partitions (default = the consumers, partition0 = the producer), and interprets the scalar
+`arith`/`scf` ops over k-steps it = 0..k_steps-1 of each partition's loop: every barrier op gets
+the slot it touches, its parity or byte count, and whether it runs in that k-step: "yes", "no"
+(a branch or predicate that is false) or "cond" (it depends on a run-time value; this does not
+count as running). `check(protocol)` turns that into violations by rule. The IR is untrusted
+data: it is only matched with regexes, never evaluated as code; size, depth, loop counts and
+shift amounts are bounded. Stdlib only: the grader does not import triton.
+"""
+import re
+from dataclasses import dataclass, field
+
+MAX_CHARS, MAX_STEPS, MAX_DEPTH, MAX_OPS = 4_000_000, 256, 64, 2_000_000
+RULES = ("structure", "producer.wait", "producer.expect", "producer.copies", "consumer.wait",
+         "consumer.wgmma", "consumer.arrive", "setmaxnreg")
+RULES_BY_TEST = {"test_producer_protocol": RULES[:4], "test_setmaxnreg": RULES[7:],
+                 "test_consumer_protocol": (RULES[0],) + RULES[4:7]}
+_STR = re.compile(r'"[^"\n]*"')                    # MLIR prints a quote inside a string as \22
+_LOC = re.compile(r"\bloc\(")
+_VAL = re.compile(r"%[\w$.-]+(?:#\d+)?")
+_ARG = re.compile(r"(%[\w$.-]+)\s*:")
+_OP = re.compile(r"^(?:(%[\w$.-]+(?::\d{1,4})?(?:\s*,\s*%[\w$.-]+)*)\s*=\s*)?([\w.]+)(.*)$")
+_MEM = re.compile(r"memdesc<((?:\d+x)*)([A-Za-z]\w*)")
+_FOR = re.compile(r"scf\.for\s+(%\S+)\s*=\s*(%\S+)\s+to\s+(%\S+)\s+step\s+(%[\w$.#-]+)")
+_PAIR = re.compile(r"(%[\w$.-]+)\s*=\s*(%[\w$.-]+(?:#\d+)?)")
+_BYTES = {"f16": 2, "bf16": 2, "i16": 2, "f32": 4, "i32": 4, "f64": 8, "i64": 8}
+_CMP = {"eq": int.__eq__, "ne": int.__ne__, "lt": int.__lt__, "le": int.__le__,
+        "gt": int.__gt__, "ge": int.__ge__}
+_BIN = {"addi": int.__add__, "subi": int.__sub__, "muli": int.__mul__, "andi": int.__and__,
+        "ori": int.__or__, "xori": int.__xor__, "maxsi": max, "minsi": min, "maxui": max,
+        "minui": min, "divui": int.__floordiv__, "remui": int.__mod__, "floordivsi":
+        int.__floordiv__, "ceildivsi": lambda a, b: -(-a // b), "ceildivui": lambda a, b: -(-a // b),
+        "divsi": lambda a, b: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1),  # C: to zero
+        "remsi": lambda a, b: a - b * (abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)),
+        "shli": int.__lshift__, "shrsi": int.__rshift__, "shrui": int.__rshift__}
+
+
+@dataclass
+class Op:
+    results: list
+    name: str
+    body: str                                    # rest of the line, strings and locs removed
+    regions: list = field(default_factory=list)  # [(header line, [Op, ...]), ...]
+
+
+@dataclass
+class Event:
+    kind: str            # wait | expect | arrive | copy | dot
+    it: int | None       # k-step; None outside the k-loop
+    status: str          # yes | no | cond
+    order: int           # position in the partition's trace
+    alloc: str | None    # the barrier's ttg.local_alloc (its SSA name)
+    slot: int | None
+    value: int | None = None   # parity, expected bytes, or arrive count
+    dest: tuple = ()           # copy: (ring alloc, slot, bytes); dot: two of those (A, B)
+
+
+@dataclass
+class Partition:
+    name: str                  # consumer (default) | producer (partition0) | partitionN
+    num_warps: int | None
+    trips: int | None = None   # iterations of its k-loop, when the bounds are known
+    events: list = field(default_factory=list)
+
+
+@dataclass
+class Protocol:
+    stages: int
+    k_steps: int
+    found: bool = False                             # a ttg.warp_specialize was found
+    partitions: dict = field(default_factory=dict)
+    roles: dict = field(default_factory=dict)       # barrier alloc -> "full" | "empty"
+    requested_regs: list = field(default_factory=list)
+    actual_regs: list = field(default_factory=list)  # after allocate-warp-groups: default first
+    maxnreg: int | None = None
+    tile_bytes: int = 0                             # one slot of each ring copied into or read
+    notes: list = field(default_factory=list)
+
+
+def _clean(line: str) -> str:
+    line, out, i = _STR.sub('""', line), [], 0
+    for m in _LOC.finditer(line):                  # drop loc(...), nested parentheses included
+        if m.start() < i:
+            continue
+        depth, k = 0, m.end() - 1
+        for k in range(m.end() - 1, len(line)):
+            depth += {"(": 1, ")": -1}.get(line[k], 0)
+            if depth == 0:
+                break
+        out.append(line[i:m.start()])
+        i = k + 1
+    return ("".join(out) + line[i:]).strip()
+
+
+def parse(text: str) -> list:
+    """The op tree. Triton prints one op per line; a line ending in '{' opens a region of its op,
+    or (`default {`, `partitionN(...) {`, `} else {`) another region of the op before."""
+    top, stack, owners = [], [], []
+    stack.append(top)
+    for raw in text.splitlines():
+        line = _clean(raw)
+        if not line or line.startswith(("#", "^", "//")):
+            continue
+        if line.startswith("}"):
+            if len(stack) > 1:
+                stack.pop()
+                if not line.endswith("{"):
+                    owners.pop()
+                    continue
+                owners[-1].regions.append((line, []))
+                stack.append(owners[-1].regions[-1][1])
+            continue
+        if re.match(r"(default|partition\d+)\b", line) and line.endswith("{") and stack[-1]:
+            owner = stack[-1][-1]
+        elif m := _OP.match(line):
+            res = m.group(1) or ""
+            base, _, n = res.partition(":")             # %r:2 = ... defines %r#0 and %r#1
+            results = ([f"{base}#{i}" for i in range(min(int(n), 64))] if n else
+                       [r.strip() for r in res.split(",") if r.strip()])
+            owner = Op(results, m.group(2), m.group(3))
+            stack[-1].append(owner)
+            if not line.endswith("{"):
+                continue
+        else:
+            continue
+        owner.regions.append((line, []))
+        stack.append(owner.regions[-1][1])
+        owners.append(owner)
+        if len(stack) > MAX_DEPTH:
+            raise ValueError(f"the IR nests regions more than {MAX_DEPTH} deep")
+    return top
+
+
+def _arith(name: str, body: str, args: list) -> int | None:
+    """The scalar integer ops, with the type's wrap-around; None when anything is unknown."""
+    if name == "arith.constant" and body.split()[:1] in (["true"], ["false"]):
+        return int(body.split()[0] == "true")      # printed without a type: i1
+    t = re.search(r":\s*(?:\S+\s+to\s+)?(i\d+|index)\s*$", body)   # the type; casts: `to T`
+    w = 64 if t and t.group(1) == "index" else int(t.group(1)[1:]) if t else 0
+    op = name.split(".", 1)[-1]
+    if not 0 < w <= 64:
+        return None
+    if op == "constant":
+        c = re.match(r"\s*(-?\d{1,20})\s*:", body)
+        args = [int(c.group(1))] if c else [None]
+    elif op == "select":
+        return args[1 if args[0] else 2] if len(args) == 3 and args[0] is not None else None
+    if not args or None in args:
+        return None
+    mask = (1 << w) - 1
+    if op in ("constant", "extsi", "extui", "trunci", "index_cast", "index_castui", "bitcast"):
+        r = args[0]
+    elif op == "cmpi" and len(args) == 2:
+        pred = body.split(",")[0].strip()
+        a, b = (x & mask for x in args) if pred[0] == "u" else args
+        return int(_CMP[pred[1:] if pred[0] in "su" else pred](a, b)) if pred[-2:] in (
+            "eq", "ne", "lt", "le", "gt", "ge") else None
+    elif op in _BIN and len(args) == 2:
+        a, b = (x & mask for x in args) if op.endswith("ui") else args
+        if (b == 0 and ("div" in op or "rem" in op)) or (op[:2] == "sh" and not 0 <= b < w):
+            return None                            # division by zero, shift past width: poison
+        r = _BIN[op](a & mask if op == "shrui" else a, b)
+    else:
+        return None
+    r &= mask
+    return r if w == 1 or not r >> (w - 1) else r - (1 << w)
+
+
+def _nbytes(body: str) -> int:
+    ms = _MEM.findall(body)                        # the last memdesc type is the result's
+    n = _BYTES.get(ms[-1][1], 1) if ms else 0
+    for d in ms[-1][0].split("x")[:-1] if ms else []:
+        n *= int(d[:9])
+    return n
+
+
+class _Run:
+    """Executes the op tree once, iterating each partition's first scf.for (its k-loop)."""
+
+    def __init__(self, p: Protocol, scalar_args, num_warps):
+        self.p, self.args, self.num_warps = p, list(scalar_args or [])[:4096], num_warps
+        self.part, self.pending = None, False      # pending: the k-loop is still to come
+        self.budget = MAX_OPS
+
+    def event(self, kind, it, status, mem, value=None, dest=()):
+        if self.part is not None:                  # outside warp_specialize: nobody's role
+            alloc, slot = (mem[1], mem[2]) if isinstance(mem, tuple) else (None, None)
+            self.part.events.append(Event(kind, it, status, len(self.part.events), alloc,
+                                          slot if isinstance(slot, int) else None, value, dest))
+
+    def region(self, ops, env, status, it):
+        self.budget -= len(ops)
+        if self.budget < 0:
+            raise ValueError(f"the IR takes more than {MAX_OPS} op evaluations")
+        for op in ops:
+            if op.name in ("scf.yield", "ttg.warp_yield"):
+                return [env.get(v) for v in _VAL.findall(op.body)]
+            self.op(op, env, status, it)
+        return []
+
+    def op(self, op, env, status, it):
+        n, body = op.name, op.body
+        head = body.split(" : ")[0]
+        args = [env.get(v) for v in _VAL.findall(head.split(" deps ")[0])]
+        res = None
+
+        def runs(pred):            # under a predicate: false never runs, unknown is "cond"
+            return "no" if "no" == status or pred == 0 else "cond" if pred is None or \
+                status == "cond" else "yes"
+        if n.startswith("arith."):
+            res = _arith(n, body, [a if isinstance(a, int) else None for a in args])
+        elif n in ("module", "builtin.module", "tt.func"):
+            for i, a in enumerate(_ARG.findall(body) if n == "tt.func" else []):
+                if i < len(self.args) and isinstance(self.args[i], int):
+                    env[a] = self.args[i]          # the kernel's shapes and strides
+            for _, ops in op.regions:
+                self.region(ops, env, status, it)
+        elif n == "ttg.local_alloc":
+            res = ("mem", op.results[0] if op.results else "?", None, _nbytes(body))
+        elif n.startswith("ttg.memdesc_") and args and isinstance(args[0], tuple):
+            slot = args[1] if n == "ttg.memdesc_index" and len(args) > 1 else args[0][2]
+            res = ("mem", args[0][1], slot, _nbytes(body))
+        elif n == "ttng.wait_barrier" and len(args) >= 2:          # bar, phase[, pred]
+            self.event("wait", it, runs(args[2] if len(args) > 2 else 1), args[0], args[1])
+        elif n in ("ttng.arrive_barrier", "ttng.barrier_expect") and args:  # bar, N[, pred]
+            lit = re.findall(r",\s*(\d{1,12})\b", head)
+            self.event("arrive" if "arrive" in n else "expect", it,
+                       runs(args[1] if len(args) > 1 else 1), args[0], int(lit[0]) if lit else None)
+        elif n == "ttng.async_tma_copy_global_to_local":        # desc[coords] dest, bar[, pred]
+            a = [env.get(v) for v in _VAL.findall(head.rsplit("]", 1)[-1])]
+            if len(a) >= 2 and isinstance(a[0], tuple):
+                self.event("copy", it, runs(a[2] if len(a) > 2 else 1), a[1], dest=a[0][1:])
+        elif n == "ttng.warp_group_dot":
+            self.event("dot", it, runs(1), None,
+                       dest=tuple(a[1:] if isinstance(a, tuple) else (None, None, 0)
+                                  for a in args[:2]))
+        elif n == "ttg.warp_specialize":
+            self.warp_specialize(op, args, env)
+        elif n == "scf.if" and op.regions:
+            c = args[0] if args and isinstance(args[0], int) else None
+            then = self.region(op.regions[0][1], env, runs(c), it)
+            other = self.region(op.regions[1][1], env, runs(None if c is None else 1 - c), it) \
+                if len(op.regions) > 1 else []
+            env.update(zip(op.results, then if c == 1 else other if c == 0 else []))
+            return
+        elif n == "scf.for" and op.regions and self.pending and it is None:
+            return self.k_loop(op, env, status)
+        else:            # another loop or region op: its ops may run, how often is not known
+            for _, ops in op.regions:
+                self.region(ops, dict(env), "no" if status == "no" else "cond", it)
+        env.update(zip(op.results, [res]))
+
+    def k_loop(self, op, env, status):
+        header = op.regions[0][0]
+        m = _FOR.search(header)
+        if not m:
+            return
+        self.pending = False
+        iv, lb, ub, step = m.group(1), *(env.get(m.group(i)) for i in (2, 3, 4))
+        pairs = _PAIR.findall(header.split("iter_args", 1)[1]) if "iter_args" in header else []
+        carried = [env.get(b) for _, b in pairs]
+        known = all(isinstance(x, int) for x in (lb, ub, step)) and step > 0
+        self.part.trips = max(0, -(-(ub - lb) // step)) if known else None
+        for j in range(min(self.p.k_steps, self.part.trips if known else MAX_STEPS)):
+            env[iv] = lb + j * step if isinstance(lb, int) and isinstance(step, int) else None
+            env.update((a, v) for (a, _), v in zip(pairs, carried))
+            carried = (self.region(op.regions[0][1], env, status, j) + [None] * len(pairs))[
+                :len(pairs)]
+        env.update((r, None) for r in op.results)
+
+    def warp_specialize(self, op, captures, env):
+        p = self.p
+        p.found = True
+        for key, regs in (("requestedRegisters", p.requested_regs),
+                          ("actualRegisters", p.actual_regs)):
+            m = re.search(key + r"\s*=\s*array<i32:([\d,\s]{0,400})>", op.body)
+            regs[:] = [int(x) for x in m.group(1).split(",") if x.strip()] if m else []
+        for header, ops in op.regions:
+            name = header.split("(")[0].split()[0]
+            w = re.search(r"num_warps\((\d{1,4})\)", header)
+            self.part = Partition({"default": "consumer", "partition0": "producer"}.get(
+                name, name), int(w.group(1)) if w else self.num_warps)
+            # partitions other than the default see only their block arguments = the captures
+            penv = dict(env) if name == "default" else dict(zip(_ARG.findall(header), captures))
+            self.pending = True
+            self.region(ops, penv, "yes", None)
+            if self.pending:
+                self.part.trips, self.pending = 0, False    # no loop: no k-step runs anything
+            p.partitions[self.part.name] = self.part
+        self.part = None
+
+
+def analyze(ttgir: str, stages: int, k_steps: int, scalar_args=None) -> Protocol:
+    """The protocol the TTGIR describes, for k-steps 0..k_steps-1 of a ring of `stages` slots.
+    scalar_args: the integer passed for each tt.func argument (None for the others), as
+    compile_kernel returns them; without them a loop bound that depends on K is unknown and the
+    k-loop is taken to run k_steps times. Prefer compile_kernel's "ttgir_ws" (it also has the
+    registers setmaxnreg will set); the plain "ttgir" works too."""
+    p = Protocol(max(1, min(int(stages), 64)), max(1, min(int(k_steps), MAX_STEPS)))
+    if not isinstance(ttgir, str) or len(ttgir) > MAX_CHARS:
+        p.notes.append("the IR is not text, or is larger than the analysis reads")
+        return p
+    head = re.search(r"^\s*module attributes \{(.*)$", ttgir, re.MULTILINE)
+    attr = [re.search(k + r"\W*=\s*(\d{1,6})", head.group(1)) if head else None
+            for k in ("ttg.maxnreg", "ttg.num-warps")]
+    p.maxnreg, warps = (int(m.group(1)) if m else None for m in attr)
+    try:
+        _Run(p, scalar_args, warps).region(parse(ttgir), {}, "yes", None)
+    except ValueError as e:
+        p.notes.append(str(e))
+        return p
+    # roles by use, not by name: the TMA copies complete on (and the expect is on) `full`; the
+    # producer waits on, and the consumers arrive on, `empty`
+    live = {k: [e for e in q.events if e.status != "no"] for k, q in p.partitions.items()}
+    prod, cons = live.get("producer", []), live.get("consumer", [])
+    full = {e.alloc for e in prod if e.kind in ("copy", "expect") and e.alloc}
+    empty = {e.alloc for e in prod if e.kind == "wait" and e.alloc} | {
+        e.alloc for e in cons if e.kind == "arrive" and e.alloc}
+    p.roles = {a: "full" if a in full else "empty" for a in full | empty}
+    p.notes += [f"barrier {a} is used both as full (the TMA copies complete on it) and as empty "
+                f"(the producer waits on it, or the consumers arrive on it)" for a in
+                sorted(full & empty)]
+    rings = {d[0]: d[2] for e in prod + cons for d in ([e.dest] if e.kind == "copy" else e.dest
+                                               if e.kind == "dot" else []) if d[0]}
+    p.tile_bytes = sum(rings.values())
+    return p
+
+
+def _label(p: Protocol, kind, alloc, slot, value, role=None) -> str:
+    where = f"{role or p.roles.get(alloc, alloc or '?')}[{'?' if slot is None else slot}]"
+    return {"wait": f"wait on {where} with parity {value}", "arrive": f"arrive on {where}",
+            "expect": f"expect of {value} bytes on {where}"}[kind]
+
+
+def _at(part, it, kind, status="yes"):
+    return [e for e in part.events if e.it == it and e.kind == kind and e.status == status]
+
+
+def _one(out, p, part, it, kind, role, slot, value=None, optional=False):
+    """The one `kind` op that runs in k-step `it`, if it is on role[slot] (with `value`, unless
+    None); else a message saying what runs instead, and None."""
+    exp = _label(p, kind, None, slot, value, role).replace(" with parity None", "")
+    evs, msg = _at(part, it, kind), None
+    if not evs and not optional:
+        why = (" (one depends on a run-time value)" if _at(part, it, kind, "cond") else
+               " (one is behind a branch or predicate that is false here)"
+               if _at(part, it, kind, "no") else "")
+        msg = f"no {kind} runs{why}"
+    elif len(evs) > 1:
+        msg = f"{len(evs)} {kind}s run (" + "; ".join(
+            _label(p, kind, e.alloc, e.slot, e.value) for e in evs) + "), one was"
+    elif evs and ((p.roles.get(evs[0].alloc), evs[0].slot) != (role, slot)
+                  or value not in (None, evs[0].value)):
+        msg = _label(p, kind, evs[0].alloc, evs[0].slot, evs[0].value)
+    if msg:
+        out.append(f"{part.name}, k-step {it}: {msg}; expected {exp}")
+    return evs[0] if evs and not msg else None
+
+
+def check(p: Protocol) -> dict:
+    """Violations by rule (every name in RULES); an empty list is a rule kept."""
+    prod, cons = p.partitions.get("producer"), p.partitions.get("consumer")
+    if not p.found or prod is None or cons is None:
+        return {r: [("no ttg.warp_specialize with a default partition (the consumers) and a "
+                    "worker partition0 (the producer) in the TTGIR")] + p.notes for r in RULES}
+    v = {r: [] for r in RULES}
+    S, n = p.stages, p.k_steps
+    v["structure"] += p.notes + [
+        f"the {q.name}'s k-loop runs {q.trips} times; expected {n} (one per k-step)"
+        for q in (prod, cons) if q.trips is not None and q.trips != n] + [
+        f"{q.name} does barrier/TMA/wgmma work; expected only one worker partition"
+        for q in p.partitions.values() if q not in (prod, cons) and q.events]
+    rings = len({e.dest[0] for e in prod.events if e.kind == "copy"} | {
+        d[0] for e in cons.events if e.kind == "dot" for d in e.dest if d[0]})
+    for it in range(n):
+        s, ph = it % S, (it // S) & 1
+        # the first lap may skip the wait: a fresh barrier passes parity 1 at once
+        w = _one(v["producer.wait"], p, prod, it, "wait", "empty", s, ph ^ 1, optional=it < S)
+        x = _one(v["producer.expect"], p, prod, it, "expect", "full", s, p.tile_bytes)
+        copies, out = _at(prod, it, "copy"), v["producer.copies"]
+        if len({c.dest[0] for c in copies}) != len(copies) or len(copies) != max(2, rings):
+            out.append(f"producer, k-step {it}: {len(copies)} TMA copies run, into "
+                       + (", ".join(f"{c.dest[0]}[{c.dest[1]}]" for c in copies) or "nothing")
+                       + f"; expected one into slot {s} of each ring (A and B)")
+        for c in copies:
+            if c.dest[1] != s or (p.roles.get(c.alloc), c.slot) != ("full", s):
+                out.append(f"producer, k-step {it}: a TMA copy into {c.dest[0]}[{c.dest[1]}] "
+                           f"completes on {p.roles.get(c.alloc, c.alloc)}[{c.slot}]; expected "
+                           f"slot {s}, completing on full[{s}]")
+            out += [f"producer, k-step {it}: a TMA copy is issued before {what}"
+                    for before, what in ((w, "the wait on empty"), (x, "the expect"))
+                    if before and c.order < before.order]
+        if w and x and x.order < w.order:
+            v["producer.wait"].append(f"producer, k-step {it}: the expect comes before the wait")
+        w = _one(v["consumer.wait"], p, cons, it, "wait", "full", s, ph)
+        dots = _at(cons, it, "dot")
+        if not dots:
+            v["consumer.wgmma"].append(f"consumer, k-step {it}: no wgmma runs" + (
+                " (one depends on a run-time value)" if _at(cons, it, "dot", "cond") else ""))
+        v["consumer.wgmma"] += [f"consumer, k-step {it}: the wgmma reads {a}[{sl}]; expected "
+                                f"slot {s}" for d in dots for a, sl, _ in d.dest if a and sl != s]
+        if w and dots and dots[0].order < w.order:
+            v["consumer.wait"].append(f"consumer, k-step {it}: the wgmma is issued before the "
+                                      f"wait on full[{s}]")
+        if it > 0:     # k-step it-1's wgmma is done (wgmma_wait(1)): release its slot
+            _one(v["consumer.arrive"], p, cons, it, "arrive", "empty", (it - 1) % S)
+        v["consumer.arrive"] += [f"consumer, k-step 0: {_label(p, 'arrive', e.alloc, e.slot, 0)}"
+                                 " runs; no earlier k-step has a slot to release"
+                                 for e in _at(cons, 0, "arrive")] if it == 0 else []
+    regs, cap, out = p.actual_regs or p.requested_regs, p.maxnreg, v["setmaxnreg"]
+    if not p.requested_regs:
+        out.append("warp_specialize has no requestedRegisters: the producer's register count "
+                   "was not given, so no setmaxnreg is emitted")
+    elif p.actual_regs and len(regs) >= 2 and cap:
+        out += [(f"the producer gets {regs[1]} registers; expected fewer than the {cap} at entry "
+                "(setmaxnreg.dec)")] * (regs[1] >= cap) + [
+                (f"the consumers get {regs[0]} registers; expected more than the {cap} at entry "
+                "(setmaxnreg.inc)")] * (regs[0] <= cap)
+    elif cap and regs[0] >= cap:
+        out.append(f"the producer requests {regs[0]} registers; expected fewer than the {cap} "
+                   "at entry")
+    return {r: m[:6] + [f"... and {len(m) - 6} more"] * (len(m) > 6) for r, m in v.items()}

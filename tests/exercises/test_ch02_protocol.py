@@ -1,0 +1,309 @@
+"""exercises/ch02_ws_gluon/protocol.py: the producer/consumer protocol read from the TTGIR.
+
+The source solution keeps every rule; small text edits of it (and the known-wrong submissions in
+exercises/wrong/) break exactly the rule their bug is about, including the cheats that fool a PTX
+regex: a wait that is only inline-asm comment text, a wait behind a branch that never runs.
+The compiles run on CPU (sm_90a target, no GPU); each variant is compiled once per module."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EX = ROOT / "exercises" / "ch02_ws_gluon"
+WRONG = ROOT / "exercises" / "wrong"
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+protocol = _load("ch02_protocol", EX / "protocol.py")       # pure Python: no triton needed
+SOURCE = (EX / "ws_gemm.py").read_text()
+CONSUMER_WAIT = "        mbarrier.wait(full.index(s), (it // STAGES) & 1)\n"
+PRODUCER_WAIT = "        mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)\n"
+EXPECT = ("        mbarrier.expect(full.index(s), a_desc.block_type.nbytes + "
+          "b_desc.block_type.nbytes)\n")
+COPIES = ("        tma.async_copy_global_to_shared(a_desc, [off_m, k], full.index(s), a_ring.index(s))\n"
+          "        tma.async_copy_global_to_shared(b_desc, [k, off_n], full.index(s), b_ring.index(s))\n")
+
+# name -> [(old, new), ...]: each old text must occur exactly once in ws_gemm.py
+VARIANTS = {
+    "source": [],
+    "consumer_waits_on_empty": [(CONSUMER_WAIT, CONSUMER_WAIT.replace("full", "empty"))],
+    "producer_parity_without_xor": [(PRODUCER_WAIT, PRODUCER_WAIT.replace(
+        "((it // STAGES) & 1) ^ 1", "(it // STAGES) & 1"))],
+    "consumer_parity_flipped": [(CONSUMER_WAIT, CONSUMER_WAIT.replace(
+        "(it // STAGES) & 1", "((it // STAGES) & 1) ^ 1"))],
+    "asm_comment_wait": [(CONSUMER_WAIT, (
+        '        gl.inline_asm_elementwise("// mbarrier.try_wait.parity.shared::cta.b64 P1, [b], 0;'
+        '\\n\\tmov.b32 $0, $1;", "=r,r", [it], dtype=gl.int32, is_pure=False, pack=1)\n'))],
+    "dead_branch_wait": [(CONSUMER_WAIT, "        if it > 1000000:\n    " + CONSUMER_WAIT)],
+    "runtime_branch_wait": [(CONSUMER_WAIT, "        if gl.program_id(0) < 1000000:\n    "
+                             + CONSUMER_WAIT)],
+    "k_branch_wait": [(CONSUMER_WAIT, "        if K > 1000000:\n    " + CONSUMER_WAIT)],
+    "producer_wait_predicated_off": [(PRODUCER_WAIT, PRODUCER_WAIT.replace(") ^ 1)",
+                                                                           ") ^ 1, pred=it < 0)"))],
+    "missing_expect": [(EXPECT, "")],
+    "expect_one_tile": [(EXPECT, EXPECT.replace(" + b_desc.block_type.nbytes", ""))],
+    "copies_before_expect": [(EXPECT + COPIES, COPIES + EXPECT)],
+    "producer_wrong_slot": [("        k = it * BK\n        s = it % STAGES\n",
+                             "        k = it * BK\n        s = (it + 1) % STAGES\n")],
+    "producer_keeps_registers": [("PRODUCER_REGS = gl.constexpr(40)",
+                                  "PRODUCER_REGS = gl.constexpr(168)")],
+    # rewrites that keep the protocol (they must keep every rule)
+    "carried_slot_and_phase": [
+        ("    for it in range(gl.cdiv(K, BK)):\n", ("    s = 0\n    phase = 1\n"
+         "    for it in range(gl.cdiv(K, BK)):\n")),
+        ("        s = it % STAGES\n        # a fresh", "        # a fresh"),
+        (PRODUCER_WAIT, "        mbarrier.wait(empty.index(s), phase)\n"),
+        (COPIES, COPIES + "        s += 1\n        if s == STAGES:\n            s = 0\n"
+         "            phase = phase ^ 1\n")],
+    "producer_skips_first_lap_wait": [(PRODUCER_WAIT, "        if it >= STAGES:\n    "
+                                       + PRODUCER_WAIT)],
+    "consumer_wait_with_deps": [(CONSUMER_WAIT, CONSUMER_WAIT.replace(
+        "& 1)", "& 1, deps=[a_ring.index(s), b_ring.index(s)])"))],
+    # identification by role, not by name: the two barrier rings swap names everywhere
+    "names_swapped": [("full", "\0"), ("empty", "full"), ("\0", "empty")],
+}
+PRODUCER = set(protocol.RULES_BY_TEST["test_producer_protocol"]) - {"structure"}
+CONSUMER = set(protocol.RULES_BY_TEST["test_consumer_protocol"]) - {"structure"}
+# variant -> the rules it must break (all the others must hold)
+BREAKS = {
+    "consumer_waits_on_empty": {"consumer.wait"},
+    "producer_parity_without_xor": {"producer.wait"},
+    "consumer_parity_flipped": {"consumer.wait"},
+    "asm_comment_wait": {"consumer.wait"},
+    "dead_branch_wait": {"consumer.wait"},
+    "runtime_branch_wait": {"consumer.wait"},
+    "k_branch_wait": {"consumer.wait"},
+    "producer_wait_predicated_off": {"producer.wait"},
+    "missing_expect": {"producer.expect"},
+    "expect_one_tile": {"producer.expect"},
+    "copies_before_expect": {"producer.copies"},
+    "producer_wrong_slot": {"producer.wait", "producer.expect", "producer.copies"},
+    "producer_keeps_registers": {"setmaxnreg"},
+}
+_compiled: dict = {}
+_tmp = Path(tempfile.mkdtemp(prefix="ch02-protocol-"))
+
+
+def _edit(text: str, edits) -> str:
+    for old, new in edits:
+        if old in ("full", "empty", "\0"):
+            text = re.sub(rf"\b{re.escape(old)}\b" if old != "\0" else "\0", new, text)
+            continue
+        assert text.count(old) == 1, f"ws_gemm.py changed: {old!r} is not there exactly once"
+        text = text.replace(old, new)
+    return text
+
+
+def compiled(name: str, path: Path | None = None) -> dict:
+    """compile_kernel's dict for a variant of ws_gemm.py (or a file), compiled once."""
+    pytest.importorskip("triton")
+    if name not in _compiled:
+        if path is None:
+            path = _tmp / f"{name}.py"
+            path.write_text(_edit(SOURCE, VARIANTS[name]))
+        comp = _load("ch02_compile", EX / "_compile.py")
+        _compiled[name] = comp.compile_kernel(comp.load(path))
+    return _compiled[name]
+
+
+def violations(k: dict, key: str = "ttgir_ws", bind: bool = True) -> dict:
+    p = protocol.analyze(k[key], k["stages"], k["k_steps"], k["scalar_args"] if bind else None)
+    return {rule: msgs for rule, msgs in protocol.check(p).items() if msgs}
+
+
+@pytest.mark.parametrize("key", ["ttgir_ws", "ttgir"])
+@pytest.mark.parametrize("bind", [True, False])
+def test_source_keeps_every_rule(key, bind):
+    k = compiled("source")
+    assert k[key], key
+    v = protocol.check(protocol.analyze(k[key], k["stages"], k["k_steps"],
+                                        k["scalar_args"] if bind else None))
+    assert set(v) == set(protocol.RULES)
+    assert not any(v.values()), v
+
+
+def test_source_protocol_as_read():
+    """What the analysis reads of the source: the roles, the registers, and one producer and one
+    consumer k-step, against the values ws_gemm.py's own constants imply."""
+    pytest.importorskip("triton")
+    k = compiled("source")
+    mod = _load("ch02_ws_gemm_src", EX / "ws_gemm.py")
+    p = protocol.analyze(k["ttgir_ws"], k["stages"], k["k_steps"], k["scalar_args"])
+    assert p.found and k["stages"] == mod.STAGES and p.maxnreg == mod.MAXNREG
+    assert sorted(p.roles.values()) == ["empty", "full"]
+    prod, cons = p.partitions["producer"], p.partitions["consumer"]
+    assert prod.num_warps == int(mod.PRODUCER_WARPS) and cons.num_warps == mod.NUM_WARPS
+    assert prod.trips == cons.trips == k["k_steps"]
+    assert p.requested_regs[0] == int(mod.PRODUCER_REGS) and p.actual_regs[1] < mod.MAXNREG
+    assert p.actual_regs[0] > mod.MAXNREG
+    it = mod.STAGES + 1                      # second lap: parities differ from the first
+    tile = (mod.BM * mod.BK + mod.BK * mod.BN) * 2
+    ev = [(e.kind, p.roles.get(e.alloc), e.slot, e.value) for e in prod.events if e.it == it]
+    s = it % mod.STAGES
+    assert ev == [("wait", "empty", s, 0), ("expect", "full", s, tile),
+                  ("copy", "full", s, None), ("copy", "full", s, None)]
+    ev = [(e.kind, p.roles.get(e.alloc), e.slot, e.value) for e in cons.events if e.it == it]
+    assert ev == [("wait", "full", s, 1), ("dot", None, None, None),
+                  ("arrive", "empty", (it - 1) % mod.STAGES, 1)]
+    assert [e.status for e in cons.events if e.it == 0 and e.kind == "arrive"] == ["no"]
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_variant_breaks_its_rule(name):
+    v = violations(compiled(name))
+    assert set(v) == BREAKS[name], json.dumps(v, indent=1)
+
+
+@pytest.mark.parametrize("name", ["carried_slot_and_phase", "consumer_wait_with_deps",
+                                  "producer_skips_first_lap_wait"])
+def test_equivalent_rewrites_keep_every_rule(name):
+    assert not violations(compiled(name))
+
+
+def test_messages_say_found_and_expected():
+    v = violations(compiled("consumer_waits_on_empty"))["consumer.wait"]
+    assert "wait on empty[0] with parity 0; expected wait on full[0] with parity 0" in v[0]
+    v = violations(compiled("producer_parity_without_xor"))["producer.wait"]
+    assert "wait on empty[0] with parity 0; expected wait on empty[0] with parity 1" in v[0]
+    assert "false" in violations(compiled("dead_branch_wait"))["consumer.wait"][0]
+    assert "run-time" in violations(compiled("runtime_branch_wait"))["consumer.wait"][0]
+    assert "16384 bytes" in violations(compiled("expect_one_tile"))["producer.expect"][0]
+
+
+def test_a_condition_on_k_is_decided_when_the_arguments_are_known():
+    """`if K > 1000000:` around the wait: with the kernel's scalar arguments bound the analysis
+    evaluates it (false); without them it is a run-time condition. Either way no wait runs."""
+    k = compiled("k_branch_wait")
+    assert "false here" in violations(k, bind=True)["consumer.wait"][0]
+    assert "run-time" in violations(k, bind=False)["consumer.wait"][0]
+
+
+def test_names_do_not_decide_the_roles():
+    k = compiled("names_swapped")
+    assert not violations(k)
+    p = protocol.analyze(k["ttgir_ws"], k["stages"], k["k_steps"], k["scalar_args"])
+    assert p.roles == {"%empty": "full", "%full": "empty"}
+
+
+def _loses(path: Path) -> set[str]:
+    head = path.read_text().split('"""', 1)[0]
+    line = next(x for x in head.splitlines() if x.startswith("# loses:"))
+    return {t.strip() for t in line.split(":", 1)[1].split(",")}
+
+
+GRADER_TESTS = {"test_producer_protocol", "test_consumer_protocol", "test_compiles_for_sm90a",
+                "test_setmaxnreg", "test_gpu_correct", "test_gpu_consan"}
+WRONG_FILES = sorted(p.name for p in WRONG.glob("ch02_*.py")
+                     if "# exercise: ch02_ws_gluon\n" in p.read_text())
+
+
+def test_there_are_wrong_gluon_files():
+    assert len(WRONG_FILES) >= 4, WRONG_FILES
+
+
+@pytest.mark.parametrize("fname", WRONG_FILES)
+def test_wrong_file_loses_what_its_header_says(fname):
+    """A known-wrong submission breaks a rule of each protocol test its header names, and keeps
+    the rules of the protocol tests it does not name."""
+    path = WRONG / fname
+    v = violations(compiled(fname, path))
+    loses = _loses(path)
+    if loses - GRADER_TESTS:
+        # a header that still names the PTX-regex tests: at least the protocol must see a bug
+        assert v, f"{fname}: no rule broken"
+        pytest.skip(f"{fname} names tests the grader no longer has: {sorted(loses - GRADER_TESTS)}")
+    for test, rules in protocol.RULES_BY_TEST.items():
+        broken = set(v) & set(rules)
+        assert bool(broken) == (test in loses), (test, json.dumps(v, indent=1))
+
+
+def test_text_is_not_an_op():
+    """An op's name in a comment line or in a string operand is not an op."""
+    pytest.importorskip("triton")
+    ttgir = compiled("source")["ttgir_ws"]
+    lines = ttgir.splitlines()
+    i = next(n for n, x in enumerate(lines) if "ttng.wait_barrier" in x and "%11, %13" in x)
+    real = lines[i]
+    lines[i] = "// " + real.strip()
+    lines.insert(i, '        %zz = tt.elementwise_inline_asm "' + real.strip().replace('"', "")
+                 + '" {constraints = "=r", pure = false} : -> i32')
+    k = compiled("source")
+    v = protocol.check(protocol.analyze("\n".join(lines), k["stages"], k["k_steps"],
+                                        k["scalar_args"]))
+    assert v["consumer.wait"] and not v["producer.wait"], v
+
+
+@pytest.mark.parametrize("text", ["", "garbage {\n}}}\n", "module {\n" * 500,
+                                  "%x = arith.shli %a, %b : i64\n" * 10, 12345])
+def test_bad_ir_is_reported_not_raised(text):
+    v = protocol.check(protocol.analyze(text, 3, 8))
+    assert all(v[r] for r in protocol.RULES), v
+
+
+def test_interpreter_arith():
+    """The scalar interpreter on a synthetic loop: C-style signed division and remainder,
+    shifts, select, casts, cmpi — the slot and parity it reads for each k-step."""
+    ir = """module attributes {ttg.maxnreg = 168 : i32, "ttg.num-warps" = 4 : i32} {
+  tt.func @k(%n: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %cm3 = arith.constant -3 : i32
+    %c40 = arith.constant 40 : i32
+    %bar = ttg.local_alloc : () -> !ttg.memdesc<3x1xi64, #s, #smem, mutable>
+    ttg.warp_specialize(%bar) attributes {requestedRegisters = array<i32: 40>}
+    default {
+      scf.for %it = %c0 to %n step %c1  : i32 {
+        %neg = arith.subi %c0, %it : i32
+        %q = arith.divsi %neg, %cm3 : i32
+        %r = arith.remsi %neg, %cm3 : i32
+        %s = arith.subi %c0, %r : i32
+        %w = arith.extsi %q : i32 to i64
+        %t = arith.trunci %w : i64 to i32
+        %sh = arith.shli %t, %c40 : i32
+        %big = arith.cmpi sge, %t, %c1 : i32
+        %ph = arith.select %big, %c1, %c0 : i32
+        %b = ttg.memdesc_index %bar[%s] : !ttg.memdesc<3x1xi64> -> !ttg.memdesc<1xi64>
+        ttng.wait_barrier %b, %ph, %big : !ttg.memdesc<1xi64>
+        ttng.arrive_barrier %b, 1, %sh : !ttg.memdesc<1xi64>
+      }
+      ttg.warp_yield
+    }
+    partition0(%a: !ttg.memdesc<3x1xi64>) num_warps(1) {
+      ttg.warp_return
+    } : (!ttg.memdesc<3x1xi64>) -> ()
+    tt.return
+  }
+}"""
+    p = protocol.analyze(ir, 3, 7, [5])
+    cons = p.partitions["consumer"]
+    assert cons.trips == 5 and cons.num_warps == 4 and p.partitions["producer"].num_warps == 1
+    waits = [(e.it, e.slot, e.value, e.status) for e in cons.events if e.kind == "wait"]
+    assert waits == [(i, i % 3, int(i // 3 >= 1), "yes" if i >= 3 else "no") for i in range(5)]
+    # a shift by 40 of an i32 is poison: the arrive's predicate is unknown, so "cond"
+    assert {e.status for e in cons.events if e.kind == "arrive"} == {"cond"}
+
+
+def test_compile_cli_prints_one_json_line():
+    pytest.importorskip("triton")
+    out = subprocess.run([sys.executable, str(EX / "_compile.py"), str(EX / "ws_gemm.py")],
+                         capture_output=True, text=True, timeout=300, check=False)
+    k = json.loads(out.stdout.strip().splitlines()[-1])
+    assert ".target sm_90a" in k["ptx"] and "ttg.warp_specialize" in k["ttgir"]
+    assert k["num_warps"] == 12 and k["shared"] > 0 and "actualRegisters" in k["ttgir_ws"]
+    bad = subprocess.run([sys.executable, str(EX / "_compile.py"), str(_tmp / "missing.py")],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert "error" in json.loads(bad.stdout.strip().splitlines()[-1])
