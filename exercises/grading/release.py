@@ -11,7 +11,8 @@ exercises: no torch, no triton), ``requirements-kernels.txt`` (triton and torch,
 ``.github/workflows/classroom.yml`` with one autograding step per public CPU test.
 
 `python -m exercises gradescope OUT.zip`: the instructor's autograder for Gradescope — the
-*source* exercises (hidden tests included), ``sim/``, ``setup.sh`` and ``run_autograder``.
+*source* exercises (hidden tests included), ``sim/``, the requirements, ``setup.sh`` (a virtual
+environment, Python >= 3.10) and ``run_autograder`` (see exercises/README.md, Gradescope).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from .runner import PACKAGE, ROOT, exercises
+from .runner import PACKAGE, ROOT, exercises, find_submission
 from .source import hidden_lines, meta, solution_lines, strip
 
 REQUIREMENTS = """\
@@ -261,39 +262,122 @@ def check_no_leak(dest: Path, secrets: list[tuple[str, str]]) -> None:
         raise LeakError("solution or hidden-test text in the release:\n" + "\n".join(leaks[:20]))
 
 
-RUN_AUTOGRADER = """\
-#!/usr/bin/env bash
-# Gradescope calls this. The submission is the student's repo (or its exercises/ folder, or the
-# exercise files themselves, uploaded flat; see exercises/README.md).
-set -uo pipefail
-cd /autograder/source
-python3 -m exercises grade /autograder/submission --gradescope /autograder/results/results.json \\
-    --jobs 2 > /autograder/results/grade.txt 2>&1
-cat /autograder/results/grade.txt
+# What run_autograder needs on Gradescope (setup.sh installs it into a virtual environment): the
+# model and the grader, no matplotlib or notebooks. Python >= 3.10 (Ubuntu 22.04's python3).
+REQUIREMENTS_AUTOGRADER = """\
+simpy==4.1.2
+numpy>=1.26,<2.4
+pytest>=8
+pytest-timeout>=2.3
 """
 SETUP = """\
 #!/usr/bin/env bash
-# Gradescope image set-up (Ubuntu, python3 + pip).
+# Gradescope runs this once, as root, when it builds the autograder image. Everything is installed
+# into a virtual environment, $AG/venv, that run_autograder uses: newer Ubuntu images refuse a
+# system-wide `pip install` (PEP 668, "externally-managed-environment"), and Ubuntu 22.04's
+# python3 is 3.10, which sim/ and the grader support (the course package as a whole asks for 3.11;
+# it is not installed here: run_autograder runs the grader from $AG/source).
+# For the course's own tests: AUTOGRADER_ROOT (default /autograder), AUTOGRADER_PYTHON (default
+# python3), AUTOGRADER_KERNELS=0 (leave out triton and torch, which the Gluon and tl exercises
+# need).
 set -euo pipefail
-apt-get update -qq && apt-get install -y -qq python3 python3-pip > /dev/null
-pip3 install -q -r /autograder/source/requirements.txt \\
-    -r /autograder/source/requirements-kernels.txt \\
-    --extra-index-url https://download.pytorch.org/whl/cpu
+AG="${AUTOGRADER_ROOT:-/autograder}"
+PY="${AUTOGRADER_PYTHON:-python3}"
+SRC="$AG/source"
+VENV="$AG/venv"
+if ! "$PY" -m venv --clear "$VENV"; then
+    # Ubuntu's python3 has no venv (ensurepip) until python3-venv is installed.
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq python3 python3-venv python3-pip > /dev/null
+    "$PY" -m venv --clear "$VENV"
+fi
+VPY="$VENV/bin/python"
+"$VPY" -c 'import sys; assert sys.version_info >= (3, 10), "need python >= 3.10: " + sys.version'
+"$VPY" -m pip install -q --disable-pip-version-check -r "$SRC/requirements-autograder.txt"
+if [ "${AUTOGRADER_KERNELS:-1}" != 0 ]; then
+    # the Gluon and tl exercises (ch02_ws_gluon, ch04_tl_attention): triton and the CPU torch
+    "$VPY" -m pip install -q --disable-pip-version-check -r "$SRC/requirements-kernels.txt" \\
+        --extra-index-url https://download.pytorch.org/whl/cpu
+fi
+cd "$SRC"
+"$VPY" -c 'import sys, numpy, simpy, pytest, pytest_timeout, sim, exercises.grading.runner
+print("autograder ready: python", sys.version.split()[0], "numpy", numpy.__version__)'
 """
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Gradescope runs this for every submission, in /autograder. AUTOGRADER_ROOT (default /autograder)
+# lets the course's own tests run it in a folder laid out the same way (source/, submission/,
+# results/, and the venv/ that setup.sh made). On Gradescope it runs
+#   python -m exercises grade /autograder/submission --gradescope /autograder/results/results.json
+# with /autograder/submission narrowed to the folder that holds the work: the upload itself (the
+# exercise files flat, the exercises/ folder or a copy of the repo) or the one folder a zipped
+# folder unpacks to (see submission_root in exercises/grading/release.py).
+set -uo pipefail
+AG="${AUTOGRADER_ROOT:-/autograder}"
+PY="$AG/venv/bin/python"
+if [ ! -x "$PY" ]; then
+    echo "run_autograder: no $PY (did setup.sh run?); trying python3" >&2
+    PY=python3
+fi
+mkdir -p "$AG/results"
+rm -f "$AG/results/results.json"
+cd "$AG/source" || exit 1
+SUB="$("$PY" -c 'import sys; from pathlib import Path
+from exercises.grading.release import submission_root
+print(submission_root(Path(sys.argv[1])))' "$AG/submission")" || SUB="$AG/submission"
+echo "grading $SUB"
+"$PY" -m exercises grade "$SUB" --gradescope "$AG/results/results.json" \\
+    --jobs "${AUTOGRADER_JOBS:-2}" > "$AG/results/grade.txt" 2>&1
+status=$?
+cat "$AG/results/grade.txt"
+exit $status
+"""
+# Directories of a submission that are never the student's work.
+_NOT_WORK = ("__MACOSX", "__pycache__", "node_modules", "venv")
+
+
+def submission_root(path: Path, max_depth: int = 4, max_dirs: int = 2000) -> Path:
+    """The folder under a Gradescope submission to grade: of `path` and the folders below it (to
+    `max_depth`, hidden ones and ``__MACOSX`` left out), the shallowest one in which the most
+    exercises find their files (`runner.find_submission`). So a flat upload, an ``exercises/``
+    folder or a repo copy is graded where it lies, and a zipped folder (which Gradescope unpacks to
+    ``submission/<folder>/...``) from inside that folder. `path` itself when none finds any."""
+    names = exercises()
+    best, best_n = path, 0
+    queue, seen = [(path, 0)], 0
+    while queue and seen < max_dirs:
+        d, depth = queue.pop(0)                      # breadth first: the shallowest wins a tie
+        seen += 1
+        n = sum(find_submission(d, ex) is not None for ex in names)
+        if n > best_n:
+            best, best_n = d, n
+        if depth < max_depth:
+            try:
+                kids = sorted(d.iterdir())
+            except OSError:
+                continue
+            queue += [(k, depth + 1) for k in kids if k.is_dir() and not k.is_symlink()
+                      and not k.name.startswith(".") and k.name not in _NOT_WORK]
+    return best
 
 
 def gradescope_zip(out_zip: Path) -> Path:
+    """The Gradescope autograder: ``exercises/`` as the instructor has it (solutions and hidden
+    tests; ``wrong/`` left out), ``sim/`` (everything the model reads is in it: it opens no data
+    file), the requirements, ``setup.sh`` and ``run_autograder``."""
     out_zip = out_zip.resolve()
     out_zip.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out_zip, "w", zipfile.ZIP_DEFLATED) as z:
         for base in ("exercises", "sim"):
             for p in sorted((ROOT / base).rglob("*")):
                 rel = p.relative_to(ROOT)
-                if p.is_file() and not any(x in ("wrong", "__pycache__") for x in rel.parts) \
-                        and p.suffix != ".pyc":
+                if p.is_file() and not any(x in ("wrong", "__pycache__", ".pytest_cache")
+                                           for x in rel.parts) and p.suffix != ".pyc":
                     z.write(p, str(rel))
         z.writestr("requirements.txt", REQUIREMENTS)
         z.writestr("requirements-kernels.txt", REQUIREMENTS_KERNELS)
+        z.writestr("requirements-autograder.txt", REQUIREMENTS_AUTOGRADER)
         for name, text in (("run_autograder", RUN_AUTOGRADER), ("setup.sh", SETUP)):
             info = zipfile.ZipInfo(name)
             info.external_attr = 0o755 << 16

@@ -76,7 +76,15 @@ def table(results: list[ExerciseResult], released: bool, verbose: bool = False) 
 
 
 def gradescope(results: list[ExerciseResult], released: bool) -> dict:
-    s = summary(results, released)
+    """Gradescope's results.json (gradescope-autograders.readthedocs.io/en/latest/specs/).
+
+    One test per graded pytest test, worth its points. Public tests are ``visible``; hidden tests
+    are ``after_published`` (shown when the instructor publishes the grades). Gradescope hides a
+    student's total score while any test is hidden, so the top-level ``score`` (public and hidden)
+    is safe to send; the top-level ``output``, which students see at once, speaks of the public
+    tests only: no hidden outcome, count or points. ``stdout`` (the full table, hidden tests
+    included) stays with the instructors (``stdout_visibility`` ``hidden``).
+    """
     tests = []
     for r in results:
         if r.error and not r.tests:
@@ -92,8 +100,25 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
                 "output": (t.doc + ("\n\n" + t.message[-4000:] if t.outcome == "failed" else "")).strip(),
                 "visibility": "after_published" if t.hidden else "visible",
             })
-    return {"score": s["score"], "output": f"{s['verdict']}: {_fmt(s['score'])}/{_fmt(s['max_score'])}",
+    return {"score": sum(t["score"] for t in tests), "output": public_output(results, released),
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+
+
+def public_output(results: list[ExerciseResult], released: bool) -> str:
+    """The student-visible summary of a grading run: the public tests' results alone."""
+    public = [t for r in results for t in r.tests if t.outcome != "skipped" and not t.hidden]
+    errors = [r.name for r in results if r.error and not r.tests]     # its visible error entry
+    passed = sum(t.outcome == "passed" for t in public)
+    ok = passed == len(public) and not errors
+    score, points = sum(t.score for t in public), sum(t.points for t in public)
+    text = (f"Public tests: {_fmt(score)}/{_fmt(points)} points, "
+            f"{passed} of {len(public)} tests passed"
+            + ("" if ok else "; see the failed tests below")
+            + (f" (grading errors in {', '.join(errors)})" if errors else "") + ".")
+    if not released and any(t.hidden for r in results for t in r.tests):
+        text += (" Hidden tests are graded too; their results, and your total score, appear when"
+                 " the grades are published.")
+    return text
 
 
 def dumps(obj) -> str:
