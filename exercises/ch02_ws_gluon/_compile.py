@@ -92,6 +92,12 @@ def _allocate_warp_groups(ttgir, target, ir, passes, make_backend):
         return None
 
 
+def compile_submission(k_steps=None):
+    """In the grader's sandbox: compile the submission file ``ws_gemm.py`` beside this one."""
+    import ws_gemm
+    return compile_kernel(ws_gemm, k_steps)
+
+
 def load(path):
     spec = importlib.util.spec_from_file_location("submission_ws_gemm", path)
     mod = importlib.util.module_from_spec(spec)

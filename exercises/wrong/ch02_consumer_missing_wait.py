@@ -1,9 +1,9 @@
 # exercise: ch02_ws_gluon
 # file: ws_gemm.py
-# loses: test_both_roles_wait, test_gpu_consan
+# loses: test_consumer_protocol, test_gpu_consan
 # may-lose: test_gpu_correct
 # bug: the consumers never wait on full[s]: their wgmma reads a slot before its TMA lands (a race
-#      the PTX shows as a single mbarrier.try_wait loop, the producer's). test_gpu_correct runs
+#      the TTGIR shows as a consumer partition with no wait on full). test_gpu_correct runs
 #      only on a Hopper GPU, and a race need not show in every run.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 02 — a warp-specialized GEMM in Gluon (triton 3.6.0), one 128 × 128 tile per CTA.

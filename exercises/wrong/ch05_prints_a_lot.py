@@ -1,9 +1,9 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_idle_fraction_synthetic, test_idle_fraction_of_the_model
-# bug: idle_fraction writes ~300 MB to stdout. A grading process may write 64 MiB per file; past that
-#      its writes fail (EFBIG: python ignores SIGXFSZ) and the test scores 0; if it died instead,
-#      the runner would score that test 0 and run the rest in a fresh process.
+# loses: none
+# bug: idle_fraction writes ~300 MB to stdout, then returns the right answer. The sandbox keeps the
+#      first MiB of a submission's output and drops the rest: the grader stays up and the right
+#      answers keep their points (a flood is not a reason to lose them, nor a way to win any).
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
 

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -135,17 +136,21 @@ def test_there_are_wrong_submissions():
 @pytest.mark.parametrize("name", [p.name for p in WRONG])
 def test_wrong_submission_loses_exactly_its_tests(wrong_results, name):
     h, res = wrong_results[name]
-    loses = {x.strip() for x in h["loses"].split(",")}
-    maybe = {x.strip() for x in h.get("may-lose", "").split(",") if x.strip()}  # races
+    if h.get("needs") == "root" and os.geteuid() != 0:
+        pytest.skip("this cheat is stopped by the uid drop and the mount namespace, which need "
+                    "root (CI and Gradescope run as root)")
     names = {t.name for t in res.tests}
+    graded = {t.name for t in res.tests if t.outcome != "skipped"}
+    loses = (graded if h["loses"] == "all" else set() if h["loses"] == "none"
+             else {x.strip() for x in h["loses"].split(",")})
+    maybe = {x.strip() for x in h.get("may-lose", "").split(",") if x.strip()}  # races
     assert loses | maybe <= names, f"header names unknown tests: {(loses | maybe) - names}"
     assert not res.error, res.error
     failed = {t.name for t in res.tests if t.outcome == "failed"} - maybe
-    graded = {t.name for t in res.tests if t.outcome != "skipped"}
     assert failed == loses & graded, (f"expected to lose {sorted(loses & graded)}, lost "
                                       f"{sorted(failed)}")
     assert res.score == sum(t.points for t in res.tests if t.outcome == "passed")
-    assert res.score < res.max_score
+    assert res.score < res.max_score or h["loses"] == "none"
 
 
 # ------------------------------------------------------------------------------ release
@@ -284,28 +289,25 @@ def test_strip_replaces_blocks_and_rejects_bad_markers():
 
 
 def test_hidden_folder_and_points_reach_the_report(tmp_path):
-    """The plugin on its own: points from the marker, tests in a hidden/ folder flagged hidden
-    (and left out by release), one result event per test."""
-    (tmp_path / "hidden").mkdir()
-    (tmp_path / "test_pub.py").write_text(
+    """The runner on its own: points from the marker, tests in a hidden/ folder flagged hidden
+    (and left out by release), one result per test, in file order."""
+    ex = tmp_path / "ch09_demo"
+    (ex / "hidden").mkdir(parents=True)
+    (ex / "exercise.json").write_text('{"title": "demo", "chapter": "09", "submission": []}')
+    (ex / "test_pub.py").write_text(
         "import pytest\n\n@pytest.mark.points(3)\ndef test_a():\n    assert 1\n\n"
-        "@pytest.mark.points(2)\ndef test_b():\n    assert 0\n")
-    (tmp_path / "hidden" / "test_sec.py").write_text(
+        "@pytest.mark.points(2)\ndef test_b():\n    assert 0, 'b is wrong'\n")
+    (ex / "hidden" / "test_sec.py").write_text(
         "import pytest\n\n@pytest.mark.points(4)\ndef test_c():\n    assert 1\n")
-    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --import-mode=importlib\n")
-    events = tmp_path / "events.jsonl"
-    env = {**__import__("os").environ, "EXERCISES_REPORT": str(events),
-           "PYTHONPATH": str(runner.ROOT)}
-    subprocess.run([sys.executable, "-m", "pytest", str(tmp_path), "-q", "-p",
-                    "exercises.grading.plugin", "-p", "no:cacheprovider", "-c",
-                    str(tmp_path / "pytest.ini")], env=env, cwd=tmp_path, capture_output=True,
-                   timeout=120, check=False)
-    ev = [json.loads(line) for line in events.read_text().splitlines()]
-    collected = {t["name"]: t for t in ev[0]["tests"]}
-    assert {n: (t["points"], t["hidden"]) for n, t in collected.items()} == {
-        "test_a": (3, False), "test_b": (2, False), "test_c": (4, True)}
-    results = {e["nodeid"].split("::")[-1]: e["outcome"] for e in ev if e["event"] == "result"}
-    assert results == {"test_a": "passed", "test_b": "failed", "test_c": "passed"}
+    cases = runner.collect("ch09_demo", tmp_path)
+    assert [(c.name, c.points, c.hidden) for c in cases] == [
+        ("test_a", 3, False), ("test_b", 2, False), ("test_c", 4, True)]
+    from exercises.grading.student import Student
+    st = Student({})
+    outcomes = {c.name: runner.run_case(c, st, 10) for c in cases}
+    assert {n: o for n, (o, _) in outcomes.items()} == {
+        "test_a": "passed", "test_b": "failed", "test_c": "passed"}
+    assert "b is wrong" in outcomes["test_b"][1]
 
 
 def test_gradescope_zip(tmp_path):
@@ -318,7 +320,7 @@ def test_gradescope_zip(tmp_path):
             "sim/engine.py"} <= names
     assert not any(n.startswith("exercises/wrong/") for n in names)
     # the autograder keeps the solutions' tests, hidden ones included
-    assert "### BEGIN HIDDEN TESTS" in z.read("exercises/ch02_producer/test_producer.py").decode()
+    assert "exercises/ch02_producer/hidden/test_hidden.py" in names
     assert {"requirements-kernels.txt"} <= names and "triton" in z.read("setup.sh").decode() + \
         z.read("requirements-kernels.txt").decode()
-    assert "--gradescope /autograder/results/results.json" in z.read("run_autograder").decode()
+    assert "-m exercises grade" in z.read("run_autograder").decode()

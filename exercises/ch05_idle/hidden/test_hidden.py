@@ -1,13 +1,18 @@
-"""Hidden tests of chapter 05 (never released): other tiles and another Hardware."""
+"""Hidden tests of chapter 05 (never released): tiles and a Hardware drawn afresh each run."""
+import random
+
 import pytest
 
 from exercises.grading import harness
 from sim import H100
 
 pub = harness.public(__file__, "test_idle.py")
-OTHER_HW = H100.with_(wgmma_overhead_clk=20.0, sfu_exp_per_clk=32, wgmma_latency_clk=120.0)
-OTHER = [(hw, bn, d, pub.true_idle(*pub.measured(hw, bn, d)))
-         for hw, bn, d in ((H100, 128, 64), (H100, 80, 256), (OTHER_HW, 128, 128))]
+rng = random.SystemRandom()              # drawn afresh each grading run: no table can hold them
+OTHER_HW = H100.with_(wgmma_overhead_clk=rng.uniform(6, 24), sfu_exp_per_clk=rng.choice([8, 32]),
+                      wgmma_latency_clk=rng.uniform(40, 160))
+TILES = [(H100, rng.choice([64, 80, 96, 128]), 64), (H100, rng.choice([64, 80]), 256),
+         (OTHER_HW, rng.choice([96, 112, 128, 144]), 128)]
+OTHER = [(hw, bn, d, pub.true_idle(*pub.measured(hw, bn, d))) for hw, bn, d in TILES]
 
 
 @pytest.mark.points(2)
