@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
         from .calibrate import main as calibrate
         calibrate(argv[1:])
         return 0
+    if argv[:1] == ["crossval"]:
+        from .crossval import main as crossval
+        return crossval(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m fidelity", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd")
@@ -40,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="out/story")
     sub.add_parser("lanes", help="the model's lanes under the committed Proton traces")
     sub.add_parser("calibrate", help="how the fitted constants were chosen")
+    sub.add_parser("crossval", help="each kernel family held out of the fits, then predicted")
     parser.add_argument("--hardware", default="h200")
     parser.add_argument("--all", action="store_true", help="every measured shape, not the headlines")
     a = parser.parse_args(argv)

@@ -21,6 +21,7 @@ Two fits, each printed so the choice can be checked:
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -30,13 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sim.config import AttentionConfig
 from fidelity.preset import MICRO
+from instruments import RESULTS
+from sim.config import AttentionConfig
 from sim.hardware import H100, PowerCap
 from sim.paper import TAB2, TAB2_REPORTED
 from sim.predict import predict
 
-from instruments import RESULTS
 TRACES = RESULTS / "traces"
 SMS = 132                       # our H200 (every results file's environment: sm_count)
 TENSOR_FLOP_PER_CLK = 4096      # what the wgmma microbenchmark measured per SM (4095.9)
@@ -50,6 +51,9 @@ class ClockPoint:
     clock_hz: float
     source: str
     exps_per_clk: float = 0.0   # softmax exps per clock per SM (attention)
+    workload: str = "micro"     # whose clock: "micro", "gemm" or "attention" (fidelity.crossval)
+    variant: str = ""
+    headdim: int | None = None
 
 
 def micro_clock(path: Path = MICRO) -> ClockPoint:
@@ -88,7 +92,9 @@ def trace_clock(summary: dict) -> ClockPoint:
         cycles = waves * summary["cta_span_clk"]                 # one CTA per SM at a time
         seconds = summary["timing"]["full_shape"]["scoped_ms"] * 1e-3
     return ClockPoint(name, flops / TENSOR_FLOP_PER_CLK / period, nbytes / period,
-                      cycles / seconds, f"traces/{name}.summary.json", exps / period)
+                      cycles / seconds, f"traces/{name}.summary.json", exps / period,
+                      summary["workload"], summary["variant"],
+                      summary["traced_shape"][3] if summary["workload"] == "attention" else None)
 
 
 def clock_points() -> list[ClockPoint]:
@@ -154,23 +160,26 @@ def worst_error(result: dict[str, float]) -> float:
     return max(abs(result[v] / TARGETS[v] - 1) for v in TARGETS)
 
 
-def grid_search(grid: dict, score) -> dict:
+def grid_search(grid: dict, score, echo: bool = True) -> dict:
     """Every combination of `grid`; `score(constants)` -> (worst error, {column: value}). Prints
-    each (the columns are the first score's) and returns the best constants."""
+    each (the columns are the first score's; nothing with `echo` False) and returns the best
+    constants (the first of equals)."""
     names = list(grid)
     best = None
     for values in itertools.product(*grid.values()):
         constants = dict(zip(names, values))
         err, shown = score(constants)
-        if best is None:
-            columns = list(shown)
-            print("  ".join(f"{n:>22s}" for n in names) + "  "
-                  + "  ".join(f"{c:>14s}" for c in columns) + "  worst")
-        print("  ".join(f"{x:22g}" for x in values) + "  "
-              + "  ".join(f"{shown[c]:14.1f}" for c in columns) + f"  {err:5.1%}", flush=True)
+        if echo:
+            if best is None:
+                columns = list(shown)
+                print("  ".join(f"{n:>22s}" for n in names) + "  "
+                      + "  ".join(f"{c:>14s}" for c in columns) + "  worst")
+            print("  ".join(f"{x:22g}" for x in values) + "  "
+                  + "  ".join(f"{shown[c]:14.1f}" for c in columns) + f"  {err:5.1%}", flush=True)
         if best is None or err < best[0]:
             best = (err, constants)
-    print(f"\nbest: {best[1]} — worst error {best[0]:.1%}")
+    if echo:
+        print(f"\nbest: {best[1]} — worst error {best[0]:.1%}")
     return best[1]
 
 
@@ -181,14 +190,22 @@ def fit_tab2() -> dict:
     return grid_search(GRID, score)
 
 
-def fit_h200_softmax() -> dict:
+@functools.cache
+def softmax_cycle_rows(constants: tuple[tuple[str, float], ...]) -> tuple:
+    """The six plain attention kernels' cycles per K/V block (`fidelity.compare.cycle_rows`) on
+    the h200 preset with `constants` (name, value) changed; kept, since a grid asks again."""
     from fidelity.compare import cycle_rows
     from sim.hardware import H200
+    return tuple(cycle_rows(H200.with_(**dict(constants))))
 
+
+def fit_h200_softmax(keep=None, echo: bool = True) -> dict:
+    """The softmax grid's best for the cycle rows `keep(row)` admits (all of them: calibrate's
+    fit; fewer: `fidelity.crossval` holding a family out)."""
     def score(constants):
-        rows = cycle_rows(H200.with_(**constants))
+        rows = [r for r in softmax_cycle_rows(tuple(constants.items())) if keep is None or keep(r)]
         return max(abs(r.error) for r in rows), {r.variant: r.model for r in rows}
-    return grid_search(SOFTMAX_GRID, score)
+    return grid_search(SOFTMAX_GRID, score, echo)
 
 
 ALIGN_GRID = {"tma_misaligned_factor": [1.4, 1.45, 1.5, 1.55, 1.6, 1.65, 1.7, 1.75, 1.8]}
@@ -211,12 +228,13 @@ def alignment_pairs() -> list[tuple[tuple, str, float]]:
     return out
 
 
-def fit_h200_alignment() -> dict:
+def fit_h200_alignment(pairs: list | None = None, echo: bool = True) -> dict:
+    """The `--align` grid's best for `pairs` (all of `alignment_pairs`: calibrate's fit)."""
     from sim.config import GemmConfig
     from sim.hardware import H200
     from sim.predict import predict
 
-    pairs = alignment_pairs()
+    pairs = alignment_pairs() if pairs is None else pairs
 
     def score(constants):
         hw = H200.with_(**constants)
@@ -227,8 +245,9 @@ def fit_h200_alignment() -> dict:
             shown[f"{v} {M}"] = t[0] / t[1]
             worst = max(worst, abs(t[0] / t[1] / measured - 1))
         return worst, shown
-    print("measured: " + "  ".join(f"{v} {s[0]}: {r:.2f}" for s, v, r in pairs))
-    return grid_search(ALIGN_GRID, score)
+    if echo:
+        print("measured: " + "  ".join(f"{v} {s[0]}: {r:.2f}" for s, v, r in pairs))
+    return grid_search(ALIGN_GRID, score, echo)
 
 
 def main(argv=None) -> None:

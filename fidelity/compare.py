@@ -31,14 +31,13 @@ import json
 import math
 import statistics
 from dataclasses import dataclass
-from pathlib import Path
 
+from instruments import RESULTS
 from sim import attention, gemm
 from sim.config import AttentionConfig, GemmConfig
 from sim.hardware import Hardware
 from sim.predict import predict
 
-from instruments import RESULTS
 DTYPE = {"float16": "fp16", "bfloat16": "bf16"}
 HEADLINE_GEMM = (8192, 8192, 8192)
 HEADLINE_ATTENTION = (4, 16, 8448, 128)
@@ -58,6 +57,7 @@ class Row:
     clock_hz: float = 0.0   # the clock the model ran it at
     logged_mhz: float | None = None     # the median clock nvidia-smi logged for its shape
     spread: tuple[float, float] | None = None   # measured: its rounds' lowest and highest
+    config: AttentionConfig | GemmConfig | None = None  # what the model ran (fidelity.crossval)
 
     @property
     def error(self) -> float | None:
@@ -88,7 +88,7 @@ def _sweep_rows() -> dict[tuple, dict]:
     return {(r["M"], r["N"], r["K"], r["variant"]): r for r in rows}
 
 
-def gemm_rows(hw: Hardware, everything: bool) -> list[Row]:
+def gemm_rows(hw: Hardware | None, everything: bool) -> list[Row]:
     """The GEMM kernels' measured rows, each predicted (`compare`'s GEMM half)."""
     out = []
     rows = _load("h200.json", "gemm")
@@ -138,7 +138,7 @@ def _ab_rows() -> list[dict]:
             for r in rows if not r["variant"].endswith("no fence") and "tflops" in r]
 
 
-def attention_rows(hw: Hardware, everything: bool) -> list[Row]:
+def attention_rows(hw: Hardware | None, everything: bool) -> list[Row]:
     """The attention kernels' measured rows, each predicted at the tile it ran (`compare`'s
     attention half: the headline shape, or with `everything` every measured shape)."""
     out = []
@@ -174,7 +174,7 @@ def _kernel_tile(variant: str, row: dict) -> tuple[int | None, int | None, int |
     if row.get("tile"):
         bm, bn = row["tile"]
         return bm, bn, bm // 64
-    from kernels.attention import config   # the kernels' tile table: needs triton, as fidelity does
+    from kernels.attention import config  # the kernels' tile table: needs triton, as fidelity does
     cfg = config(variant, row["d"], row["causal"], row.get("stages"))
     return cfg.BM, cfg.BN, cfg.consumers
 
@@ -189,15 +189,21 @@ def run_clocks(rows: list[dict], key) -> dict:
 
 
 def _predict(workload, label, variant, shape, measured, cfg, hw, logged_mhz) -> Row:
+    if hw is None:          # the measured row and its configuration, unpredicted (fidelity.crossval)
+        return Row(workload, label, variant, shape, measured, None, "not predicted",
+                   logged_mhz=logged_mhz, config=cfg)
     try:
         p = predict(cfg, hw)
     except ValueError as e:
-        return Row(workload, label, variant, shape, measured, None, str(e), logged_mhz=logged_mhz)
+        return Row(workload, label, variant, shape, measured, None, str(e), logged_mhz=logged_mhz,
+                   config=cfg)
     return Row(workload, label, variant, shape, measured, p.tflops, clock_hz=p.clock_hz,
-               logged_mhz=logged_mhz)
+               logged_mhz=logged_mhz, config=cfg)
 
 
-def compare(hw: Hardware, everything: bool = False) -> list[Row]:
+def compare(hw: Hardware | None, everything: bool = False) -> list[Row]:
+    """Every measured row of our kernels (the headlines, or with `everything` all), predicted on
+    `hw`; with `hw` None the rows and their configurations only, nothing predicted."""
     return gemm_rows(hw, everything) + attention_rows(hw, everything)
 
 

@@ -16,11 +16,13 @@ runs R2 and R4)::
   wgmmas, so nothing of it is exposed, but its k-step does a little less per clock.
 
 So the ws tile wins where K is long (the epilogue is a small share of a tile) and its
-quantisation over the SMs is no worse; pingpong where K is short or its 192-row tile fills the
-last wave better. The L2 group: the ``wave`` tiles running at once (one per CTA for ws, two for
-pingpong) span ``g`` row blocks and ``wave / g`` column blocks, and the operand bytes they share
-through L2 each k-step are ``g * BM + (wave / g) * BN`` rows: least at ``g = sqrt(wave * BN /
-BM)``, rounded to a power of two, and no more than the row blocks there are.
+quantisation over the SMs is no worse; pingpong where K is short (its hidden epilogue is then
+worth more than its slower k-step), by a margin. The L2 group: the ``wave`` tiles running at
+once (one per CTA for ws) span ``g`` row blocks and ``wave / g`` column blocks, and the operand
+rows they share through L2 each k-step are ``g * BM + (wave / g) * BN``: least at
+``g = sqrt(wave * BN / BM)`` (16 on 132 SMs), rounded to a power of two and no more than the
+row blocks there are. Measured, that pays only for ws over many tiles a CTA (below); pingpong
+keeps the default 8.
 """
 from __future__ import annotations
 
@@ -31,9 +33,21 @@ SMS_DEFAULT = 132  # H100 SXM / H200; choose() takes the device's count where it
 
 # clk of one k-step of one tile at the tensor cores' pace (4096 FLOP/clk/SM: 128x256x64 is
 # 1024 clk, 192x128x64 is 768) over the fraction of that pace each schedule keeps, and the
-# epilogue a tile exposes. Fitted to run R2 (lab notebook).
-KSTEP_EFF = {"ws": 1.0, "ws_pingpong": 0.966}
-EPILOGUE_CLK = {"ws": 2500, "ws_pingpong": 0}
+# epilogue a tile exposes. Fitted to run R2 (lab notebook): pingpong over ws at 8192^3 (0.99)
+# and at 8192 x 8192 x 2048 (1.026) give ws's exposed epilogue 1.6 K clk and pingpong's k-step
+# 0.963 of ws's pace; the other three shapes then come out ordered as measured.
+KSTEP_EFF = {"ws": 1.0, "ws_pingpong": 0.963}
+EPILOGUE_CLK = {"ws": 1600, "ws_pingpong": 0}
+# pingpong only where the rule has it this much faster: the rounds of one run spread 2-5 %, and
+# where the two tie (16384 x 4096 x 4096: 0.2 %) ws measured ahead
+PINGPONG_MARGIN = 0.02
+# The L2 group. Run R2 timed 8, 16 and 32 at every shape: 32 lost 2-5 % everywhere; pingpong
+# lost 2-5 % with 16 at four of five shapes (tied at K 2048); ws gained 0.5-1.2 % with 16 where
+# a CTA walks many tiles (8192^3, 16384 x 4096 x 4096: 15.5 a CTA; 8192 x 8192 x 2048), tied at
+# 6144^3 (8.7) and lost 2 % at 4096^3 (3.9). So the square-wave group (16 on 132 SMs) for ws
+# from WIDE_GROUP_TILES tiles a CTA on, the default 8 otherwise.
+WIDE_GROUP_TILES = 8
+DEFAULT_GROUP = 8
 
 
 @dataclass(frozen=True)
@@ -74,21 +88,26 @@ def predicted_clk(c: Candidate, M: int, N: int, K: int, sms: int = SMS_DEFAULT) 
 
 
 def group_m(c: Candidate, M: int, N: int, sms: int = SMS_DEFAULT) -> int:
-    """Row blocks per L2 group: the concurrent wave's footprint made square (see above)."""
+    """Row blocks per L2 group: for ws over many tiles a CTA, the concurrent wave's footprint
+    made square (see above); otherwise the default."""
     BM, BN, _ = c.tile
-    wave = min(sms * c.wave, cdiv(M, BM) * cdiv(N, BN))
+    tiles = cdiv(M, BM) * cdiv(N, BN)
+    if c.variant != "ws" or tiles < WIDE_GROUP_TILES * sms:
+        return int(max(1, min(DEFAULT_GROUP, cdiv(M, BM))))
+    wave = min(sms * c.wave, tiles)
     g = math.sqrt(wave * BN / BM)
     g = 2 ** round(math.log2(max(g, 1.0)))
     return int(max(1, min(g, cdiv(M, BM), 64)))
 
 
 def choose(M: int, N: int, K: int, dtype=None, sms: int | None = None) -> Pick:
-    """The candidate with the least predicted time (ties: the first, ws). ``dtype`` is taken for
-    the record: fp16 and bf16 run at one rate."""
+    """ws unless the rule has pingpong ``PINGPONG_MARGIN`` faster. ``dtype`` is taken for the
+    record: fp16 and bf16 run at one rate."""
     if sms is None:
         sms = _device_sms()
     scored = [(predicted_clk(c, M, N, K, sms), i, c) for i, c in enumerate(CANDIDATES)]
-    clk, _, best = min(scored)
+    (ws_clk, _, ws), (pp_clk, _, pp) = scored
+    clk, best = (pp_clk, pp) if pp_clk < ws_clk * (1 - PINGPONG_MARGIN) else (ws_clk, ws)
     others = ", ".join(f"{c.variant} {t / 1e3:.0f}K" for t, _, c in scored if c is not best)
     g = group_m(best, M, N, sms)
     return Pick(best.variant, best.stages, best.tile, g, clk,
