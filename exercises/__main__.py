@@ -50,7 +50,8 @@ def cmd_grade_class(args) -> int:
     res = gc.grade_class(class_dir.resolve(), Path(args.out).resolve(), args.jobs, args.only,
                          args.timeout, args.student_timeout, dedup=not args.no_dedup)
     print(gc.summary_table(res))
-    print(f"wrote {Path(args.out) / 'gradebook.csv'} and {Path(args.out) / 'reports'}/")
+    print(f"wrote {Path(args.out) / 'gradebook.csv'}, {Path(args.out) / 'reports'}/ and "
+          f"{Path(args.out) / 'timing.json'}")
     return 0 if res["complete"] else 1
 
 

@@ -3,55 +3,77 @@
 DIR holds one entry per student: a folder or a ``.zip`` (its name, less ``.zip``, is the student's
 name). A zip is unpacked into a private temporary folder after every entry has been checked (no
 absolute path, no ``..``, no symlink, bounded size); a zip or folder holding one top-level folder
-and nothing else is graded from that folder.
+and nothing else is graded from that folder. Each student's submission files (only those named in
+the exercises' ``exercise.json``) are then copied into that private folder (mode 0700, under the
+temp dir the sandbox hides), so a submission's process, which may read what its user can read,
+does not find the other students' files where the class folder leaves them; a symlink stays a
+symlink (the sandbox refuses it), a file past the sandbox's size limit is copied only that far.
 
-Every (student, exercise) is graded by its own ``python -m exercises grade ROOT --json --only EX``
-subprocess — the very command an instructor runs for one student, so the runner's isolation holds
-unchanged (its own stage and temp dirs, one pytest process per exercise, restarts past a crash) —
-and the pool runs ``--jobs`` of them at once. A student's grading has a wall-clock budget
-(``--student-timeout``): past it, the running exercise is killed (the whole process tree) and the
-exercises not yet graded score 0; the status column says so. Nothing one student does stops the
-others or the command.
+Workers. The parent imports every exercise's tests once (``runner.warm``: their references are
+computed once) and forks ``--jobs`` worker processes from that state (multiprocessing's 'fork'
+context), each in a session of its own and a child subreaper. The parent hands out one
+(student, exercise) item at a time; a worker grades it with ``runner.run_exercise`` (the tests in
+the worker, the submission's code in a sandbox session of its own, killed with its tree on a hang
+or crash) and sends back the exercise's JSON (as ``grade --json`` prints it). Before every item
+the worker reseeds the NumPy generators the test modules hold (forked workers would otherwise
+draw the same "fresh" inputs for the same item position), so every grading gets fresh random
+data, as a process of its own used to. A worker is replaced after ``RECYCLE`` items, and at once
+when it dies (the item it held scores 0, with the reason).
 
-Speed. Identical submission files give identical stages (the runner copies only the files named
-in ``exercise.json`` over the grader's tests), so each distinct (exercise, file contents) is
-graded once and its verdict is reused by every student who handed in the same bytes (the stub
-left untouched, a shared solution); ``--no-dedup`` grades every student separately. A reused
-verdict is one sample of a test that depends on chance or on time (fresh random data, a hang at
-the timeout, a GPU race): the students who handed in the same bytes all get that sample. The heavy
-exercises (the Gluon compile, the ``tl`` interpreter) are scheduled first so the pool does not end
-on them, and every grading process shares one Triton cache directory for the run (a compile of
-the same kernel source is a cache hit).
+Budget. A student's grading has a wall-clock budget (``--student-timeout``): the seconds its items
+have run, summed (two of its exercises graded at once count twice). When it is spent, the workers
+grading that student are killed, each with its whole process tree (stopped, then every descendant
+killed, repeated until none is left), their exercises and the student's exercises not yet started
+score 0, and the status column says so; a fresh worker takes each killed one's place. Nothing one
+student does stops the others or the command.
+
+Order. The heavy exercises (the Gluon compile and the ``tl`` interpreter, each a few seconds of a
+sandbox importing Triton) are handed out first, student by student, then the light ones, so the
+pool does not end on a heavy item.
+
+Dedup (default on; ``--no-dedup`` off). Identical submission files give identical gradings, so
+each distinct (exercise, file contents) is graded once and its verdict reused by every student who
+handed in the same bytes (the stub left untouched, a shared solution); the report names the
+student it came from. A reused verdict is one sample of a test that depends on chance or on time
+(fresh random data, a hang at the timeout, a GPU race). There is no shared Triton cache: each
+sandbox compiles in its own private folder (a cache writable by every sandbox could be poisoned by
+one student for the next).
 
 Outputs: ``OUT/gradebook.csv`` (student, one column per exercise, total, max, status; rows by
-student name), ``OUT/reports/<student>.json`` and ``.txt`` (per test: points and outcome).
+student name), ``OUT/reports/<student>.json`` and ``.txt`` (per test: points and outcome),
+``OUT/timing.json`` (seconds per exercise, summed over items, and the wall time).
 """
 from __future__ import annotations
 
 import csv
+import ctypes
 import hashlib
 import json
+import multiprocessing
 import os
+import random
 import shutil
 import signal
 import stat
-import subprocess
 import sys
 import tempfile
-import threading
 import time
+import traceback
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass
+from multiprocessing.connection import wait as mp_wait
 from pathlib import Path, PurePosixPath
 
 from . import report, runner
 from .source import strip, submission_files
 
-HEAVY = ("ch02_ws_gluon", "ch04_tl_attention")     # torch + triton in a subprocess: start first
+HEAVY = ("ch02_ws_gluon", "ch04_tl_attention")     # a sandbox importing triton: hand out first
 ZIP_MAX_BYTES = 256 * 1024 * 1024                   # uncompressed size a student's zip may hold
 ZIP_MAX_FILES = 20000
+FILE_MAX_BYTES = 16 << 20                           # the sandbox's max_file_bytes default
 DEFAULT_STUDENT_TIMEOUT = 1800                      # seconds of grading per student
+RECYCLE = 100                                       # items a worker grades before a fresh one
 
 
 class Refused(Exception):
@@ -65,7 +87,7 @@ class Student:
     root: Path | None = None
     refused: str = ""
     used: float = 0.0                                  # seconds of grading charged so far
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    spent: bool = False                                # the budget ran out
 
 
 # ------------------------------------------------------------------------------ the entries
@@ -118,7 +140,31 @@ def _descend(root: Path) -> Path:
     return root
 
 
-def collect(class_dir: Path, work: Path) -> list[Student]:
+def _stage(root: Path, dest: Path, names: list[str]) -> None:
+    """Copy the submission files `runner.find_submission` finds under root into
+    dest/exercises/EX/: regular files (at most FILE_MAX_BYTES + 1 bytes, so that the sandbox still
+    refuses an oversized one), symlinks as symlinks (the sandbox refuses them); nothing else."""
+    for ex in names:
+        sub = runner.find_submission(root, ex)
+        if sub is None:
+            continue
+        for rel in submission_files(runner.PACKAGE / ex):
+            src, dst = sub / rel, dest / "exercises" / ex / rel
+            try:
+                st = os.lstat(src)
+            except OSError:
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if stat.S_ISLNK(st.st_mode):
+                os.symlink(os.readlink(src), dst)
+            elif stat.S_ISREG(st.st_mode):
+                fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                with os.fdopen(fd, "rb") as f, open(dst, "wb") as out:
+                    out.write(f.read(FILE_MAX_BYTES + 1))
+
+
+def collect(class_dir: Path, work: Path, names: list[str] | None = None) -> list[Student]:
+    names = names or runner.exercises()
     students: dict[str, Student] = {}
     for entry in sorted(class_dir.iterdir()):
         if entry.name.startswith(".") or entry.name == "__MACOSX":
@@ -136,12 +182,18 @@ def collect(class_dir: Path, work: Path) -> list[Student]:
     for i, s in enumerate(sorted(students.values(), key=lambda s: s.name)):
         try:
             if s.entry.is_dir():
-                s.root = _descend(s.entry.resolve())
+                src = _descend(s.entry.resolve())
+                unpacked = None
             else:
-                dest = work / f"student-{i:04d}"
-                dest.mkdir()
-                safe_extract(s.entry, dest)
-                s.root = _descend(dest)
+                unpacked = work / f"zip-{i:04d}"
+                unpacked.mkdir()
+                safe_extract(s.entry, unpacked)
+                src = _descend(unpacked)
+            s.root = work / f"student-{i:04d}"
+            s.root.mkdir()
+            _stage(src, s.root, names)
+            if unpacked is not None:
+                shutil.rmtree(unpacked, ignore_errors=True)
         except Refused as e:
             s.refused = f"refused: {e}"
         except OSError as e:
@@ -150,65 +202,256 @@ def collect(class_dir: Path, work: Path) -> list[Student]:
 
 
 def content_key(root: Path, ex: str, timeout: int) -> str:
-    """What the runner would stage for this exercise: the submission files' bytes (or absence)."""
+    """What the runner would hand the sandbox for this exercise: the submission files' bytes (or
+    absence, or a symlink's target)."""
     h = hashlib.sha256(f"{ex}\0{timeout}\0".encode())
     sub = runner.find_submission(root, ex)
     for rel in submission_files(runner.PACKAGE / ex):
         f = sub / rel if sub is not None else None
-        if f is not None and f.is_file():
+        if f is not None and f.is_symlink():
+            h.update(b"L" + rel.encode() + b"\0" + os.readlink(f).encode("utf-8", "replace"))
+        elif f is not None and f.is_file():
             h.update(b"F" + rel.encode() + b"\0" + hashlib.sha256(f.read_bytes()).digest())
         else:
             h.update(b"M" + rel.encode() + b"\0")
     return h.hexdigest()
 
 
-# ------------------------------------------------------------------------------ one grading call
-def _kill_tree(pid: int) -> None:
-    """Kill pid and every descendant (the runner starts pytest in a session of its own)."""
-    try:
-        import psutil
+# ------------------------------------------------------------------------------ the workers
+def _descendants(pid: int) -> list[int]:
+    """Every live (non-zombie) process below pid, from /proc's parent links."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
         try:
-            procs = psutil.Process(pid).children(recursive=True) + [psutil.Process(pid)]
-        except psutil.NoSuchProcess:
-            procs = []
-        for p in procs:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != b"Z":
+            kids.setdefault(int(fields[1]), []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def kill_tree(pid: int) -> None:
+    """Stop pid (it can fork no more; it is a child subreaper, so orphans of its descendants stay
+    below it), kill every descendant until none is left, then kill pid."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return
+    for _ in range(50):
+        below = _descendants(pid)
+        if not below:
+            break
+        for k in below:
             try:
-                p.kill()
-            except psutil.NoSuchProcess:
+                os.kill(k, signal.SIGKILL)
+            except ProcessLookupError:
                 pass
+        time.sleep(0.02)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _reseed() -> None:
+    """Fresh entropy for the random generators the warmed test modules hold (module-level
+    ``np.random.default_rng()``): forked from one parent, every worker would draw the same."""
+    random.seed()
+    try:
+        import numpy as np
     except ImportError:  # pragma: no cover
-        pass
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        return
+    np.random.seed()
+    for mod in list(runner._modules.values()):
+        for v in list(vars(mod).values()):
+            if isinstance(v, np.random.Generator):
+                try:
+                    v.bit_generator.state = type(v.bit_generator)().state
+                except Exception:  # noqa: BLE001, S112 - a generator we cannot reseed keeps its state
+                    continue
 
 
-def grade_one(root: Path, ex: str, timeout: int, cap: float, env: dict) -> dict:
-    """`python -m exercises grade ROOT --json --only EX` with a wall-clock cap: its exercise JSON,
-    or {'died': why} when it did not finish."""
-    cmd = [sys.executable, "-m", "exercises", "grade", str(root), "--json", "--only", ex,
-           "--jobs", "1", "--timeout", str(timeout)]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, cwd=runner.ROOT, env=env, stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+def _serve(conn, released: bool) -> None:
+    """A worker: grade (item, root, exercise, timeout) messages until None or EOF."""
+    os.setsid()                                        # no terminal signals; the parent ends us
+    if sys.platform.startswith("linux"):
         try:
-            proc.wait(timeout=max(cap, 1.0))
-        except subprocess.TimeoutExpired:
-            _kill_tree(proc.pid)
-            proc.wait()
-            return {"died": f"killed after {cap:.0f} s (the student's wall-clock budget)"}
-        out.seek(0)
-        err.seek(0)
-        text = out.read().decode("utf-8", "replace")
-        tail = err.read().decode("utf-8", "replace")[-1500:]
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+        except (OSError, AttributeError):
+            pass
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            break
+        if msg is None:
+            break
+        iid, root, ex, timeout = msg
+        _reseed()
+        try:
+            r = runner.run_exercise(ex, Path(root) if root else None, timeout)
+            exj = report.to_json([r], released)["exercises"][0]
+        except BaseException as e:  # noqa: BLE001 - one item never stops the worker
+            exj = {"died": f"grading failed: {type(e).__name__}: {e}\n"
+                           + traceback.format_exc(limit=-3)[-1500:]}
+        try:
+            conn.send((iid, exj))
+        except (OSError, ValueError):
+            break
+    conn.close()
+    os._exit(0)
+
+
+class _Worker:
+    def __init__(self, ctx, released: bool):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, released), daemon=False)
+        self.proc.start()
+        child.close()
+        self.item: int | None = None
+        self.start = 0.0
+        self.done = 0
+
+    def stop(self, kill: bool = False) -> None:
+        if not kill and self.proc.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                kill = True
+            else:
+                self.proc.join(5)
+        if self.proc.is_alive():
+            kill_tree(self.proc.pid)
+        self.proc.join(5)
+        self.conn.close()
+
+
+def _warm(names: list[str]) -> None:
+    """Import the tests (a test file that does not load is the workers' to report) and make the
+    sandbox support folders, before any fork."""
+    from .student import support_dir
+    for ex in names:
+        try:
+            _collect(ex, tries=5, warn=True)
+            support_dir(runner.adapters(ex))
+        except Exception:  # noqa: BLE001 - run_exercise reports it per item
+            print(f"grade-class: the tests of {ex} do not load here; each worker will try "
+                  "again", file=sys.stderr)
+            continue
+
+
+def run_items(items: list[tuple[Student, str]], jobs: int, timeout: int, student_timeout: float,
+              released: bool, progress=None, recycle: int = RECYCLE) -> list[dict]:
+    """Grade items [(student, exercise)] in `jobs` forked workers, in the given order; one
+    exercise JSON (or {'died': why}) per item, in the same order."""
+    ctx = multiprocessing.get_context("fork")
+    results: list[dict | None] = [None] * len(items)
+    pending = deque(range(len(items)))
+    workers: list[_Worker] = []
+    running: dict[int, _Worker] = {}
+
+    def charge(s: Student, seconds: float) -> None:
+        s.used += seconds
+
+    def finish(w: _Worker, verdict: dict) -> None:
+        i = w.item
+        s = items[i][0]
+        charge(s, time.monotonic() - w.start)
+        results[i] = verdict
+        running.pop(i, None)
+        w.item = None
+        w.done += 1
+        if progress:
+            progress(sum(r is not None for r in results), len(items))
+
+    def replace(w: _Worker, kill: bool) -> None:
+        w.stop(kill=kill)
+        workers[workers.index(w)] = _Worker(ctx, released)
+
     try:
-        doc = json.loads(text)
-        [exj] = doc["exercises"]
-        return exj
-    except (ValueError, KeyError, TypeError):
-        return {"died": f"the grader exited with status {proc.returncode} without a verdict: "
-                        f"{tail.strip().splitlines()[-1] if tail.strip() else 'no output'}"}
+        workers.extend(_Worker(ctx, released) for _ in range(max(1, min(jobs, len(items)))))
+        while pending or running:
+            # hand out items to idle workers
+            for k in range(len(workers)):
+                w = workers[k]
+                if w.item is not None:
+                    continue
+                if w.done >= recycle or not w.proc.is_alive():
+                    w.stop(kill=not w.proc.is_alive())
+                    w = workers[k] = _Worker(ctx, released)
+                while pending:
+                    i = pending.popleft()
+                    s, ex = items[i]
+                    if s.spent or s.used >= student_timeout:
+                        s.spent = True
+                        results[i] = {"died": "not graded: the student's wall-clock budget "
+                                              f"({student_timeout:g} s) was spent"}
+                        continue
+                    try:
+                        w.conn.send((i, str(s.root) if s.root else None, ex, timeout))
+                    except OSError:
+                        pending.appendleft(i)
+                        break
+                    w.item, w.start = i, time.monotonic()
+                    running[i] = w
+                    break
+            if not running:
+                continue
+            # wait for an answer, a death, or the next budget to run out
+            now = time.monotonic()
+            by_student: dict[int, list[_Worker]] = {}
+            for i, w in running.items():
+                by_student.setdefault(id(items[i][0]), []).append(w)
+            left = min((student_timeout - items[ws[0].item][0].used
+                        - sum(now - w.start for w in ws)) / len(ws) for ws in by_student.values())
+            busy = list(running.values())
+            ready = mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy],
+                            timeout=min(5.0, max(0.02, left)))
+            for w in busy:
+                if w.conn in ready:
+                    try:
+                        iid, verdict = w.conn.recv()
+                    except (EOFError, OSError, ValueError):
+                        w.proc.join(1)
+                        finish(w, {"died": f"the grading process died (exit status "
+                                           f"{w.proc.exitcode}) while grading this exercise"})
+                        replace(w, kill=True)
+                        continue
+                    if iid == w.item:
+                        finish(w, verdict)
+                elif w.proc.sentinel in ready:
+                    w.proc.join(1)
+                    finish(w, {"died": f"the grading process died (exit status "
+                                       f"{w.proc.exitcode}) while grading this exercise"})
+                    replace(w, kill=True)
+            # budgets
+            now = time.monotonic()
+            for ws in list(by_student.values()):
+                ws = [w for w in ws if w.item is not None]
+                if not ws:
+                    continue
+                s = items[ws[0].item][0]
+                if s.used + sum(now - w.start for w in ws) < student_timeout:
+                    continue
+                s.spent = True
+                for w in ws:
+                    ran = now - w.start
+                    finish(w, {"died": f"killed after {student_timeout:g} s, the student's "
+                                       f"wall-clock budget (this exercise had run {ran:.0f} s)"})
+                    replace(w, kill=True)
+    finally:
+        for w in workers:
+            w.stop(kill=w.item is not None)
+    return results
 
 
 # ------------------------------------------------------------------------------ the class
@@ -226,10 +469,22 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+def _max_scores(names: list[str]) -> dict[str, float]:
+    """An exercise's maximum as the grader counts it here (GPU tests skipped: no Hopper assumed),
+    for a student none of whose gradings of it came back."""
+    out = {}
+    for ex in names:
+        try:
+            out[ex] = sum(c.points for c in runner.collect(ex) if not c.gpu)
+        except Exception:  # noqa: BLE001 - a test file that does not load
+            out[ex] = 0.0
+    return out
+
+
 def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[str] | None = None,
                 timeout: int = runner.DEFAULT_TEST_TIMEOUT,
                 student_timeout: float = DEFAULT_STUDENT_TIMEOUT, dedup: bool = True,
-                quiet: bool = False) -> dict:
+                quiet: bool = False, recycle: int = RECYCLE) -> dict:
     names = runner.exercises()
     if only:
         unknown = sorted(set(only) - set(names))
@@ -243,9 +498,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
     released = runner.released()
     with tempfile.TemporaryDirectory(prefix="grade-class-") as work:
         work = Path(work)
-        students = collect(class_dir, work)
-        env = dict(os.environ, PYTHONPATH=str(runner.ROOT), MPLBACKEND="Agg")
-        env.setdefault("TRITON_CACHE_DIR", str(work / "triton-cache"))   # one cache for the run
+        students = collect(class_dir, work, names)
+        t_collect = time.monotonic() - t0
         # tasks: one per distinct (exercise, submission bytes); every student keeps its key
         keys: dict[tuple[str, str], str] = {}
         tasks: dict[str, tuple[Student, str]] = {}
@@ -256,37 +510,32 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
                 k = content_key(s.root, ex, timeout) if dedup else f"{s.name}\0{ex}"
                 keys[s.name, ex] = k
                 tasks.setdefault(k, (s, ex))
-        verdicts: dict[str, dict] = {}
-        done = [0]
-        lock = threading.Lock()
+        rank = {s.name: i for i, s in enumerate(students)}
+        order = sorted(tasks, key=lambda k: (tasks[k][1] not in HEAVY, rank[tasks[k][0].name],
+                                             tasks[k][1]))
+        t1 = time.monotonic()
+        _warm(names)
+        t_warm = time.monotonic() - t1
 
-        def run(k: str) -> None:
-            s, ex = tasks[k]
-            with s.lock:
-                left = student_timeout - s.used
-            if left <= 0:
-                verdicts[k] = {"died": "not graded: the student's wall-clock budget was spent"}
-            else:
-                t = time.monotonic()
-                try:
-                    verdicts[k] = grade_one(s.root, ex, timeout, left, env)
-                except Exception as e:  # noqa: BLE001  (one student never stops the class)
-                    verdicts[k] = {"died": f"grading failed: {type(e).__name__}: {e}"}
-                with s.lock:
-                    s.used += time.monotonic() - t
-            with lock:
-                done[0] += 1
-                if not quiet and (done[0] % 20 == 0 or done[0] == len(tasks)):
-                    print(f"  graded {done[0]}/{len(tasks)} distinct submissions "
-                          f"({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+        def progress(done: int, total: int) -> None:
+            if not quiet and (done % 50 == 0 or done == total):
+                print(f"  graded {done}/{total} items ({time.monotonic() - t0:.0f} s)",
+                      file=sys.stderr, flush=True)
 
-        order = sorted(tasks, key=lambda k: (tasks[k][1] not in HEAVY, tasks[k][0].name, tasks[k][1]))
-        with ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(run, order))
-
+        got = run_items([tasks[k] for k in order], jobs, timeout, student_timeout, released,
+                        progress, recycle)
+        verdicts = dict(zip(order, got))
+        maxes = _max_scores(names)
         # the maximum of an exercise a student's grading never reached: what the others' show
         ex_max = {ex: max([v["max_score"] for k, v in verdicts.items()
-                           if "died" not in v and tasks[k][1] == ex] or [0]) for ex in names}
+                           if "died" not in v and tasks[k][1] == ex] or [maxes[ex]]) for ex in names}
+        timing = {ex: {"items": 0, "seconds": 0.0, "max_item": 0.0} for ex in names}
+        for k, v in verdicts.items():
+            if "died" not in v:
+                t = timing[tasks[k][1]]
+                t["items"] += 1
+                t["seconds"] += v.get("seconds", 0.0)
+                t["max_item"] = max(t["max_item"], v.get("seconds", 0.0))
         rows = []
         for s in students:
             status, exjs = [], []
@@ -296,7 +545,7 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
                 v = verdicts.get(keys.get((s.name, ex), ""), {"died": s.refused or "not graded"})
                 if "died" in v:
                     if not s.refused:
-                        status.append(f"{ex}: {v['died']}")
+                        status.append(f"{ex}: {v['died'].strip().splitlines()[0]}")
                     exjs.append({"name": ex, "score": 0.0, "max_score": ex_max[ex],
                                  "error": v["died"], "tests": [], "graded": False})
                 else:
@@ -332,8 +581,17 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
             w.writerow([r["student"], *[_fmt(r[ex]) for ex in names], _fmt(r["total"]),
                         _fmt(r["max"]), r["status"]])
     seconds = time.monotonic() - t0
+    timing_doc = {"wall_seconds": round(seconds, 1), "jobs": jobs, "cores": os.cpu_count(),
+                  "students": len(students), "items": len(tasks), "dedup": dedup,
+                  "unpack_and_stage_seconds": round(t_collect, 2), "warm_seconds": round(t_warm, 2),
+                  "exercises": {ex: {"items": t["items"], "seconds": round(t["seconds"], 1),
+                                     "mean": round(t["seconds"] / t["items"], 2) if t["items"] else 0,
+                                     "max_item": round(t["max_item"], 1)}
+                                for ex, t in timing.items()}}
+    (out / "timing.json").write_text(json.dumps(timing_doc, indent=1) + "\n")
     return {"rows": rows, "exercises": names, "seconds": seconds, "students": len(students),
-            "distinct": len(tasks), "complete": all(r["complete"] for r in rows)}
+            "distinct": len(tasks), "complete": all(r["complete"] for r in rows),
+            "timing": timing_doc}
 
 
 def summary_table(res: dict) -> str:
@@ -344,8 +602,14 @@ def summary_table(res: dict) -> str:
     for r in res["rows"]:
         lines.append(f"{r['student']:<{w}}  " + " ".join(f"{_fmt(r[n]):>9}" for n in names)
                      + f"  {_fmt(r['total']):>4}/{_fmt(r['max']):<4}  {r['status'][:80]}")
-    lines.append(f"{res['students']} students, {res['distinct']} distinct submissions graded, "
-                 f"{res['seconds']:.0f} s")
+    tm = res.get("timing", {})
+    lines.append(f"{res['students']} students, {res['distinct']} gradings"
+                 f"{'' if tm.get('dedup', True) else ' (no dedup)'}, {res['seconds']:.0f} s wall"
+                 + (f" with {tm['jobs']} workers" if tm else ""))
+    if tm:
+        lines.append("worker-seconds by exercise: " + ", ".join(
+            f"{ex} {t['seconds']:.0f} s ({t['items']} x {t['mean']:.2f})"
+            for ex, t in tm["exercises"].items()))
     return "\n".join(lines)
 
 
@@ -366,12 +630,68 @@ def _wrong_headers() -> list[tuple[Path, dict]]:
     return out
 
 
-def make_class(dest: Path, n: int, wrong: list[str] | None = None, zip_every: bool = True) -> dict:
+def _names(header_value: str | None) -> set[str]:
+    return {x.strip() for x in (header_value or "").split(",") if x.strip()}
+
+
+def _collect(ex: str, tries: int = 3, warn: bool = False) -> list:
+    """runner.collect, tried again when the import fails: a test module that draws its values
+    afresh at import may draw ones it cannot use, and a failed import is not kept, so without
+    this every worker would draw again per item and some students would get the failure."""
+    for k in range(tries):
+        try:
+            return runner.collect(ex)
+        except Exception as e:
+            if warn:
+                print(f"grade-class: importing the tests of {ex} failed ({type(e).__name__}: "
+                      f"{str(e)[:200]}){'; trying again' if k < tries - 1 else ''}",
+                      file=sys.stderr)
+            if k == tries - 1:
+                raise
+    return []
+
+
+def expected_scores(kind: str, wrong_header: dict | None, names: list[str] | None = None
+                    ) -> dict[str, float | None]:
+    """What the grader here should give such a student, per exercise: the source every CPU test's
+    points (public and hidden; GPU tests are skipped without a Hopper GPU), the stub 0, a
+    known-wrong file its exercise's CPU points less those of the tests its ``# loses:`` line
+    names. None where that cannot be known: a ``# loses:``/``# may-lose:`` name that is not one of
+    the exercise's CPU tests as collected here (the wrong file and the tests disagree), or a CPU
+    test that may or may not be lost."""
+    out: dict[str, float | None] = {}
+    for ex in names or runner.exercises():
+        try:
+            every = _collect(ex, tries=5)
+        except Exception:  # noqa: BLE001 - the tests do not load: nothing can be expected
+            out[ex] = None
+            continue
+        cases = [c for c in every if not c.gpu]
+        full = sum(c.points for c in cases)
+        if kind == "stub":
+            out[ex] = 0.0
+        elif wrong_header and wrong_header.get("exercise") == ex:
+            cpu = {c.name: c.points for c in cases}
+            gpu = {c.name for c in every if c.gpu}
+            loses, may = _names(wrong_header.get("loses")), _names(wrong_header.get("may-lose"))
+            if (loses | may) - set(cpu) - gpu or may & set(cpu):
+                out[ex] = None
+            else:
+                out[ex] = full - sum(cpu[t] for t in loses if t in cpu)
+        else:
+            out[ex] = full
+    return out
+
+
+def make_class(dest: Path, n: int, wrong: list[str] | None = None, zip_every: bool = True,
+               unique: bool = True) -> dict[str, dict]:
     """N students in a known pattern, student i by i % 4: the source's submission files (full
     marks), the released stubs (zero: ``source.strip``, what ``release`` writes), the source with
     one known-wrong file from ``exercises/wrong`` (cycling through them, or through ``wrong`` by
-    stem), and the source flat in a zip with one top-level folder. Returns {student: (kind, wrong
-    file stem or None)}."""
+    stem), and the source flat in a zip with one top-level folder. With `unique` (the default)
+    every file a student hands in ends in a comment line naming the student, so no two students'
+    files are byte-identical (dedup cannot help; the tests do not read comments). Returns
+    {student: {"kind", "wrong" (stem or None), "expected" (expected_scores)}}."""
     dest.mkdir(parents=True, exist_ok=True)
     ws = [(p, h) for p, h in _wrong_headers() if wrong is None or p.stem in wrong]
     plan = {}
@@ -387,6 +707,8 @@ def make_class(dest: Path, n: int, wrong: list[str] | None = None, zip_every: bo
                     text = strip(text)
                 if w and w[1]["exercise"] == ex and w[1]["file"] == rel:
                     text = w[0].read_text()
+                if unique:
+                    text = text.rstrip("\n") + f"\n# handed in by {name} (generated by make_class)\n"
                 target = root / rel if kind == "zip" else root / "exercises" / ex / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text)
@@ -395,13 +717,15 @@ def make_class(dest: Path, n: int, wrong: list[str] | None = None, zip_every: bo
                 for f in sorted(root.rglob("*")):
                     z.write(f, f"{root.name}/{f.relative_to(root)}")
             shutil.rmtree(root.parent)
-        plan[name] = (kind, w[0].stem if w else None)
+        plan[name] = {"kind": kind, "wrong": w[0].stem if w else None,
+                      "expected": expected_scores("stub" if kind == "stub" else "source",
+                                                  w[1] if w else None)}
     return plan
 
 
 if __name__ == "__main__":   # python -m exercises.grading.grade_class make-class DEST N
     if len(sys.argv) == 4 and sys.argv[1] == "make-class":
         for k, v in make_class(Path(sys.argv[2]), int(sys.argv[3])).items():
-            print(k, *[x for x in v if x])
+            print(k, v["kind"], v["wrong"] or "", json.dumps(v["expected"]))
     else:
         sys.exit("usage: python -m exercises.grading.grade_class make-class DEST N")

@@ -1,11 +1,18 @@
 """`python -m exercises grade-class`: a generated class with known scores gives exactly the expected
-gradebook; zips are unpacked safely; a student whose submission hangs loses only its own points."""
+gradebook; a hand-made class with a refused zip, a hang, a grader worker that dies and a zip of one
+folder gives the expected rows, each student's trouble costing only that student; zips are
+unpacked safely; a killed worker takes its whole process tree with it."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import os
 import shutil
 import stat
+import subprocess
+import sys
+import time
 import uuid
 import zipfile
 from pathlib import Path
@@ -13,14 +20,16 @@ from pathlib import Path
 import pytest
 
 from exercises.__main__ import main
+from exercises.grading import grade_class as gc
 from exercises.grading import runner
 from exercises.grading.grade_class import Refused, make_class, safe_extract
 from exercises.grading.source import strip, submission_files
 
 PKG = runner.PACKAGE
-ONLY = ["ch00_rates", "ch01_ring", "ch04_online_softmax"]        # the quick ones
-WRONG = "ch01_off_by_one_slot"                                   # loses three ch01_ring tests
+ONLY = ["ch00_rates", "ch02_producer", "ch04_online_softmax"]    # the quick ones
+WRONG = "ch02_producer_off_by_one_slot"                          # loses three ch02_producer tests
 HANG = "ch00_softmax_hangs"                                      # softmax_clk never returns
+CRASH_MARK = "# grade-class self-test: the grading worker dies on this file"
 
 
 def _loses(stem: str) -> set[str]:
@@ -30,7 +39,8 @@ def _loses(stem: str) -> set[str]:
     raise AssertionError(stem)
 
 
-def _write(root: Path, kind: str, wrong: str | None = None, flat: bool = False) -> None:
+def _write(root: Path, kind: str, wrong: str | None = None, flat: bool = False,
+           extra: str = "") -> None:
     for ex in runner.exercises():
         for rel in submission_files(PKG / ex):
             text = (PKG / ex / rel).read_text()
@@ -38,9 +48,22 @@ def _write(root: Path, kind: str, wrong: str | None = None, flat: bool = False) 
                 text = strip(text)
             if wrong and f"# exercise: {ex}\n# file: {rel}\n" in (PKG / "wrong" / f"{wrong}.py").read_text():
                 text = (PKG / "wrong" / f"{wrong}.py").read_text()
+            if extra and ex == "ch04_online_softmax":
+                text += extra
             target = root / rel if flat else root / "exercises" / ex / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
+
+
+def _dies_on_mark(real):
+    """runner.run_exercise, except that the worker process exits (as a grader crash would) on a
+    file carrying CRASH_MARK: set in the parent before it forks, so the workers inherit it."""
+    def run_exercise(ex, root, *args, **kwargs):
+        f = Path(root) / "exercises" / ex / "online_softmax.py" if root else None
+        if f is not None and f.is_file() and CRASH_MARK in f.read_text():
+            os._exit(7)
+        return real(ex, root, *args, **kwargs)
+    return run_exercise
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +84,15 @@ def graded(tmp_path_factory):
         z.writestr("eve/exercises/ch00_rates/rates.py", "x = 1\n")
         z.writestr(f"eve/../../{escape}", "escaped\n")
     _write(cls / "frank", "stub", HANG)                      # hangs: past his budget, killed
+    _write(cls / "grace", "source", extra="\n" + CRASH_MARK + "\n")   # her worker dies
     (cls / "notes.txt").write_text("not a student\n")
     out = base / "out"
-    rc = main(["grade-class", str(cls), "--out", str(out), "--jobs", "2", "--timeout", "20",
-               "--student-timeout", "30", *[a for ex in ONLY for a in ("--only", ex)]])
-    return {"rc": rc, "out": out, "base": base, "escape": escape}
+    t = time.monotonic()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runner, "run_exercise", _dies_on_mark(runner.run_exercise))
+        rc = main(["grade-class", str(cls), "--out", str(out), "--jobs", "2", "--timeout", "20",
+                   "--student-timeout", "30", *[a for ex in ONLY for a in ("--only", ex)]])
+    return {"rc": rc, "out": out, "base": base, "escape": escape, "seconds": time.monotonic() - t}
 
 
 def test_gradebook_is_exactly_the_expected_one(graded):
@@ -76,31 +103,35 @@ def test_gradebook_is_exactly_the_expected_one(graded):
     assert all(e["score"] == e["max_score"] > 0 for e in alice["exercises"])
     points = {t["name"]: t["points"] for e in alice["exercises"] for t in e["tests"]}
     lost = sum(points[t] for t in _loses(WRONG))
-    hang_lost = sum(points[t] for t in _loses(HANG))
-    assert 0 < lost < full["ch01_ring"] and hang_lost > 0
+    assert 0 < lost < full["ch02_producer"]
     m = sum(full.values())
-    g = lambda x: f"{x:g}"  # noqa: E731
+    g = lambda x: f"{x:g}"
     rows = list(csv.reader((out / "gradebook.csv").open()))
     assert rows[0] == ["student", *ONLY, "total", "max", "status"]
     body = {r[0]: r for r in rows[1:]}
-    assert [r[0] for r in rows[1:]] == ["alice", "bob", "carol", "dave", "eve", "frank"]
+    assert [r[0] for r in rows[1:]] == ["alice", "bob", "carol", "dave", "eve", "frank", "grace"]
     assert body["alice"] == ["alice", *[g(full[e]) for e in ONLY], g(m), g(m), "ok"]
     assert body["bob"] == ["bob", "0", "0", "0", "0", g(m), "ok"]
-    assert body["carol"] == ["carol", g(full["ch00_rates"]), g(full["ch01_ring"] - lost),
+    assert body["carol"] == ["carol", g(full["ch00_rates"]), g(full["ch02_producer"] - lost),
                              g(full["ch04_online_softmax"]), g(m - lost), g(m), "ok"]
     assert body["dave"] == ["dave", *[g(full[e]) for e in ONLY], g(m), g(m), "ok"]
     assert body["eve"][:6] == ["eve", "0", "0", "0", "0", g(m)]
     assert body["eve"][6].startswith("refused:") and "'..'" in body["eve"][6]
     assert body["frank"][:6] == ["frank", "0", "0", "0", "0", g(m)]
     assert body["frank"][6].startswith("ch00_rates: killed after 30 s"), body["frank"][6]
+    assert body["grace"] == ["grace", g(full["ch00_rates"]), g(full["ch02_producer"]), "0",
+                             g(m - full["ch04_online_softmax"]), g(m), body["grace"][6]]
+    assert body["grace"][6].startswith("ch04_online_softmax: the grading process died (exit status 7)")
     for r in rows[1:]:                                      # totals are the sums of the columns
         assert float(r[4]) == sum(float(x) for x in r[1:4])
-    assert graded["rc"] == 1                                # eve refused, frank cut off
+    assert graded["rc"] == 1                                # eve refused, frank cut off, grace died
+    timing = json.loads((out / "timing.json").read_text())
+    assert set(timing["exercises"]) == set(ONLY) and timing["dedup"] is True
 
 
 def test_reports_and_isolation(graded):
     out, base = graded["out"], graded["base"]
-    for s in ("alice", "bob", "carol", "dave", "eve", "frank"):
+    for s in ("alice", "bob", "carol", "dave", "eve", "frank", "grace"):
         assert (out / "reports" / f"{s}.json").is_file() and (out / "reports" / f"{s}.txt").is_file()
     carol = json.loads((out / "reports" / "carol.json").read_text())
     failed = {t["name"] for e in carol["exercises"] for t in e["tests"] if t["outcome"] == "failed"}
@@ -108,8 +139,47 @@ def test_reports_and_isolation(graded):
     assert "FAIL" in (out / "reports" / "carol.txt").read_text()
     frank = json.loads((out / "reports" / "frank.json").read_text())
     assert not frank["exercises"][0]["graded"] and "killed" in frank["exercises"][0]["error"]
+    dave = json.loads((out / "reports" / "dave.json").read_text())   # same bytes: alice's verdict
+    assert all(e.get("same_bytes_as") == "alice" for e in dave["exercises"])
     for d in (base, base.parent, Path("/tmp")):
         assert not (d / graded["escape"]).exists()
+    # frank's hang (killed at 30 s of his budget) and grace's dead worker cost the others nothing:
+    # the whole class is done well within frank's 3 x 20 s of test timeouts plus the rest
+    assert graded["seconds"] < 150, graded["seconds"]
+
+
+GEN_ONLY = [*ONLY, "ch04_tl_attention"]
+GEN_WRONG = ["ch00_masked_same_cost", WRONG, "ch04_tl_unmasked_scores"]
+
+
+def test_generated_class_scores_as_expected(tmp_path):
+    """make_class's 12 students (source, stub, known-wrong, zip; every file distinct), graded
+    without dedup, score exactly what make_class expects of each."""
+    plan = make_class(tmp_path / "c", 12, wrong=GEN_WRONG)
+    assert sorted(v["wrong"] for v in plan.values() if v["wrong"]) == sorted(GEN_WRONG)
+    digests = []
+    for entry in sorted((tmp_path / "c").iterdir()):     # every handed-in file is distinct
+        if entry.suffix == ".zip":
+            with zipfile.ZipFile(entry) as z:
+                digests += [hashlib.sha256(z.read(n)).hexdigest() for n in z.namelist()
+                            if not n.endswith("/")]
+        else:
+            digests += [hashlib.sha256(f.read_bytes()).hexdigest() for f in entry.rglob("*.py")]
+    assert len(digests) == len(set(digests)) == 12 * sum(
+        len(submission_files(PKG / ex)) for ex in runner.exercises())
+    out = tmp_path / "out"
+    rc = main(["grade-class", str(tmp_path / "c"), "--out", str(out), "--jobs", "2",
+               "--no-dedup", *[a for ex in GEN_ONLY for a in ("--only", ex)]])
+    assert rc == 0
+    rows = list(csv.DictReader((out / "gradebook.csv").open()))
+    assert [r["student"] for r in rows] == sorted(plan)
+    for r in rows:
+        exp = plan[r["student"]]["expected"]
+        got = {ex: float(r[ex]) for ex in GEN_ONLY}
+        assert got == {ex: exp[ex] for ex in GEN_ONLY}, (r["student"], plan[r["student"]], r)
+        assert r["status"] == "ok"
+    timing = json.loads((out / "timing.json").read_text())
+    assert timing["items"] == 12 * len(GEN_ONLY) and timing["dedup"] is False
 
 
 def _zip(path: Path, entries):
@@ -138,8 +208,72 @@ def test_zip_symlink_is_refused(tmp_path):
         safe_extract(tmp_path / "s.zip", tmp_path / "x")
 
 
+def test_staging_copies_only_submission_files(tmp_path):
+    """Only the exercise.json files reach the private copy; a symlink stays a link (the sandbox
+    refuses it) and is never followed; an oversized file is cut just past the sandbox's limit."""
+    src = tmp_path / "src" / "exercises"
+    (src / "ch00_rates").mkdir(parents=True)
+    (src / "ch00_rates" / "rates.py").write_text("x = 1\n")
+    (src / "ch00_rates" / "secret.txt").write_text("not a submission file\n")
+    (src / "ch01_ring").mkdir()
+    (src / "ch01_ring" / "ring.py").symlink_to("/etc/passwd")
+    (src / "ch05_idle").mkdir()
+    with open(src / "ch05_idle" / "idle.py", "wb") as f:
+        f.truncate(gc.FILE_MAX_BYTES + 4096)
+    dest = tmp_path / "dest"
+    gc._stage(src.parent, dest, runner.exercises())
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if not p.is_dir()) == [
+        "exercises/ch00_rates/rates.py", "exercises/ch01_ring/ring.py", "exercises/ch05_idle/idle.py"]
+    assert (dest / "exercises/ch01_ring/ring.py").is_symlink()
+    assert (dest / "exercises/ch05_idle/idle.py").stat().st_size == gc.FILE_MAX_BYTES + 1
+
+
+TREE = r"""
+import ctypes, os, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)               # a child subreaper, as the workers are
+pids = []
+if os.fork() == 0:                                     # child: double-forks a setsid grandchild
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(300); os._exit(0)
+        time.sleep(300); os._exit(0)
+    os._exit(0)                                        # its grandchild is orphaned: to us
+if os.fork() == 0:
+    time.sleep(300); os._exit(0)
+time.sleep(0.5)
+print("ready", flush=True)
+time.sleep(300)
+"""
+
+
+def test_kill_tree_takes_every_descendant(tmp_path):
+    p = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        below = gc._descendants(p.pid)
+        assert len(below) == 3, below                      # the orphans stayed below the reaper
+        gc.kill_tree(p.pid)
+        p.wait(10)
+        time.sleep(0.2)
+        for pid in below:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    assert f.read().rsplit(")", 1)[1].split()[0] == "Z"
+            except FileNotFoundError:
+                pass
+    finally:
+        if p.poll() is None:
+            p.kill()
+
+
 def test_make_class_pattern(tmp_path):
     plan = make_class(tmp_path / "c", 8)
-    assert [v[0] for v in plan.values()] == ["source", "stub", "wrong", "zip"] * 2
+    assert [v["kind"] for v in plan.values()] == ["source", "stub", "wrong", "zip"] * 2
     assert (tmp_path / "c" / "s003_zip.zip").is_file() and (tmp_path / "c" / "s000_source").is_dir()
+    a = (tmp_path / "c" / "s000_source" / "exercises" / "ch00_rates" / "rates.py").read_text()
+    b = (tmp_path / "c" / "s004_source" / "exercises" / "ch00_rates" / "rates.py").read_text()
+    assert a != b and a.splitlines()[:-1] == b.splitlines()[:-1]      # one comment line apart
+    assert set(plan["s001_stub"]["expected"].values()) == {0.0}
+    assert plan["s000_source"]["expected"] == plan["s003_zip"]["expected"]
     shutil.rmtree(tmp_path / "c")
