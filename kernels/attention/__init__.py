@@ -44,7 +44,8 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     ``return_lse``, (O, LSE) with LSE float32 (batch, heads, seq), natural log. ``fence``
     (overlap, fa3): True (default), False or "hoisted", where the wait for P·V goes
     (``overlap.py``). ``softmax`` (overlap, fa3): names from ``SOFTMAX_SWITCHES`` ("tree_max",
-    "lane_sum"; None: ``host.SOFTMAX_DEFAULT``), the softmax's shorter chains (``steps.py``).
+    "lane_sum"; None: ``host.SOFTMAX_DEFAULT`` at d: lane_sum at d 256), the softmax's shorter
+    chains (``steps.py``).
     Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)

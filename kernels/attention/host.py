@@ -216,13 +216,18 @@ def fence_args(kernel, fence=True) -> dict:
 
 
 SOFTMAX_SWITCHES = ("tree_max", "lane_sum")  # steps.py's SOFTMAX bits, by name
-SOFTMAX_DEFAULT = ()  # which of them the launcher turns on unless asked (see the lab notebook)
+# Which of them the launcher turns on unless asked, by head dim (lab notebook, runs R3, R4):
+# lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th);
+# at d 128 it lost up to 3.5 % (non-causal), at d 64 it was mixed; tree_max never paid.
+# (fa3 only: overlap shares the switch but was not measured with it)
+SOFTMAX_DEFAULT = {("fa3", 256): ("lane_sum",)}
 
 
-def softmax_bits(softmax=None) -> int:
-    """``softmax`` (None: ``SOFTMAX_DEFAULT``; else an iterable of ``SOFTMAX_SWITCHES`` names)
-    as the ``SOFTMAX`` constexpr's bits. Raises ValueError for another name."""
-    names = SOFTMAX_DEFAULT if softmax is None else softmax
+def softmax_bits(softmax=None, head_dim: int | None = None, variant: str | None = None) -> int:
+    """``softmax`` (None: ``SOFTMAX_DEFAULT`` for ``variant`` at ``head_dim``; else an iterable of
+    ``SOFTMAX_SWITCHES`` names) as the ``SOFTMAX`` constexpr's bits. Raises ValueError for
+    another name."""
+    names = SOFTMAX_DEFAULT.get((variant, head_dim), ()) if softmax is None else softmax
     if isinstance(names, str):
         names = (names,) if names else ()
     bits = 0
@@ -233,10 +238,11 @@ def softmax_bits(softmax=None) -> int:
     return bits
 
 
-def softmax_args(kernel, softmax=None) -> dict:
+def softmax_args(kernel, softmax=None, head_dim: int | None = None,
+                 variant: str | None = None) -> dict:
     """The ``SOFTMAX`` constexpr for ``kernel``: the overlapped kernels (overlap, fa3) take it;
     another kernel may only be asked for none."""
-    bits = softmax_bits(softmax)
+    bits = softmax_bits(softmax, head_dim, variant)
     if "SOFTMAX" in kernel.arg_names:
         return {"SOFTMAX": bits}
     if bits and softmax is not None:
@@ -251,7 +257,7 @@ def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
     ``overlap.py`` (True, False or "hoisted"); ``softmax``: names from ``SOFTMAX_SWITCHES``
     (None: ``SOFTMAX_DEFAULT``)."""
     B, H, S, _ = q.shape
-    extra = fence_args(kernel, fence) | softmax_args(kernel, softmax)
+    extra = fence_args(kernel, fence) | softmax_args(kernel, softmax, cfg.head_dim, cfg.variant)
     q_desc, k_desc, v_desc = make_descriptors(q, k, v, cfg)
     if profile:
         extra["PROFILE"] = True
@@ -279,7 +285,7 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
                  names[5]: "i32", names[6]: "fp32"}
     constexprs = {names[7]: cfg.BM, names[8]: cfg.stages, names[9]: cfg.consumers,
                   names[10]: causal, "num_warps": cfg.num_warps, **fence_args(kernel, fence),
-                  **softmax_args(kernel, softmax)}
+                  **softmax_args(kernel, softmax, cfg.head_dim, cfg.variant)}
     if "PROFILE" in names:
         constexprs["PROFILE"] = profile
     for n in names[7:]:
