@@ -258,8 +258,91 @@ def check_no_leak(dest: Path, secrets: list[tuple[str, str]]) -> None:
             if line in t:
                 leaks.append(f"{p.relative_to(dest)}: {line!r} (from {rel})")
     del public
+    leaks += hidden_values_in(dest)
     if leaks:
         raise LeakError("solution or hidden-test text in the release:\n" + "\n".join(leaks[:20]))
+
+
+def hidden_values(tree: Path = PACKAGE) -> list[tuple[str, str]]:
+    """(where, text) of every value a hidden test uses that could serve as an answer key: the
+    numbers its module holds after import (inputs, references, configurations: its globals, into
+    lists, tuples, dicts, arrays and dataclasses such as a Hardware), as this run drew them, and the
+    float literals of its source. Small integers are left out: they are everywhere (a stage
+    count, a range bound) and key nothing on their own."""
+    from .runner import _import
+    out: list[tuple[str, str]] = []
+
+    def walk(where: str, v, depth: int = 0) -> None:
+        if depth > 6:
+            return
+        if isinstance(v, bool) or v is None:
+            return
+        if isinstance(v, float):
+            if v == v and abs(v) not in (0.0, float("inf")) and len(repr(v).strip("-0.")) >= 6:
+                out.append((where, repr(v)))
+        elif isinstance(v, int):
+            if abs(v) >= 100_000:
+                out.append((where, str(v)))
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v[:64]):
+                walk(f"{where}[{i}]", x, depth + 1)
+        elif isinstance(v, dict):
+            for k, x in list(v.items())[:64]:
+                walk(f"{where}[{k!r}]", x, depth + 1)
+        elif type(v).__module__ == "numpy" and hasattr(v, "ravel"):
+            walk(where, [float(x) for x in v.ravel()[:64]], depth + 1)
+        elif hasattr(v, "__dataclass_fields__") and not isinstance(v, type):
+            for f in v.__dataclass_fields__:
+                walk(f"{where}.{f}", getattr(v, f), depth + 1)
+
+    import sim
+    for name, hw in sim.PRESETS.items():                 # public: the presets' own numbers
+        walk(f"public:{name}", hw)
+    for path in sorted(tree.glob("ch*/test_*.py")):      # public: what the released tests hold
+        mod = _import(path)
+        for name in _assigned(path):
+            walk("public:" + name, getattr(mod, name, None))
+    public = {v for _, v in out}
+    out.clear()
+    for path in sorted(tree.glob("ch*/hidden/test_*.py")):
+        rel = path.relative_to(tree).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, float):
+                walk(f"{rel}:{node.lineno}", node.value)
+        mod = _import(path)
+        for name in _assigned(path):                 # its own values, not what it imports
+            v = getattr(mod, name, None)
+            if not callable(v) and type(v).__name__ != "module":
+                walk(f"{rel}:{name}", v)
+    return [(w, v) for w, v in out if v not in public]
+
+
+def _assigned(path: Path) -> list[str]:
+    """The names a module assigns at its top level."""
+    names = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            names += [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return names
+
+
+def hidden_values_in(dest: Path, values: list[tuple[str, str]] | None = None) -> list[str]:
+    """Every hidden value (`hidden_values`) found in a text file of the released tree `dest`."""
+    values = hidden_values() if values is None else values
+    found = []
+    for p in dest.rglob("*"):
+        if not p.is_file() or p.stat().st_size > 8 << 20:
+            continue
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        for where, v in values:
+            if v in text:
+                found.append(f"{p.relative_to(dest)}: the hidden value {v} ({where})")
+    return found
 
 
 # What run_autograder needs on Gradescope (setup.sh installs it into a virtual environment): the

@@ -217,11 +217,31 @@ def adapters(ex: str, tree: Path = PACKAGE) -> tuple[Path, ...]:
     return tuple(sorted(p for p in (tree / ex).glob("_*.py") if p.name != "__init__.py"))
 
 
-def student_for(ex: str, sub: Path | None, tree: Path = PACKAGE) -> Student:
+def _linked(root: Path, path: Path) -> Path | None:
+    """The first symlink on the way from `root` down to `path` (the file included), if any."""
+    here = root
+    for part in path.relative_to(root).parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+    return None
+
+
+def student_for(ex: str, sub: Path | None, tree: Path = PACKAGE,
+                root: Path | None = None) -> Student:
+    """The submission's files of exercise `ex` in folder `sub` (found under `root`). A symlink on
+    the way to a file (the file or a folder above it, up to `root`) is refused: what it reaches
+    is not the student's upload."""
+    from .sandbox import Refused
     files = {}
     for rel in submission_files(tree / ex):
-        if sub is not None and (sub / rel).is_file() or sub is not None and (sub / rel).is_symlink():
-            files[rel] = sub / rel
+        if sub is None or not ((sub / rel).is_file() or (sub / rel).is_symlink()):
+            continue
+        link = _linked(root or sub, sub / rel) if (sub / rel).is_relative_to(root or sub) \
+            else sub / rel
+        if link is not None:
+            raise Refused(f"submission file {rel!r} refused: {link} is a symbolic link")
+        files[rel] = sub / rel
     gpu = any(c.gpu for c in collect(ex, tree))
     return Student(files, adapters(ex, tree), memory_bytes=None if gpu else 4 << 30)
 
@@ -242,7 +262,7 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
     sub = find_submission(submission_root, ex) if submission_root else None
     from .sandbox import Refused
     try:
-        student = student_for(ex, sub)
+        student = student_for(ex, sub, root=submission_root)
     except Refused as e:
         student = None
         refused = str(e)

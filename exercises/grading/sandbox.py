@@ -438,6 +438,8 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
             fds.remove(fd)                  # the threads own (and close) these now
         for t in threads:
             t.start()
+        for fd in (payload_w, result_r, control_w):
+            fds.remove(fd)                  # the _Child's fields own these: each closed once
         return _Child(proc, top, iso, t0, payload_w, result_r, control_w, threads, out_sink,
                       st_sink, fds)
     except BaseException:
@@ -496,10 +498,12 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
         return outcome
     finally:
         for fd in (*c.fds, c.control_w, c.payload_w, c.result_r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+            if fd >= 0:                     # -1: handed to a thread, which closes it
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        c.fds, c.control_w, c.payload_w, c.result_r = [], -1, -1, -1
         _make_writable(c.top)
         shutil.rmtree(c.top, ignore_errors=True)
 

@@ -82,12 +82,12 @@ def kill_tree(root, reap=False, everyone=False, statuses=None, deadline_s=10.0):
     killed = set()
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
+        live = [pid for pid, state in descendants(root) if state != "Z"]   # counted before
         if everyone:
             try:
                 os.kill(-1, signal.SIGKILL)
             except OSError:
                 pass
-        live = [pid for pid, state in descendants(root) if state != "Z"]
         for pid in live:
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -324,3 +324,21 @@ def test_gradescope_zip(tmp_path):
     assert {"requirements-kernels.txt"} <= names and "triton" in z.read("setup.sh").decode() + \
         z.read("requirements-kernels.txt").decode()
     assert "-m exercises grade" in z.read("run_autograder").decode()
+
+
+def test_release_holds_no_hidden_value(released, tmp_path):
+    """Every number a hidden test draws or computes (inputs, references, its Hardware) is absent
+    from the whole released tree, the Classroom workflow included; a value planted in a copy of
+    the release is found."""
+    from exercises.grading.release import hidden_values, hidden_values_in
+    values = hidden_values()
+    where = {w.split(":")[0] for w, _ in values}
+    assert {"ch00_rates/hidden/test_hidden.py", "ch05_idle/hidden/test_hidden.py",
+            "ch02_producer/hidden/test_hidden.py"} <= where, where
+    assert not hidden_values_in(released, values)
+    assert not list(released.rglob("hidden"))
+    copy = tmp_path / "leaky"
+    shutil.copytree(released / ".github", copy / ".github")
+    wf = copy / ".github" / "workflows" / "classroom.yml"
+    wf.write_text(wf.read_text() + f"\n# {values[0][1]}\n")
+    assert hidden_values_in(copy, values), "a planted hidden value was not found"

@@ -13,9 +13,9 @@ FP8 = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16), 16 * rng.randint(1, 12)
 FP8_REF = [measure_wgmma(H200, *c) for c in FP8]
 SLOW_HW = H100.with_(wgmma_overhead_clk=rng.uniform(4, 24), sfu_exp_per_clk=rng.choice([8, 32]),
                      softmax_stall_per_elem=rng.uniform(0.02, 0.2))
-OTHER = [(64 * rng.randint(1, 3), 16 * rng.randint(1, 12), 16 * rng.randint(1, 10), "fp16",
-          rng.random() < .5) for _ in range(3)]
-OTHER_SOFTMAX = (64 * rng.randint(1, 2), 16 * rng.randint(2, 12))
+OTHER = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 8), 16 * rng.randint(1, 10), "fp16",
+          rng.random() < .5) for _ in range(3)]      # shapes one consumer warpgroup can hold
+OTHER_SOFTMAX = rng.choice([(64, 16 * rng.randint(2, 12)), (128, 16 * rng.randint(2, 9))])
 OTHER_REF = [measure_wgmma(SLOW_HW, *c) for c in OTHER]
 OTHER_SOFTMAX_REF = measure_softmax(SLOW_HW, *OTHER_SOFTMAX, masked=True)
 
