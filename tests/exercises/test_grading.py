@@ -342,3 +342,22 @@ def test_release_holds_no_hidden_value(released, tmp_path):
     wf = copy / ".github" / "workflows" / "classroom.yml"
     wf.write_text(wf.read_text() + f"\n# {values[0][1]}\n")
     assert hidden_values_in(copy, values), "a planted hidden value was not found"
+
+
+def test_exercise_readmes_state_the_points_the_grader_gives():
+    """Each exercise README's title says "N public + M hidden points" (and "+G on a Hopper GPU")
+    and its table lists every test with its points, as the grader collects them."""
+    import re
+    for ex in runner.exercises():
+        text = (PKG / ex / "README.md").read_text()
+        cases = runner.collect(ex)
+        pub = sum(c.points for c in cases if not c.hidden and not c.gpu)
+        hid = sum(c.points for c in cases if c.hidden and not c.gpu)
+        gpu = sum(c.points for c in cases if c.gpu)
+        title = text.splitlines()[0]
+        m = re.search(r"(\d+) (?:public|CPU)(?: \+ (\d+) hidden)? points(?:; \+(\d+) on a Hopper GPU)?",
+                      title)
+        assert m, f"{ex}: the title names no points: {title}"
+        assert (int(m[1]), int(m[2] or 0), int(m[3] or 0)) == (pub, hid, gpu), (ex, title)
+        rows = dict(re.findall(r"^\|[^|]*`(test_\w+)`[^|]*\|\s*(\d+)\s*\|", text, re.M))
+        assert {c.name: int(c.points) for c in cases} == {k: int(v) for k, v in rows.items()}, ex
