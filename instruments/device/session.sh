@@ -151,7 +151,11 @@ for step in "$@"; do
     step_run grade 200 python3 -m exercises grade --only ch02_ws_gluon --only ch04_tl_attention -v ;;
   grade_wrong)  # the known-wrong GPU-graded submissions, graded as a student's would be: each must
                 # lose the tests its header names (`# loses:`), the GPU ones included
-    for w in exercises/wrong/ch02_*.py exercises/wrong/ch04_tl_*.py; do
+    # (ch02_gluon_waits_on_empty deadlocks: its GPU tests end at their timeouts, 300 + 420 s,
+    # more than a device call holds; its CPU loss is checked on every CI run)
+    for w in exercises/wrong/ch02_consumer_*.py exercises/wrong/ch02_gluon_*.py \
+             exercises/wrong/ch04_tl_*.py exercises/wrong/cheat_surface_tl_*.py; do
+      [[ $w == *waits_on_empty* ]] && continue
       ex=$(sed -n 's/^# exercise: //p' "$w"); f=$(sed -n 's/^# file: //p' "$w")
       rm -rf /tmp/wrong && mkdir -p "/tmp/wrong/$ex" && cp "$w" "/tmp/wrong/$ex/$f"
       echo "$(basename "$w"): $(sed -n 's/^# loses: //p' "$w")"
