@@ -1,6 +1,7 @@
 # exercise: ch04_tl_attention
 # file: attention_tl.py
-# loses: test_interpreter_ragged
+# loses: test_interpreter_ragged, test_gpu_matches_reference
+# may-lose: test_interpreter_large_scores
 # bug: keys past seqlen_k are loaded as zeros but their scores are not set to -inf, so each
 #      padded key adds exp(0 - m) to the sum: wrong only when Sk is not a multiple of BLOCK_N.
 # ruff: noqa  (known-wrong on purpose)

@@ -104,6 +104,8 @@ def test_released_stubs_score_zero(released):
 # ------------------------------------------------------------------------------ wrong submissions
 def _grade_wrong(path: Path):
     h = header(path)
+    if h.get("needs") == "root" and os.geteuid() != 0:
+        return h, None       # off root nothing stops it: it would really run against this machine
     sub = Path(__import__("tempfile").mkdtemp(prefix="wrong-")) / h["exercise"]
     sub.mkdir(parents=True)
     shutil.copyfile(path, sub / h["file"])
@@ -136,7 +138,7 @@ def test_there_are_wrong_submissions():
 @pytest.mark.parametrize("name", [p.name for p in WRONG])
 def test_wrong_submission_loses_exactly_its_tests(wrong_results, name):
     h, res = wrong_results[name]
-    if h.get("needs") == "root" and os.geteuid() != 0:
+    if res is None:
         pytest.skip("this cheat is stopped by the uid drop and the mount namespace, which need "
                     "root (CI and Gradescope run as root)")
     names = {t.name for t in res.tests}
