@@ -11,7 +11,9 @@ Headline: FA3 tab. 2's setting (B 4, H 16, S 8448, d 128, fp16, non-causal, and 
 ``--sweep``: part of FA3 fig. 5 (B·S = 16k, H = 2048/d) for ``fa3`` and the two peers.
 ``--grid``: that grid alone (d 64/128/256 x S 1K/4K/16K x causal) for every ``--variants``
 entry beside the peers, the headline only for ``--headline-variants``. A variant name may carry
-softmax switches: ``fa3+tree_max+lane_sum`` (``kernels/attention/steps.py``).
+softmax switches: ``fa3+tree_max+lane_sum`` (``kernels/attention/steps.py``), and
+``+persistent`` (fa3: one CTA per SM, ``kernels/attention/persistent.py``) or ``+plain`` (not
+persistent, whatever ``host.PERSISTENT_DEFAULT`` says).
 Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
 last.
 """
@@ -79,15 +81,21 @@ def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_
                 fn = peer_fn(name, q, k, v, causal)
                 o = fn()
             else:
-                # "fa3:s3": fa3 with a 3-slot ring; "fa3+tree_max+lane_sum": softmax switches
+                # "fa3:s3": fa3 with a 3-slot ring; "fa3+tree_max+lane_sum": softmax switches;
+                # "+persistent" / "+plain": the persistent build on / off
                 base, *switches = name.split("+")
+                pers = True if "persistent" in switches else False if "plain" in switches else None
+                switches = [x for x in switches if x not in ("persistent", "plain")]
                 variant, _, st = base.partition(":s")
                 row["stages"] = config(variant, D, causal, int(st) if st else None).stages
                 sm = tuple(switches) if switches else None
-                if sm is not None or "+" in name:
-                    row["softmax"] = list(sm or ())
-                fn = lambda n=variant, s=(int(st) if st else None), q=q, k=k, v=v, o=out, sm=sm: (
-                    attention(q, k, v, causal=causal, variant=n, stages=s, out=o, softmax=sm))
+                if sm is not None:
+                    row["softmax"] = list(sm)
+                if pers is not None:
+                    row["persistent"] = pers
+                fn = lambda n=variant, s=(int(st) if st else None), q=q, k=k, v=v, o=out, sm=sm, p=pers: (
+                    attention(q, k, v, causal=causal, variant=n, stages=s, out=o, softmax=sm,
+                              persistent=p))
                 out.fill_(float("nan"))  # poison: an unwritten element fails the check
                 o = fn()
             torch.cuda.synchronize()

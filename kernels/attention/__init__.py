@@ -6,7 +6,7 @@ in ``sim/attention/``): O = softmax(Q·Kᵀ·scale)·V and the row logsumexp.
     ws           producer warp + consumer warpgroups (64 rows each), setmaxnreg
     ws_pingpong  ws + the consumers take turns on the tensor cores (mbarrier turns)
     overlap      Q·K_{j}ᵀ and P_{j-1}·V_{j-1} async back to back, softmax under them; no roles
-    fa3          ws + ws_pingpong + overlap
+    fa3          ws + ws_pingpong + overlap (``persistent=True``: one CTA per SM, ``persistent.py``)
 
 Shared pieces: ``host`` (configuration, checks, descriptors, launcher, CPU compile), ``steps``
 (the device steps the schedules are built of), ``partitions`` (shared memory, the producer, the
@@ -34,7 +34,8 @@ KERNELS = {
 
 def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float | None = None,
               stages: int | None = None, tile: tuple[int, int] | None = None,
-              return_lse: bool = False, out=None, fence=True, softmax=None):
+              return_lse: bool = False, out=None, fence=True, softmax=None,
+              persistent: bool | None = None):
     """Attention forward on a Hopper GPU with the named schedule.
 
     q, k, v: (batch, heads, seq, d), all torch.float16 or all torch.bfloat16, the same shape,
@@ -45,7 +46,9 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     (overlap, fa3): True (default), False or "hoisted", where the wait for P·V goes
     (``overlap.py``). ``softmax`` (overlap, fa3): names from ``SOFTMAX_SWITCHES`` ("tree_max",
     "lane_sum"; None: ``host.SOFTMAX_DEFAULT`` at d: lane_sum at d 256), the softmax's shorter
-    chains (``steps.py``).
+    chains (``steps.py``). ``persistent`` (fa3): one CTA per SM over a list of tiles
+    (``persistent.py``; None: ``host.PERSISTENT_DEFAULT`` for fa3, off for the others); an int
+    n: persistent with at most n CTAs (tests: many tiles a CTA on small problems).
     Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)
@@ -53,8 +56,16 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     host.softmax_args(KERNELS[variant], softmax)
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool; got {type(causal).__name__}")
+    ctas = None
+    if persistent is None:
+        persistent = host.PERSISTENT_DEFAULT and variant in host.PERSISTENT_VARIANTS
+    elif isinstance(persistent, int) and not isinstance(persistent, bool):
+        if persistent < 1:
+            raise ValueError(f"persistent: True, False or a CTA count >= 1; got {persistent}")
+        ctas, persistent = persistent, True
+    host.persistent_args(KERNELS[variant], persistent)
     B, H, S, D = q.shape
-    cfg = config(variant, D, causal, stages, tile)
+    cfg = config(variant, D, causal, stages, tile, persistent)
     scale = host.default_scale(D) if scale is None else float(scale)
     if not scale > 0:
         raise ValueError(f"scale must be positive; got {scale}")
@@ -66,7 +77,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
         raise ValueError(f"out must be a contiguous {tuple(q.shape)} {q.dtype} tensor on {q.device}")
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
     host.launch(KERNELS[variant], q, k, v, out, lse, cfg, causal, scale, fence=fence,
-                softmax=softmax)
+                softmax=softmax, ctas=ctas)
     return (out, lse) if return_lse else out
 
 

@@ -12,6 +12,8 @@ This is the FlashAttention-3 forward (FA3 §3, tab. 2's 661 TFLOP/s on an H100):
                                               wgmma_wait(0); release(v, j-1); rescale O; pack P
 
 ``FENCE`` (default True) keeps the wait for P_{j-1}·V_{j-1} after the softmax (``overlap.py``).
+``PERSISTENT`` (default False): one CTA per SM over a list of tiles (``persistent.py``); the
+launcher's grid is then 1-D, ``min(tiles, SMs)``.
 """
 from __future__ import annotations
 
@@ -20,14 +22,20 @@ from triton.experimental.gluon import language as gl
 
 from .overlap import consumer
 from .partitions import producer, warp_specialized
+from .persistent import fa3_persistent
 
 
 @gluon.jit
 def fa3_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
-               SOFTMAX: gl.constexpr = 0):
+               SOFTMAX: gl.constexpr = 0, PERSISTENT: gl.constexpr = False):
     gl.static_assert(num_warps == 4, "the default partition is consumer 0 (one warpgroup)")
-    warp_specialized(consumer, producer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
-                     BM, STAGES, CONSUMERS, CAUSAL, TURNS=True, PROFILE=PROFILE, FENCE=FENCE,
-                     SOFTMAX=SOFTMAX)
+    if PERSISTENT:
+        gl.static_assert(not PROFILE, "persistent fa3 has no Proton scopes")
+        fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+                       CONSUMERS, CAUSAL, FENCE, SOFTMAX)
+    else:
+        warp_specialized(consumer, producer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen,
+                         qk_scale, BM, STAGES, CONSUMERS, CAUSAL, TURNS=True, PROFILE=PROFILE,
+                         FENCE=FENCE, SOFTMAX=SOFTMAX)

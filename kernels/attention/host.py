@@ -25,6 +25,9 @@ except ImportError:  # pragma: no cover
 VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
 WARP_SPECIALIZED = ("ws", "ws_pingpong", "fa3")
 OVERLAP_VARIANTS = ("overlap", "fa3")
+PERSISTENT_VARIANTS = ("fa3",)  # the PERSISTENT constexpr (persistent.py)
+# Whether fa3 runs persistent unless asked: off until measured faster (lab notebook, run R5)
+PERSISTENT_DEFAULT = False
 HEAD_DIMS = (64, 128, 256)
 SMEM_PER_BLOCK = 227 * 1024  # bytes of shared memory one block may use on Hopper (sm_90)
 REGISTERS_PER_SM = 65536
@@ -46,6 +49,7 @@ class Config:
     warp_specialized: bool
     consumer_regs: int = 240  # setmaxnreg target of each consumer warpgroup (ws variants)
     producer_regs: int = 24  # ... and of the producer warp's warpgroup
+    persistent: bool = False  # fa3 only: one CTA per SM over a list of tiles (persistent.py)
 
     @property
     def q_rows(self) -> int:
@@ -64,10 +68,21 @@ class Config:
             return None
         return REGISTERS_PER_SM // (128 * (self.consumers + 1)) // 8 * 8
 
+    @property
+    def o_buffers(self) -> int:
+        """Persistent fa3's O staging buffers (64 x d each): ``persistent.o_buffers``."""
+        if not self.persistent:
+            return 0
+        from .persistent import o_buffers
+        return o_buffers.fn(self.BM, self.BN, self.head_dim, self.stages, self.consumers)
+
     def smem_bytes(self, elem_bytes: int = 2) -> int:
         q = self.BM * self.head_dim * elem_bytes
         ring = 2 * self.stages * self.BN * self.head_dim * elem_bytes  # K ring + V ring
         barriers = 8 * (4 * self.stages + 1 + self.consumers)
+        if self.persistent:  # O buffers, q_empty, the epilogue's turns
+            q += self.o_buffers * 64 * self.head_dim * elem_bytes
+            barriers += 8 * (1 + self.consumers)
         return q + ring + barriers
 
     def check(self) -> None:
@@ -105,11 +120,14 @@ STAGES_ALLOWED = range(1, 5)
 
 
 def config(variant: str, head_dim: int, causal: bool = False, stages: int | None = None,
-           tile: tuple[int, int] | None = None) -> Config:
+           tile: tuple[int, int] | None = None, persistent: bool = False) -> Config:
     """The launch configuration of ``variant`` at ``head_dim`` (``tile=(BM, BN)`` overrides the
-    default for experiments). Raises ValueError for what cannot run."""
+    default for experiments; ``persistent``: fa3 only). Raises ValueError for what cannot run."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
+    if persistent and variant not in PERSISTENT_VARIANTS:
+        raise ValueError(f"persistent: only {', '.join(PERSISTENT_VARIANTS)} has a persistent "
+                         f"build; got {variant!r}")
     if head_dim not in HEAD_DIMS:
         raise ValueError(f"head dim must be one of {HEAD_DIMS}; got {head_dim}")
     BM, BN, consumers = TILES[head_dim]
@@ -133,7 +151,7 @@ def config(variant: str, head_dim: int, causal: bool = False, stages: int | None
         BM, consumers = 128, 2
     cfg = Config(variant, head_dim, BM, BN, consumers, stages, ws,
                  consumer_regs=240 if consumers == 2 else 160,
-                 producer_regs=24 if consumers == 2 else 32)
+                 producer_regs=24 if consumers == 2 else 32, persistent=bool(persistent))
     cfg.check()
     return cfg
 
@@ -195,8 +213,34 @@ def _launch_options(cfg: Config) -> dict:
     return opts
 
 
-def grid(B: int, H: int, S: int, cfg: Config) -> tuple[int, int]:
+_SM_COUNT: dict = {}
+
+
+def sm_count(device) -> int:
+    key = str(device)
+    if key not in _SM_COUNT:
+        _SM_COUNT[key] = torch.cuda.get_device_properties(device).multi_processor_count
+    return _SM_COUNT[key]
+
+
+def grid(B: int, H: int, S: int, cfg: Config, sms: int | None = None) -> tuple[int, ...]:
+    """One CTA per (Q tile, batch·head); persistent: ``min(tiles, sms)`` CTAs, 1-D."""
+    if cfg.persistent:
+        return (min(triton.cdiv(S, cfg.BM) * B * H, sms),)
     return (triton.cdiv(S, cfg.BM), B * H)
+
+
+def persistent_args(kernel, persistent: bool = False) -> dict:
+    """The ``PERSISTENT`` constexpr, passed only when on (the off build is the kernel's default
+    specialization, so its PTX is unchanged)."""
+    if not isinstance(persistent, bool):
+        raise TypeError(f"persistent must be a bool; got {type(persistent).__name__}")
+    if not persistent:
+        return {}
+    if "PERSISTENT" not in kernel.arg_names:
+        raise ValueError(f"persistent=True: only {', '.join(PERSISTENT_VARIANTS)} has a "
+                         f"persistent build")
+    return {"PERSISTENT": True}
 
 
 FENCES = (True, False, "hoisted")  # overlap.py's FENCE: fenced (default), no fence, hoisted
@@ -252,16 +296,19 @@ def softmax_args(kernel, softmax=None, head_dim: int | None = None,
 
 
 def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
-           profile: bool = False, fence=True, softmax=None) -> None:
+           profile: bool = False, fence=True, softmax=None, ctas: int | None = None) -> None:
     """``profile``: compile in the Proton scopes (``kernels/scopes.py``); ``fence``: see
     ``overlap.py`` (True, False or "hoisted"); ``softmax``: names from ``SOFTMAX_SWITCHES``
-    (None: ``SOFTMAX_DEFAULT``)."""
+    (None: ``SOFTMAX_DEFAULT``); ``cfg.persistent``: ``persistent.py``, at most ``ctas`` CTAs
+    (None: one per SM)."""
     B, H, S, _ = q.shape
     extra = fence_args(kernel, fence) | softmax_args(kernel, softmax, cfg.head_dim, cfg.variant)
+    extra |= persistent_args(kernel, cfg.persistent)
     q_desc, k_desc, v_desc = make_descriptors(q, k, v, cfg)
     if profile:
         extra["PROFILE"] = True
-    kernel[grid(B, H, S, cfg)](q_desc, k_desc, v_desc, o, lse, S, scale * LOG2E,
+    sms = (ctas or sm_count(q.device)) if cfg.persistent else None
+    kernel[grid(B, H, S, cfg, sms)](q_desc, k_desc, v_desc, o, lse, S, scale * LOG2E,
                                cfg.BM, cfg.stages, cfg.consumers, causal, **extra,
                                **_launch_options(cfg))
 
@@ -285,7 +332,8 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
                  names[5]: "i32", names[6]: "fp32"}
     constexprs = {names[7]: cfg.BM, names[8]: cfg.stages, names[9]: cfg.consumers,
                   names[10]: causal, "num_warps": cfg.num_warps, **fence_args(kernel, fence),
-                  **softmax_args(kernel, softmax, cfg.head_dim, cfg.variant)}
+                  **softmax_args(kernel, softmax, cfg.head_dim, cfg.variant),
+                  **persistent_args(kernel, cfg.persistent)}
     if "PROFILE" in names:
         constexprs["PROFILE"] = profile
     for n in names[7:]:

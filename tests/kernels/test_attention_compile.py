@@ -277,3 +277,74 @@ def test_softmax_switch_names():
     assert host.softmax_args(KERNELS["fa3"], None, 128, "fa3") == {"SOFTMAX": 0}
     assert host.softmax_args(KERNELS["overlap"], None, 256, "overlap") == {"SOFTMAX": 0}
     assert host.softmax_args(KERNELS["ws"], None, 256, "ws") == {}
+
+
+# ------------------------------------------------------------------------- persistent fa3
+@pytest.mark.parametrize("d,causal,dtype", [
+    (64, False, torch.float16), (64, True, torch.float16), (128, False, torch.float16),
+    (128, True, torch.bfloat16), (256, False, torch.bfloat16), (256, True, torch.float16)])
+def test_persistent_fa3_compiles_for_sm90a(d, causal, dtype):
+    """``fa3_kernel(..., PERSISTENT=True)`` (persistent.py) builds for sm_90a with q_empty and one
+    epilogue turn per consumer beside fa3's barriers, its O buffers (one per consumer; one shared
+    at d 256) inside the 227 KiB, the wgmmas of the plain build and O still 16 bytes a thread."""
+    cfg = config("fa3", d, causal, persistent=True)
+    k = host.compile_sm90(KERNELS["fa3"], cfg, dtype, causal)
+    ptx = k.asm["ptx"]
+    assert ".target sm_90a" in ptx
+    s, c = cfg.stages, cfg.consumers
+    assert count(ptx, r"mbarrier\.init\.shared") == 1 + 4 * s + c + 1 + c
+    assert cfg.o_buffers == (1 if d == 256 else c)
+    assert cfg.smem_bytes() - 1024 <= k.metadata.shared <= host.SMEM_PER_BLOCK
+    kind = "f16.f16" if dtype == torch.float16 else "bf16.bf16"
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{cfg.BN}k16\.f32\.{kind}", ptx)
+    assert re.search(rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k16\.f32\.{kind}", ptx)
+    assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 1;") >= 1
+    assert count(ptx, rf"setmaxnreg\.inc\.sync\.aligned\.u32\s+{cfg.consumer_regs};") >= 1
+    assert k.metadata.num_warps == 4 * (c + 1)
+    if cc.find_cuobjdump() is not None:
+        sass = cc.sass_of_cubin(k.asm["cubin"])
+        assert sass.count("STG.E.128") == cfg.BM * d * 2 // 16 // (128 * c) * c
+
+
+def test_persistent_switch_is_fa3s_alone():
+    assert host.persistent_args(KERNELS["fa3"]) == {}  # off: the plain build's specialization
+    assert host.persistent_args(KERNELS["fa3"], True) == {"PERSISTENT": True}
+    for v in VARIANTS:
+        if v != "fa3":
+            with pytest.raises(ValueError, match="persistent"):
+                config(v, 128, persistent=True)
+            with pytest.raises(ValueError, match="persistent build"):
+                host.persistent_args(KERNELS[v], True)
+    with pytest.raises(TypeError, match="persistent must be a bool"):
+        host.persistent_args(KERNELS["fa3"], 1)
+    cfg = config("fa3", 128, persistent=True)
+    assert host.grid(4, 16, 8448, cfg, 132) == (132,)
+    assert host.grid(1, 1, 1000, cfg, 132) == (8,)
+    assert host.grid(4, 16, 8448, config("fa3", 128)) == (66, 64)
+    assert host.PERSISTENT_DEFAULT is False  # lab notebook, run R5
+
+
+def test_persistent_tile_order():
+    """persistent.tile_coords on the host: every (head, Q tile) exactly once; causal, the
+    longest (last) Q tiles of a section's heads first."""
+    from kernels.attention.persistent import L2_KV_BYTES
+
+    def coords(t, n_m, heads, S, D, causal):  # the device function, line for line
+        if causal:
+            group = max(L2_KV_BYTES.value // (S * 4 * D), 1)
+            per = group * n_m
+            section = t // per
+            first = section * group
+            g = min(group, heads - first)
+            local = t - section * per
+            r = local // g
+            return first + local - r * g, n_m - 1 - r
+        return t // n_m, t % n_m
+
+    for S, D, heads in ((1000, 128, 64), (16384, 256, 8), (1, 64, 3), (8448, 128, 64)):
+        n_m = -(-S // 128)
+        for causal in (False, True):
+            seen = [coords(t, n_m, heads, S, D, causal) for t in range(n_m * heads)]
+            assert sorted(seen) == [(b, m) for b in range(heads) for m in range(n_m)]
+            if causal:
+                assert seen[0][1] == n_m - 1

@@ -155,3 +155,81 @@ def test_consan_ws_variants(tmp_path):
                           capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert proc.stdout.count(" ok ") == 6
+
+
+# ------------------------------------------------------------------------- persistent fa3
+# A persistent kernel whose phases go wrong hangs instead of failing: every test below fails by
+# pytest-timeout's thread method (which ends the process, so the run goes on) instead.
+PERSISTENT_TIMEOUT = pytest.mark.timeout(180, method="thread")
+
+
+@PERSISTENT_TIMEOUT
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_persistent_matches_float64(dtype, d, causal):
+    """fa3 with ``persistent=True`` (persistent.py) against float64, O and LSE: ragged lengths,
+    more tiles than SMs (many tiles a CTA, the ring and turn phases carried across them), and
+    2 CTAs walking every tile of a small problem (``persistent=2``); and within rounding of the
+    plain fa3 (the same arithmetic per tile)."""
+    from kernels.attention import attention
+
+    gen = torch.Generator(device="cuda").manual_seed(hash(("persistent", d, causal)) % 2**31)
+    for B, H, S, ctas in ((1, 2, 77, True), (2, 3, 300, True), (1, 2, 1000, True),
+                          (4, 16, 1000, True), (2, 3, 300, 2), (1, 3, 1000, 1)):
+        q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
+        check("fa3", q, k, v, causal, TOL[dtype], persistent=ctas)
+        o0 = attention(q, k, v, causal=causal, variant="fa3", persistent=False)
+        o1 = attention(q, k, v, causal=causal, variant="fa3", persistent=ctas)
+        diff = ((o1.double() - o0.double()).norm() / o0.double().norm()).item()
+        assert diff < 1e-3, f"persistent vs plain fa3 {(B, H, S)}: {diff:.2e}"
+
+
+@PERSISTENT_TIMEOUT
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_persistent_lengths_on_tile_edges(d):
+    """One row (S = 1: one block, q_empty released at block 0), exact multiples of the tiles,
+    one past them, with 3 CTAs over all the tiles."""
+    for S in (1, 128, 192, 384, 385):
+        for causal in (False, True):
+            q, k, v = (torch.randn(2, 5, S, d, device="cuda", dtype=torch.float16) for _ in range(3))
+            check("fa3", q, k, v, causal, TOL[torch.float16], persistent=3)
+            check("fa3", q, k, v, causal, TOL[torch.float16], persistent=True)
+
+
+@PERSISTENT_TIMEOUT
+def test_persistent_large_magnitude_and_switches():
+    for causal in (False, True):
+        q, k, v = (torch.randn(2, 8, 520, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+        check("fa3", q * 20, k * 20, v, causal, 2e-2, persistent=4)
+        q, k, v = (torch.randn(2, 3, 300, 128, device="cuda", dtype=torch.float16) for _ in range(3))
+        check("fa3", q, k, v, causal, TOL[torch.float16], persistent=2, fence=False,
+              softmax=("tree_max", "lane_sum"))
+
+
+CONSAN_PERSISTENT = textwrap.dedent("""
+    import torch, triton
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    from kernels.attention import attention
+    for d in (128, 256):
+        for causal in (False, True):
+            q, k, v = (torch.randn(1, 3, 300, d, device="cuda", dtype=torch.float16) for _ in range(3))
+            o = attention(q, k, v, causal=causal, variant="fa3", persistent=2)
+            torch.cuda.synchronize()
+            ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                                                   is_causal=causal)
+            err = ((o.double() - ref).norm() / ref.norm()).item()
+            assert err < 4e-3, (d, causal, err)
+            print(d, causal, "ok", err, flush=True)
+""")
+
+
+def test_consan_persistent(tmp_path):
+    """ConSan on persistent fa3 with 2 CTAs over 9 tiles (q_empty, the ring and turn phases
+    across tiles; at d 256 the shared O buffer's turns)."""
+    env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
+               TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", CONSAN_PERSISTENT], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=240, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count(" ok ") == 4

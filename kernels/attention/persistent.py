@@ -1,0 +1,258 @@
+"""``fa3`` made persistent (``fa3_kernel(..., PERSISTENT=True)``; the launcher's
+``persistent=True``): one CTA per SM walks a list of (batch·head, Q tile) tiles instead of one CTA
+per tile, so a CTA's fixed costs — the cold Q load, filling the rings, draining the last P·V, the
+epilogue — run under the neighbouring tiles' GEMMs instead of on an idle SM (FA3 §3's persistent
+scheduler; the lab notebook's runs R4/R5: at S 1K a CTA of the plain grid pays ~6.7 K clk of
+them over only 8 blocks)::
+
+    producer (1 warp)                            consumer WG w (4 warps), 64 rows of each tile
+    for each tile t of this CTA:                 for each tile t of this CTA:
+        wait q_empty (phase t-1)                     wait q_full (phase t)
+        TMA Q_t -> q_full                            the fa3 loop (overlap.consumer with turns),
+        for each block j of t:                       ring positions and turns counted on from
+            produce K, V at ring position it+j       the previous tile; after its last Q·Kᵀ:
+                                                     arrive q_empty  -> the producer loads Q_{t+1},
+                                                     and K/V of t+1, under this tile's tail
+                                                 epilogue: O through its own shared buffer
+
+* **Tile order** (``tile_coords``): non-causal, Q tiles of one head are consecutive (the ~132 tiles
+  in flight share few heads' K and V in L2). Causal, longest-processing-time first within a
+  section of heads whose K and V fit a 32 MiB L2 budget (FA3's ``size_l2``): all the section's
+  last Q tiles (the most blocks), then the next-to-last, ...; CTAs take tiles round-robin.
+* **Phases carried across tiles**: ring position ``it + j`` (``it`` = blocks of this CTA's
+  earlier tiles) for K and V; turn ``tk + j`` (``tk`` = this warpgroup's earlier turns, n + 1 a
+  tile); ``q_full``/``q_empty`` at the tile count's parity.
+* **O staged in its own buffer** (one a warpgroup; at d 256 the 227 KiB hold only one, which the
+  warpgroups take in turns, ``epi_turn``), so Q is free after the last Q·Kᵀ. The store stays a
+  generic masked store (rows past S belong to the next head in the 2-D view, which a TMA store
+  would overwrite): no async-proxy write reads the buffer, so no proxy fence is needed; a
+  ``thread_barrier`` keeps a warpgroup's next tile's writes behind its last tile's reads.
+"""
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    fence_async_shared,
+    mbarrier,
+    tma,
+    warpgroup_mma_wait,
+)
+
+from .. import ring
+from ..ring import acquire, pass_turn, wait_slot, wait_turn
+from .partitions import allocate, consumer_regs, producer_regs, warp_specialize
+from .steps import (
+    epilogue,
+    init_state,
+    num_blocks,
+    pack,
+    pv,
+    q_rows,
+    qk,
+    rescale,
+    schedule_fence,
+    softmax,
+)
+
+L2_KV_BYTES = gl.constexpr(32 * 1024 * 1024)  # FA3's L2 budget for a causal section's K and V
+SMEM_LIMIT = 227 * 1024
+
+
+@gluon.constexpr_function
+def o_buffers(BM, BN, D, STAGES, CONSUMERS, elem_bytes=2):
+    """O staging buffers (64 x D each) that fit beside Q and the K and V rings: one per consumer
+    warpgroup, else one they share (d 256: 64 + 128 + 64 KiB is over 227 KiB)."""
+    base = BM * D * elem_bytes + 2 * STAGES * BN * D * elem_bytes + 1024
+    return CONSUMERS if base + CONSUMERS * 64 * D * elem_bytes <= SMEM_LIMIT else 1
+
+
+@gluon.jit
+def tile_count(q_desc, seqlen, BM: gl.constexpr):
+    """(Q tiles per head, batch·heads, tiles): the heads from the 2-D view's rows."""
+    n_m = gl.cdiv(seqlen, BM)
+    heads = q_desc.shape[0] // seqlen
+    return n_m, heads, n_m * heads
+
+
+@gluon.jit
+def tile_coords(t, n_m, heads, seqlen, BM: gl.constexpr, D: gl.constexpr, CAUSAL: gl.constexpr):
+    """Tile ``t`` -> (batch·head, Q tile index). Non-causal: a head's Q tiles consecutive.
+    Causal: sections of ``group`` heads (their K and V within ``L2_KV_BYTES``), in each the
+    longest Q tiles (the last ones) first, across the section's heads."""
+    if CAUSAL:
+        group = gl.maximum(L2_KV_BYTES // (seqlen * (4 * D)), 1)
+        per_section = group * n_m
+        section = t // per_section
+        first = section * group
+        g = gl.minimum(group, heads - first)
+        local = t - section * per_section
+        r = local // g
+        bh = first + local - r * g
+        m = n_m - 1 - r
+    else:
+        bh = t // n_m
+        m = t - bh * n_m
+    return bh, m
+
+
+@gluon.jit
+def produce_at(desc, ring_smem, full, empty, pos, row, STAGES: gl.constexpr):
+    """Ring position ``pos`` (counted across tiles) <- the block at ``row`` of the 2-D view."""
+    s = wait_slot(empty, pos, STAGES)
+    mbarrier.expect(full.index(s), desc.block_type.nbytes)
+    tma.async_copy_global_to_shared(desc, [row, 0], full.index(s), ring_smem.index(s))
+
+
+@gluon.jit
+def producer(q_desc, k_desc, v_desc, seqlen, BM: gl.constexpr, STAGES: gl.constexpr,
+             CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, q_smem, k_ring, v_ring, q_full,
+             q_empty, k_full, v_full, k_empty, v_empty):
+    BN: gl.constexpr = k_desc.block_type.shape[0]
+    D: gl.constexpr = q_desc.block_type.shape[1]
+    ROWS: gl.constexpr = q_desc.block_type.shape[0]
+    n_m, heads, tiles = tile_count(q_desc, seqlen, BM)
+    it = 0
+    ti = 0
+    for t in range(gl.program_id(0), tiles, gl.num_programs(0)):
+        bh, m = tile_coords(t, n_m, heads, seqlen, BM, D, CAUSAL)
+        row0 = bh * seqlen
+        m0 = m * BM
+        mbarrier.wait(q_empty, (ti & 1) ^ 1)  # every consumer's last Q·Kᵀ of the last tile
+        mbarrier.expect(q_full, CONSUMERS * q_desc.block_type.nbytes)
+        for w in gl.static_range(CONSUMERS):
+            tma.async_copy_global_to_shared(q_desc, [row0 + m0 + w * ROWS, 0], q_full,
+                                            q_smem.index(w))
+        n = num_blocks(m0, seqlen, BM, BN, CAUSAL)
+        for j in range(n):
+            produce_at(k_desc, k_ring, k_full, k_empty, it + j, row0 + j * BN, STAGES)
+            produce_at(v_desc, v_ring, v_full, v_empty, it + j, row0 + j * BN, STAGES)
+        it += n
+        ti += 1  # noqa: SIM113 -- a device loop over range(start, end, step)
+
+
+@gluon.jit
+def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
+             STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+             q_smem, k_ring, v_ring, o_smem, q_full, q_empty, k_full, v_full, k_empty, v_empty,
+             turn, epi_turn, WG: gl.constexpr, num_warps: gl.constexpr,
+             FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0):
+    """``overlap.consumer`` with turns (fa3's loop), once per tile of this CTA."""
+    M: gl.constexpr = q_smem.type.shape[1]
+    D: gl.constexpr = q_smem.type.shape[2]
+    BN: gl.constexpr = k_ring.type.shape[1]
+    dtype: gl.constexpr = q_smem.dtype
+    O_BUFS: gl.constexpr = o_smem.type.shape[0]
+    q = q_smem.index(WG)
+    o_buf = o_smem.index(WG % O_BUFS)
+    n_m, heads, tiles = tile_count(q_desc, seqlen, BM)
+    it = 0  # ring position of this tile's block 0
+    ti = 0  # tiles so far (this warpgroup's turns so far: it + ti, n + 1 a tile)
+    for t in range(gl.program_id(0), tiles, gl.num_programs(0)):
+        bh, mt = tile_coords(t, n_m, heads, seqlen, BM, D, CAUSAL)
+        row0 = bh * seqlen
+        m0_cta = mt * BM
+        n = num_blocks(m0_cta, seqlen, BM, BN, CAUSAL)
+        m0 = m0_cta + WG * M
+        rows = q_rows(m0, M, BN, num_warps)
+        m_i, l_i, acc = init_state(M, D, BN, num_warps, SOFTMAX)
+        tk = it + ti
+        mbarrier.wait(q_full, ti & 1)
+
+        # block 0: the scores alone
+        ks = acquire(k_full, it, STAGES)
+        wait_turn(turn, tk, WG)
+        s = qk(q, k_ring.index(ks), num_warps)
+        pass_turn(turn, WG, CONSUMERS)
+        if n == 1:  # Q read for the last time: the producer may load the next tile's
+            mbarrier.arrive(q_empty)  # (a branch: a predicated arrive still pays its bar.sync)
+        ring.release(k_empty, it, STAGES)
+        p, alpha, m_i, l_i = softmax(s, m_i, l_i, 0, m0, rows, seqlen, qk_scale, BN, CAUSAL,
+                                      SOFTMAX)
+        p = pack(p, dtype, D, num_warps)
+
+        for j in range(1, n):
+            ks = acquire(k_full, it + j, STAGES)
+            vs = acquire(v_full, it + j - 1, STAGES)
+            wait_turn(turn, tk + j, WG)
+            s_tok = qk(q, k_ring.index(ks), num_warps, is_async=True)  # S_j = Q K_jᵀ
+            o_tok = pv(p, v_ring.index(vs), acc, is_async=True)  # O += P_{j-1} V_{j-1}
+            pass_turn(turn, WG, CONSUMERS)
+            s = warpgroup_mma_wait(1, deps=(s_tok,))  # the scores only
+            if j == n - 1:
+                mbarrier.arrive(q_empty)
+            ring.release(k_empty, it + j, STAGES)
+            p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL,
+                                          SOFTMAX)
+            if FENCE:
+                schedule_fence(lse_ptr, seqlen)  # or ptxas hoists the wait above the softmax
+            acc = warpgroup_mma_wait(0, deps=(o_tok,))
+            ring.release(v_empty, it + j - 1, STAGES)
+            acc = rescale(acc, alpha)
+            p = pack(p, dtype, D, num_warps)
+
+        # the last P·V
+        vs = acquire(v_full, it + n - 1, STAGES)
+        wait_turn(turn, tk + n, WG)
+        acc = pv(p, v_ring.index(vs), acc)
+        pass_turn(turn, WG, CONSUMERS)
+        ring.release(v_empty, it + n - 1, STAGES)
+        if O_BUFS < CONSUMERS:  # one shared O buffer: the warpgroups take turns
+            wait_turn(epi_turn, ti, WG)
+        gl.thread_barrier()  # this warpgroup's reads of the buffer (last tile) are done
+        epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, o_buf, num_warps)
+        if O_BUFS < CONSUMERS:
+            gl.thread_barrier()  # every warp has read the buffer before the next WG writes it
+            pass_turn(epi_turn, WG, CONSUMERS)
+        it += n
+        ti += 1  # noqa: SIM113 -- a device loop over range(start, end, step)
+
+
+@gluon.jit
+def fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
+                   STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
+                   FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0):
+    """The persistent fa3 region: ``partitions.allocate``'s buffers and barriers, the O buffers,
+    ``q_empty`` (one arrive per consumer) and ``epi_turn``; consumer 0 the default partition."""
+    gl.static_assert(FENCE != "hoisted", "persistent fa3: FENCE True or False")
+    q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn = allocate(
+        q_desc, k_desc, v_desc, STAGES, CONSUMERS, CONSUMERS, True, True)
+    BN: gl.constexpr = k_desc.block_type.shape[0]
+    D: gl.constexpr = q_desc.block_type.shape[1]
+    O_BUFS: gl.constexpr = o_buffers(BM, BN, D, STAGES, CONSUMERS)
+    o_smem = gl.allocate_shared_memory(q_desc.dtype, [O_BUFS] + q_desc.block_type.shape,
+                                       q_desc.layout)
+    q_empty = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    epi_turn = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], mbarrier.MBarrierLayout())
+    mbarrier.init(q_empty, count=CONSUMERS)
+    for w in gl.static_range(CONSUMERS):
+        mbarrier.init(epi_turn.index(w), count=1)
+    fence_async_shared()
+    CR: gl.constexpr = consumer_regs(CONSUMERS)
+    PR: gl.constexpr = producer_regs(CONSUMERS)
+    if CONSUMERS == 2:
+        warp_specialize([
+            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
+                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 0, 4, FENCE, SOFTMAX)),
+            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
+                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 1, 4, FENCE, SOFTMAX)),
+            (producer, (q_desc, k_desc, v_desc, seqlen, BM, STAGES, CONSUMERS, CAUSAL, q_smem,
+                        k_ring, v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty)),
+        ], [4, 1], [CR, PR])
+    else:
+        gl.static_assert(CONSUMERS == 3, "1 producer + 2 or 3 consumer warpgroups")
+        warp_specialize([
+            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
+                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 0, 4, FENCE, SOFTMAX)),
+            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
+                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 1, 4, FENCE, SOFTMAX)),
+            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
+                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 2, 4, FENCE, SOFTMAX)),
+            (producer, (q_desc, k_desc, v_desc, seqlen, BM, STAGES, CONSUMERS, CAUSAL, q_smem,
+                        k_ring, v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty)),
+        ], [4, 4, 1], [CR, CR, PR])
