@@ -36,6 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["crossval"]:
         from .crossval import main as crossval
         return crossval(argv[1:])
+    if argv[:1] == ["pingpong"]:
+        from .pingpong import main as pingpong
+        return pingpong(argv[1:])
+    if argv[:1] == ["grid"]:
+        from .grid import main as grid
+        return grid(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m fidelity", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd")
@@ -44,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("lanes", help="the model's lanes under the committed Proton traces")
     sub.add_parser("calibrate", help="how the fitted constants were chosen")
     sub.add_parser("crossval", help="each kernel family held out of the fits, then predicted")
+    sub.add_parser("pingpong", help="where pingpong pays: the model's gain over ws, mapped, and why")
+    sub.add_parser("grid", help="fa3 across head dim and sequence length, measured vs the model")
     parser.add_argument("--hardware", default="h200")
     parser.add_argument("--all", action="store_true", help="every measured shape, not the headlines")
     a = parser.parse_args(argv)
