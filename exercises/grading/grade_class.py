@@ -656,7 +656,7 @@ def expected_scores(kind: str, wrong_header: dict | None, names: list[str] | Non
     """What the grader here should give such a student, per exercise: the source every CPU test's
     points (public and hidden; GPU tests are skipped without a Hopper GPU), the stub 0, a
     known-wrong file its exercise's CPU points less those of the tests its ``# loses:`` line
-    names. None where that cannot be known: a ``# loses:``/``# may-lose:`` name that is not one of
+    names (``all``: every one, ``none``: none). None where that cannot be known: a ``# loses:``/``# may-lose:`` name that is not one of
     the exercise's CPU tests as collected here (the wrong file and the tests disagree), or a CPU
     test that may or may not be lost."""
     out: dict[str, float | None] = {}
@@ -674,6 +674,7 @@ def expected_scores(kind: str, wrong_header: dict | None, names: list[str] | Non
             cpu = {c.name: c.points for c in cases}
             gpu = {c.name for c in every if c.gpu}
             loses, may = _names(wrong_header.get("loses")), _names(wrong_header.get("may-lose"))
+            loses = set(cpu) if loses == {"all"} else set() if loses == {"none"} else loses
             if (loses | may) - set(cpu) - gpu or may & set(cpu):
                 out[ex] = None
             else:
