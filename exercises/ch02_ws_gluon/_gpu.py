@@ -10,10 +10,9 @@ def run_gemm(pairs):
     """[C] for each (A, B) in `pairs` (fp16 arrays)."""
     import torch
     import triton
+    import ws_gemm as mod
     from triton.experimental.gluon import language as gl
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    import ws_gemm as mod
 
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
                                                                  device="cuda"))

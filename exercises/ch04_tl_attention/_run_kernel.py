@@ -17,8 +17,7 @@ def _launchable(fn):
     """The kernel must be Triton's (a @triton.jit function), not a stand-in."""
     mod = type(fn).__module__ or ""
     if not mod.startswith("triton."):
-        raise TypeError("attention_fwd is a %s.%s, not a @triton.jit kernel"
-                        % (mod, type(fn).__qualname__))
+        raise TypeError(f"attention_fwd is a {mod}.{type(fn).__qualname__}, not a @triton.jit kernel")
 
 
 def run_cases(cases, device="cpu"):

@@ -175,8 +175,10 @@ def test_generated_class_scores_as_expected(tmp_path):
     assert [r["student"] for r in rows] == sorted(plan)
     for r in rows:
         exp = plan[r["student"]]["expected"]
-        got = {ex: float(r[ex]) for ex in GEN_ONLY}
-        assert got == {ex: exp[ex] for ex in GEN_ONLY}, (r["student"], plan[r["student"]], r)
+        known = [ex for ex in GEN_ONLY if exp[ex] is not None]   # None: a may-lose test on CPU
+        assert len(known) >= len(GEN_ONLY) - 1, plan[r["student"]]
+        got = {ex: float(r[ex]) for ex in known}
+        assert got == {ex: exp[ex] for ex in known}, (r["student"], plan[r["student"]], r)
         assert r["status"] == "ok"
     timing = json.loads((out / "timing.json").read_text())
     assert timing["items"] == 12 * len(GEN_ONLY) and timing["dedup"] is False

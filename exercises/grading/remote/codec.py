@@ -24,13 +24,13 @@ class Record:
         try:
             return self._fields[name]
         except KeyError:
-            raise AttributeError("no field %r (fields: %s)" % (name, ", ".join(sorted(self._fields)))) from None
+            raise AttributeError("no field {!r} (fields: {})".format(name, ", ".join(sorted(self._fields)))) from None
 
     def __setattr__(self, name, value):
         raise AttributeError("read-only record")
 
     def __repr__(self):
-        return "Record(%s)" % ", ".join("%s=%r" % kv for kv in sorted(self._fields.items()))
+        return "Record({})".format(", ".join("{}={!r}".format(*kv) for kv in sorted(self._fields.items())))
 
 
 class Ref:
@@ -48,13 +48,13 @@ class Ref:
         return hash((self.kind, self.id))
 
     def __repr__(self):
-        return "<%s %s>" % (self.kind, self.id)
+        return f"<{self.kind} {self.id}>"
 
 
 def encode(obj, hook=None, depth=0):
     """JSON data for `obj`; `hook(obj)` may return an encoding for types it knows (or None)."""
     if depth > MAX_DEPTH:
-        raise TypeError("nested deeper than %d levels" % MAX_DEPTH)
+        raise TypeError(f"nested deeper than {MAX_DEPTH} levels")
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, int):
@@ -81,26 +81,26 @@ def encode(obj, hook=None, depth=0):
         import numpy as np
         if isinstance(obj, np.ndarray):
             if obj.dtype.name not in DTYPES:
-                raise TypeError("an array of dtype %s (numeric dtypes only)" % obj.dtype)
+                raise TypeError(f"an array of dtype {obj.dtype} (numeric dtypes only)")
             data = base64.b64encode(np.ascontiguousarray(obj).tobytes()).decode("ascii")
             return {"nd": [obj.dtype.name, list(obj.shape), data]}
         if isinstance(obj, np.generic):
             return encode(obj.item(), hook, depth + 1)
-    raise TypeError("a value of type %s.%s cannot travel (JSON data, tuples, dicts and numeric "
-                    "numpy arrays can)" % (mod, type(obj).__qualname__))
+    raise TypeError(f"a value of type {mod}.{type(obj).__qualname__} cannot travel (JSON data, tuples, dicts and numeric "
+                    "numpy arrays can)")
 
 
 def decode(data, hook=None, depth=0):
     """The value `data` (from `encode`) stands for; `hook(tag, payload)` builds marked records
     of its own (or returns None for the defaults: `Record`, `Ref`)."""
     if depth > MAX_DEPTH:
-        raise ValueError("nested deeper than %d levels" % MAX_DEPTH)
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     if data is None or isinstance(data, (bool, int, float, str)):
         return data
     if isinstance(data, list):
         return [decode(x, hook, depth + 1) for x in data]
     if not isinstance(data, dict) or len(data) != 1:
-        raise ValueError("not an encoded value: %r" % (str(data)[:80],))
+        raise ValueError(f"not an encoded value: {str(data)[:80]!r}")
     (tag, body), = data.items()
     if tag == "t" and isinstance(body, list):
         return tuple(decode(x, hook, depth + 1) for x in body)
@@ -111,7 +111,7 @@ def decode(data, hook=None, depth=0):
                 raise ValueError("a dict entry that is not a [key, value] pair")
             key = decode(pair[0], hook, depth + 1)
             if isinstance(key, (list, dict)):
-                raise ValueError("an unhashable dict key")
+                raise ValueError("an unhashable dict key")  # noqa: TRY004 - malformed data, not a type
             out[key] = decode(pair[1], hook, depth + 1)
         return out
     if tag == "nd":
@@ -128,7 +128,7 @@ def decode(data, hook=None, depth=0):
     if tag == "ref" and isinstance(body, list) and len(body) == 2 \
             and isinstance(body[0], str) and isinstance(body[1], int):
         return Ref(body[0], body[1])
-    raise ValueError("unknown encoded value %r" % (tag,))
+    raise ValueError(f"unknown encoded value {tag!r}")
 
 
 def _array(body):

@@ -60,7 +60,7 @@ class Barrier:
         ask(self._view, "arrive", self)
 
     def __repr__(self):
-        return "<barrier %s>" % self.name
+        return f"<barrier {self.name}>"
 
 
 class Ring:
@@ -74,7 +74,7 @@ class Ring:
         self.empty = tuple(Barrier(view, n) for n in d["empty"])
 
     def __repr__(self):
-        return "<ring %s, %d stages>" % (self.name, self.stages)
+        return f"<ring {self.name}, {self.stages} stages>"
 
 
 class Turns:

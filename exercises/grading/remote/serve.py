@@ -53,7 +53,7 @@ def handle(msg, gens):
         return {"call": _call, "next": _next, "close": _close}[op](msg, gens)
     except BaseException as e:  # noqa: BLE001 - the submission's failure is the answer
         if isinstance(e, KeyError) and op not in ("call", "next", "close"):
-            return {"raise": ["ValueError", "unknown request %r" % (op,)]}
+            return {"raise": ["ValueError", f"unknown request {op!r}"]}
         return {"raise": [type(e).__name__, traceback.format_exc(limit=12)[-8000:]]}
 
 
