@@ -42,6 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["grid"]:
         from .grid import main as grid
         return grid(argv[1:])
+    if argv[:1] == ["fa2"]:
+        from .fa2 import main as fa2
+        return fa2(argv[1:])
+    if argv[:1] == ["persistent"]:
+        from .persistent import main as persistent
+        return persistent(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m fidelity", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd")
@@ -52,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("crossval", help="each kernel family held out of the fits, then predicted")
     sub.add_parser("pingpong", help="where pingpong pays: the model's gain over ws, mapped, and why")
     sub.add_parser("grid", help="fa3 across head dim and sequence length, measured vs the model")
+    sub.add_parser("fa2", help="the model's fa2 (mma.sync, from its own costs) vs SDPA-flash")
+    sub.add_parser("persistent", help="persistent fa3 against plain: measured (R5) vs the model")
     parser.add_argument("--hardware", default="h200")
     parser.add_argument("--all", action="store_true", help="every measured shape, not the headlines")
     a = parser.parse_args(argv)

@@ -41,6 +41,8 @@ class AttentionConfig:
     block_n: int | None = None      # rows of K/V per ring stage
     stages: int = 2                 # K/V ring depth (FA3 uses 2)
     consumers: int | None = None    # consumer warpgroups per CTA
+    persistent: bool = False        # fa3 only: one CTA per SM walks a list of (head, Q tile)
+                                    # tiles (kernels/attention/persistent.py; sim/attention/persistent.py)
 
     @property
     def flops(self) -> float:
@@ -137,6 +139,12 @@ def check_attention(cfg: AttentionConfig, hw: Hardware, live_s: int, live_p: int
         raise ValueError(f"block_n {bn} must be a multiple of 16 (the k-step of P·V) and <= 256 "
                          "(the N of the Q·Kᵀ wgmma)")
     el = DTYPES[cfg.dtype]
+    if cfg.persistent:
+        if cfg.variant != "fa3":
+            raise ValueError(f"persistent: only fa3 has a persistent schedule; got {cfg.variant!r}")
+        # O staged in buffers of its own (64 x d each), so Q is free after the last Q·Kᵀ
+        check_smem("Q + O + K/V ring", 2 * bn * d * el, cfg.stages,
+                   (bm + o_buffers(cfg, hw) * 64) * d * el, "Q + O", hw)
     check_smem("Q + K/V ring", 2 * bn * d * el, cfg.stages, bm * d * el, "Q", hw)
     if cfg.variant == "fa2":
         return
@@ -149,6 +157,16 @@ def check_attention(cfg: AttentionConfig, hw: Hardware, live_s: int, live_p: int
             f"{rows * bn // 128} + {live_p} P of {rows * bn // 256} + {BOOKKEEPING_REGS}) > "
             f"{budget} ({'setmaxnreg budget' if warp_specialized else 'per-thread limit'} with "
             f"{c} consumer warpgroups)")
+
+
+def o_buffers(cfg: AttentionConfig, hw: Hardware) -> int:
+    """Persistent fa3's O staging buffers (64 x d each) beside Q and the K and V rings: one per
+    consumer warpgroup, else one they take in turns (d 256: 64 + 128 + 64 KiB is over 227 KiB).
+    The kernel's rule (``kernels/attention/persistent.py`` ``o_buffers``, 1 KiB for barriers)."""
+    el = DTYPES[cfg.dtype]
+    base = (cfg.block_m + 2 * cfg.stages * cfg.block_n) * cfg.headdim * el + 1024
+    fits = base + cfg.consumers * 64 * cfg.headdim * el <= hw.smem_per_block
+    return cfg.consumers if fits else 1
 
 
 def largest_block_n(cfg: AttentionConfig, hw: Hardware, live_s: int, live_p: int,

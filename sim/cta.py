@@ -76,15 +76,15 @@ class CTA:
         self.cta_bar.arrive()
         yield from self.wait(self.wg(w), self.cta_bar, k & 1)
 
-    def wait_turn(self, w: int, k: int):
-        """Warpgroup w's k-th turn on the tensor core (pingpong)."""
+    def wait_turn(self, w: int, k: int, turns: Turns | None = None):
+        """Warpgroup w's k-th turn on the tensor core (pingpong), or on other `turns`."""
         t0 = self.env.now
-        yield from self.turns.wait(w, k)
+        yield from (turns or self.turns).wait(w, k)
         self.trace.wait(self.wg(w), "turn", t0, self.env.now)
 
-    def pass_turn(self, w: int) -> None:
-        """Warpgroup w's GEMMs are queued: the next warpgroup's turn."""
-        self.turns.pass_turn(w)
+    def pass_turn(self, w: int, turns: Turns | None = None) -> None:
+        """Warpgroup w's GEMMs are queued: the next warpgroup's turn (on `turns`, if given)."""
+        (turns or self.turns).pass_turn(w)
 
     def acquire(self, actor: str, ring: Ring, j: int):
         """Consumer side: wait until block j has landed in its slot."""

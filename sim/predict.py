@@ -132,7 +132,84 @@ def _lengths(cfg: AttentionConfig) -> list[tuple[int, int]]:
     return out
 
 
+TILE_EXACT = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)   # tile lengths simulated outright
+
+
+class TileCosts:
+    """What a tile of n K/V blocks (m of them masked) adds to a persistent CTA's time, and what a
+    CTA pays beyond its tiles, read off the simulated CTA: ``tile(n, m)`` = (T(3 such tiles) −
+    T(1)) / 2, ``extra(n, m)`` = T(1) − ``tile(n, m)`` (the cold Q load and ring fill before the
+    first tile, the last P·V and epilogue after the last); lengths between the simulated ones on
+    the line between them, longer ones on the line through the last two (a block's period)."""
+
+    def __init__(self, cfg: AttentionConfig, hw: Hardware):
+        from .attention import persistent
+        self.cfg, self.hw, self.sim = cfg, hw, persistent.simulate
+        self._exact: dict[tuple[int, int], tuple[float, float]] = {}
+
+    def _simulated(self, n: int, m: int) -> tuple[float, float]:
+        key = (n, min(m, n))
+        if key not in self._exact:
+            one = self.sim(self.cfg, self.hw, [key])[0]
+            three = self.sim(self.cfg, self.hw, [key] * 3)[0]
+            tile = (three - one) / 2
+            self._exact[key] = (tile, one - tile)
+        return self._exact[key]
+
+    def _at(self, n: int, m: int, which: int) -> float:
+        if n in TILE_EXACT:
+            return self._simulated(n, m)[which]
+        lo = max(x for x in TILE_EXACT if x < n)
+        hi = min((x for x in TILE_EXACT if x > n), default=None)
+        if hi is None:
+            lo, hi = TILE_EXACT[-2], TILE_EXACT[-1]
+        a, b = self._simulated(lo, m)[which], self._simulated(hi, m)[which]
+        return a + (b - a) / (hi - lo) * (n - lo)
+
+    def tile(self, n: int, m: int) -> float:
+        return self._at(n, m, 0)
+
+    def extra(self, n: int, m: int) -> float:
+        return self._simulated(min(n, TILE_EXACT[-1]), m)[1] if n > TILE_EXACT[-1] \
+            else self._at(n, m, 1)
+
+    def cta(self, tiles: list[tuple[int, int]]) -> float:
+        """A persistent CTA's clk over `tiles`, in order."""
+        return self.extra(*tiles[0]) + sum(self.tile(n, m) for n, m in tiles)
+
+
+def predict_attention_persistent(cfg: AttentionConfig, hw: Hardware,
+                                 keep_trace: bool = False) -> Prediction:
+    """min(tiles, SMs) CTAs, one per SM, each walking its tiles in the kernel's order
+    (`sim.attention.persistent.tiles_of`); the one that ends last sets the time. No turnover
+    between tiles (no CTA ends): each CTA's time is its tiles' (`TileCosts`)."""
+    from .attention import persistent
+    cfg = attention.prepare(cfg, hw)
+    lists = persistent.tiles_of(cfg, hw)
+    lengths = [t for tiles in lists for t in tiles]
+    n_typ, m_typ = max(set(lengths), key=lengths.count)
+    n_s = min(n_typ, EXACT_UP_TO)
+    k_s = max(2, min(max(map(len, lists)), EXACT_UP_TO // n_s))
+
+    def steady(h):
+        return persistent.simulate(cfg, h, [(n_s, min(m_typ, n_s))] * k_s)
+
+    def launch(h):
+        costs = TileCosts(cfg, h)
+        times = [costs.cta(tiles) for tiles in lists]
+        return times, _makespan(times, h.sms)
+
+    hw, makespan = _settle(hw, steady, launch, 1)
+    clk, trace = steady(hw)
+    el = DTYPES[cfg.dtype]
+    hbm_bytes = cfg.batch * cfg.heads * cfg.seqlen * cfg.headdim * el * 4
+    return _finish("attention", cfg, hw, cfg.flops, makespan, hbm_bytes, clk, trace,
+                   len(lengths) / hw.sms, keep_trace)
+
+
 def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:
+    if cfg.persistent:
+        return predict_attention_persistent(cfg, hw, keep_trace)
     cfg = attention.prepare(cfg, hw)
     per_sm = attention.ctas_per_sm(cfg, hw)
     lengths = _lengths(cfg)

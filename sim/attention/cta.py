@@ -44,6 +44,10 @@ class AttentionCTA(CTA):
         self.v = Ring(env, f"{name}v", cfg.stages, cfg.consumers, hw.mbarrier_clk, hw.mbarrier_probe_clk)
         self.q_full = MBarrier(env, f"{name}q_full", 1, hw.mbarrier_clk, hw.mbarrier_probe_clk)
 
+    def masked(self, j: int) -> bool:
+        """Block j straddles the diagonal or the end of the sequence (its scores are masked)."""
+        return j >= self.n_blocks - self.masked_blocks
+
     # --- TMA -----------------------------------------------------------------------------------
     def load_q(self, actor: str) -> None:
         """The CTA's Q tile: read by this CTA alone, so from HBM; and at short sequences every
@@ -101,7 +105,7 @@ class AttentionCTA(CTA):
         MUFU stream on the SFU)."""
         hw = self.hw
         elems = self.rows * self.cfg.block_n
-        masked = j >= self.n_blocks - self.masked_blocks
+        masked = self.masked(j)
         yield from self.stall(w, "softmax: row max", (elems * (2 if masked else 1) / hw.fma_lanes_per_clk
                                                       + hw.row_reduce_clk) * self.stretch())
         exps = self.env.process(self.pipe(self.sfu, w, "softmax: exp", elems / hw.sfu_exp_per_clk,
