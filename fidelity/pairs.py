@@ -113,7 +113,7 @@ def diff_table(a: list[str], b: list[str], a_name: str, b_name: str) -> str:
 def attention_pairs() -> dict[str, tuple]:
     """variant -> (the model's consumer, its switches, the kernel's consumer, the kernel's
     switches): `steps(model, **model_switches) == steps(kernel, **kernel_switches)`."""
-    from sim.attention import overlap, ws, ws_pingpong
+    from sim.attention import overlap, persistent, ws, ws_pingpong
     kernel_ws = Source("kernels/attention/ws.py", "consumer")
     kernel_overlap = Source("kernels/attention/overlap.py", "consumer")
     fence = {"FENCE": True, "HOISTED": "hoisted"}    # the shipped kernels' FENCE
@@ -126,6 +126,10 @@ def attention_pairs() -> dict[str, tuple]:
                     {"TURNS": False, "REFILL": 1, **fence}),
         "fa3": (overlap.consumer, {"turns": True, "fence": True}, kernel_overlap,
                 {"TURNS": True, "REFILL": 0, **fence}),
+        # fa3_kernel(PERSISTENT=True): fa3's loop once per tile (the shared O buffer's turns,
+        # `if O_BUFS < CONSUMERS`, listed on both sides)
+        "fa3 persistent": (persistent.consumer, {},
+                           Source("kernels/attention/persistent.py", "consumer"), {"FENCE": True}),
     }
 
 

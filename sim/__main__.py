@@ -30,7 +30,7 @@ def _config(a) -> AttentionConfig | GemmConfig:
         return AttentionConfig(batch=a.batch, heads=a.heads, seqlen=a.seqlen, headdim=a.headdim,
                                causal=a.causal, dtype=a.dtype, variant=a.variant,
                                block_m=a.block_m, block_n=a.block_n, stages=a.stages or 2,
-                               consumers=a.consumers)
+                               consumers=a.consumers, persistent=a.persistent)
     if a.variant not in gemm.VARIANTS:
         raise ValueError(f"unknown GEMM variant {a.variant!r}: expected one of "
                          f"{', '.join(gemm.VARIANTS)}")
@@ -47,6 +47,8 @@ def _workload_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seqlen", type=int, default=8448)
     p.add_argument("--headdim", type=int, default=128)
     p.add_argument("--causal", action="store_true")
+    p.add_argument("--persistent", action="store_true",
+                   help="attention fa3: one CTA per SM over a tile list (sim/attention/persistent.py)")
     p.add_argument("--dtype", default="fp16", choices=("fp16", "bf16", "fp8"))
     p.add_argument("--m", type=int, default=8192)
     p.add_argument("--n", type=int, default=8192)

@@ -106,6 +106,9 @@ def _observe(cta, hook) -> None:
 
 
 def _build_attention(cfg, hw, env, trace, n_blocks, masked_blocks, roles):
+    if cfg.persistent:
+        raise ValueError("simulate(): persistent fa3 walks a tile list; run it with "
+                         "sim.attention.persistent.simulate(cfg, hw, tiles)")
     mod = attention.module(cfg.variant)
     n_ctas = attention.ctas_per_sm(cfg, hw)
     units = make_units(env, hw, trace)
