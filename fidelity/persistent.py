@@ -81,6 +81,45 @@ def measured(path) -> dict:
     return {(r["variant"], r["d"], r["S"], r["causal"]): r["tflops"] for r in rows if r.get("ok")}
 
 
+L2_KV_BYTES = 32 * 1024 * 1024     # R5a's sections: heads whose K and V fit (FA3's size_l2)
+
+
+def r5a_tiles_of(cfg: AttentionConfig, hw) -> list[list[tuple[int, int]]]:
+    """The causal order R5a ran (commit 8cd6e10's `tile_coords`, CTAs round-robin): sections of
+    heads whose K + V fit 32 MiB, in each the longest Q tiles first across the section's heads.
+    Non-causal: the same as today's."""
+    from sim.attention import persistent as p
+    if not cfg.causal:
+        return p.tiles_of(cfg, hw)
+    n_m, heads, tiles = p.tile_count(cfg)
+    group = max(L2_KV_BYTES // (cfg.seqlen * 4 * cfg.headdim), 1)
+    P = p.ctas(cfg, hw)
+
+    def coords(t):
+        section, local = divmod(t, group * n_m)
+        g = min(group, heads - section * group)
+        r = local // g
+        return n_m - 1 - r
+
+    return [[p.num_blocks(coords(t), cfg) for t in range(c, tiles, P)] for c in range(P)]
+
+
+def r5a_causal(hardware: str = "h200") -> list[tuple[str, float, float, float]]:
+    """(shape, measured persistent, model in R5a's order, model in the zigzag) for R5a's causal
+    rows: does the model lose what the machine lost to the section order?"""
+    from sim.predict import predict_attention_persistent
+    hw = get_hardware(hardware)
+    got = measured(RESULTS / R5A_FILE)
+    out = []
+    for cfg, d, S, causal in shapes():
+        if causal and ("fa3+persistent", d, S, True) in got:
+            pc = replace(cfg, persistent=True)
+            out.append((Point(d, S, True, None, None, 0, 0).label, got[("fa3+persistent", d, S, True)],
+                        predict_attention_persistent(pc, hw, tiles_of=r5a_tiles_of).tflops,
+                        predict(pc, hw).tflops))
+    return out
+
+
 @functools.cache
 def points(file: str = R5A_FILE, hardware: str = "h200") -> tuple[Point, ...]:
     hw = get_hardware(hardware)
@@ -130,7 +169,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", default=R5A_FILE, help=f"results file (default {R5A_FILE}; "
                     f"R5b: {R5B_FILE})")
     ap.add_argument("--hardware", default="h200")
+    ap.add_argument("--r5a-order", action="store_true",
+                    help="R5a's causal rows beside the model in the section order R5a ran")
     a = ap.parse_args(argv)
+    if a.r5a_order:
+        print(f"{'shape':22s} {'R5a':>5s} {'model, R5a order':>16s} {'err':>6s} {'model, zigzag':>13s}")
+        for label, m, old, zig in r5a_causal(a.hardware):
+            print(f"{label:22s} {m:5.0f} {old:16.0f} {old / m - 1:+6.1%} {zig:13.0f}")
+        return 0
     print(table(points(a.file, a.hardware)))
     return 0
 

@@ -178,14 +178,15 @@ class TileCosts:
         return self.extra(*tiles[0]) + sum(self.tile(n, m) for n, m in tiles)
 
 
-def predict_attention_persistent(cfg: AttentionConfig, hw: Hardware,
-                                 keep_trace: bool = False) -> Prediction:
+def predict_attention_persistent(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = False,
+                                 tiles_of=None) -> Prediction:
     """min(tiles, SMs) CTAs, one per SM, each walking its tiles in the kernel's order
-    (`sim.attention.persistent.tiles_of`); the one that ends last sets the time. No turnover
-    between tiles (no CTA ends): each CTA's time is its tiles' (`TileCosts`)."""
+    (`sim.attention.persistent.tiles_of`, or another `tiles_of(cfg, hw)`: each CTA's list of
+    (K/V blocks, masked)); the one that ends last sets the time. No turnover between tiles (no
+    CTA ends): each CTA's time is its tiles' (`TileCosts`)."""
     from .attention import persistent
     cfg = attention.prepare(cfg, hw)
-    lists = persistent.tiles_of(cfg, hw)
+    lists = (tiles_of or persistent.tiles_of)(cfg, hw)
     lengths = [t for tiles in lists for t in tiles]
     n_typ, m_typ = max(set(lengths), key=lengths.count)
     n_s = min(n_typ, EXACT_UP_TO)
