@@ -5,8 +5,9 @@
     gemm_ws_pingpong.cu  the ``ws_pingpong`` GEMM: 128x128 tiles, one per consumer, turns on
                          named barriers, 4-stage ring
     gemm.cuh             what both GEMMs share: producer, ring layout, tile order, host launch
-    attention_fa3.cu     the ``fa3`` attention forward (d = 128): producer + 2 consumers, K and V
-                         rings, intra-warpgroup overlap, pingpong on named barriers
+    attention_fa3.cu     the ``fa3`` attention forward: producer + 2 (or 3) consumers, K and V
+                         rings, intra-warpgroup overlap, pingpong on named barriers; the tile
+                         a template parameter: d 128 at 128x128 and FA3's tiles (ATTENTION_TILES)
     attention.cuh        its consumer's steps: qk, softmax, rescale, pack, pv
     ring.cuh             produce / acquire / release on a ring, wait_turn / pass_turn
     staging.cuh          the epilogue's swizzled staging of an accumulator
@@ -20,6 +21,7 @@ The inputs are checked by the same functions as the Gluon kernels' (``kernels.ge
 >>> from kernels import cuda
 >>> c = cuda.gemm(a, b)                                  # a: M x K, b: K x N
 >>> o, lse = cuda.attention(q, k, v, causal=True, return_lse=True)   # (B, H, S, 128)
+>>> o = cuda.attention(q, k, v, tile="fa3")            # FA3's own tile: 128x176 at d 128
 """
 from __future__ import annotations
 
@@ -32,13 +34,19 @@ HERE = Path(__file__).resolve().parent
 SOURCES = ("gemm_ws.cu", "gemm_ws_pingpong.cu", "attention_fa3.cu")
 HEADERS = ("hopper.cuh", "ptx/math.cuh", "ptx/mbarrier.cuh", "ptx/schedule.cuh", "ptx/smem.cuh",
            "ptx/sync.cuh", "ptx/tma.cuh", "ptx/wgmma.cuh", "ring.cuh", "staging.cuh", "gemm.cuh",
-           "attention.cuh", "twins.h")
+           "attention.cuh", "twins.h", "ptx/wgmma_shapes.cuh")
 # -gencode with the "a" target: wgmma and setmaxnreg exist only in sm_90a. (Naming the arch
 # here also keeps torch from adding its own plain sm_90 pass, which would reject them.)
 NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-lineinfo")
 GEMM_VARIANTS = ("ws", "ws_pingpong")
 GEMM_STAGES = {"ws": (3, 2), "ws_pingpong": (4, 5)}  # the first is the default
-HEAD_DIM = 128
+HEAD_DIM = 128  # the head dim of the first twin (its default tile: 128 x 128)
+# The attention instances, (block_m, block_n) per head dim, the default first (attention_fa3.cu
+# builds the same list). FA3_TILES: FlashAttention-3's own tiles (hopper/tile_size.h, non-causal
+# and causal alike at these head dims); 176 and 80 are no powers of two, which Gluon's layouts
+# cannot hold: the top rung of the ladder only raw PTX reaches.
+ATTENTION_TILES = {64: ((192, 128),), 128: ((128, 128), (128, 176)), 256: ((128, 80), (128, 64))}
+FA3_TILES = {64: (192, 128), 128: (128, 176), 256: (128, 80)}
 # ws only, stages 3: A/B variants for the benchmark (gemm_ws.cu, enum Ablation; their rows in
 # results/h200-cuda.json). "stsm": the epilogue staged with stmatrix.x4 (the default stages with
 # st.shared.b32); "lockstep": both consumers bar.sync each k-step and one thread releases the
@@ -64,7 +72,7 @@ def library() -> ctypes.CDLL:
     lib.twin_gemm_ws_pingpong.argtypes = [p, p, p, i, i, i, b, i, i, p]
     for fn in (lib.twin_gemm_ws, lib.twin_gemm_ws_pingpong):
         fn.restype = ctypes.c_char_p
-    lib.twin_attention_fa3.argtypes = [p, p, p, p, p, i, i, f, b, b, p]
+    lib.twin_attention_fa3.argtypes = [p, p, p, p, p, i, i, i, i, i, f, b, b, p]
     lib.twin_attention_fa3.restype = ctypes.c_char_p
     return lib
 
@@ -128,11 +136,25 @@ def gemm(a, b, variant: str = "ws", stages: int | None = None, out=None,
     return out
 
 
+def resolve_tile(d: int, tile: tuple[int, int] | str | None = None) -> tuple[int, int]:
+    """The (block_m, block_n) of ``tile`` at head dim d: None -> the default, "fa3" -> FA3's."""
+    if tile is None:
+        return ATTENTION_TILES[d][0]
+    if tile == "fa3":
+        return FA3_TILES[d]
+    if isinstance(tile, str) or tuple(tile) not in ATTENTION_TILES[d]:
+        raise ValueError(f"tile at head dim {d} must be None, 'fa3' or one of "
+                         f"{ATTENTION_TILES[d]}; got {tile!r}")
+    return tuple(tile)
+
+
 def attention(q, k, v, causal: bool = False, scale: float | None = None,
-              return_lse: bool = False, out=None):
-    """Attention forward with the CUDA ``fa3`` twin. q, k, v: (batch, heads, seq, 128), all fp16
-    or all bf16, the same shape, contiguous, 16-byte aligned, on one CUDA sm_90 device; any
-    seq >= 1. ``scale`` defaults to 1/sqrt(128). Returns O, or (O, LSE) with LSE float32
+              return_lse: bool = False, out=None, tile: tuple[int, int] | str | None = None):
+    """Attention forward with the CUDA ``fa3`` twin. q, k, v: (batch, heads, seq, d), d 64, 128
+    or 256, all fp16 or all bf16, the same shape, contiguous, 16-byte aligned, on one CUDA sm_90
+    device; any seq >= 1. ``tile``: (block_m, block_n), one of ATTENTION_TILES[d]; None: the
+    first of them (d 128: 128 x 128, the twin results/h200-cuda.json measures); "fa3": FA3's
+    own (FA3_TILES). ``scale`` defaults to 1/sqrt(d). Returns O, or (O, LSE) with LSE float32
     (batch, heads, seq), natural log. Raises TypeError/ValueError otherwise."""
     from kernels.attention import check_inputs, host
     from kernels.hopper import require_hopper
@@ -141,8 +163,9 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool; got {type(causal).__name__}")
     B, H, S, D = q.shape
-    if D != HEAD_DIM:
-        raise ValueError(f"the CUDA fa3 twin is written for head dim {HEAD_DIM}; got {D}")
+    if D not in ATTENTION_TILES:
+        raise ValueError(f"the CUDA fa3 twin is written for head dim 64, 128 or 256; got {D}")
+    tile = resolve_tile(D, tile)
     scale = host.default_scale(D) if scale is None else float(scale)
     if not scale > 0:
         raise ValueError(f"scale must be positive; got {scale}")
@@ -157,11 +180,11 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
     lib = library()
     with torch.cuda.device(q.device):
         err = lib.twin_attention_fa3(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
-                                     lse.data_ptr(), B * H, S, scale, causal,
+                                     lse.data_ptr(), B * H, S, D, *tile, scale, causal,
                                      q.dtype == torch.bfloat16, _stream(q.device))
     _raise_on(err, "cuda attention_fa3")
     return (out, lse) if return_lse else out
 
 
-__all__ = ["GEMM_ABLATIONS", "GEMM_STAGES", "GEMM_VARIANTS", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
+__all__ = ["ATTENTION_TILES", "FA3_TILES", "GEMM_ABLATIONS", "GEMM_STAGES", "GEMM_VARIANTS", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
            "library"]

@@ -66,7 +66,9 @@ __device__ __forceinline__ void release(const Ring<STAGES>& ring, int j) {
 
 // Turns (FA3 §3.1's pingpong): consumer wg (0 or 1) issues its wgmmas only after bar.sync on
 // its own named barrier TURN_BAR + wg, and passes the turn with bar.arrive on the other's;
-// 256 threads = both consumer warpgroups meet at each. The Gluon kernels carry turns on
+// 256 threads = both consumer warpgroups meet at each. With three consumers (the attention at
+// BM = 192) the turn goes round: wg passes to (wg + 1) % 3, and each barrier still meets 256
+// threads, its owner's bar.sync and the one before it's bar.arrive (FA3 does the same). The Gluon kernels carry turns on
 // mbarriers and wait on turn_parity(k, wg) = (k & 1) ^ (wg == 0); a named barrier has no phase
 // to track, so the twins have no turn parity: every bar.sync is met by exactly one bar.arrive,
 // which the kernels keep balanced (consumer 1 opens the first turn, the last one is not passed).
@@ -74,8 +76,10 @@ constexpr int TURN_BAR = 1;  // named barriers 1 and 2 (0 is __syncthreads)
 constexpr int TURN_THREADS = 256;
 
 __device__ __forceinline__ void wait_turn(int wg) { named_bar_sync(TURN_BAR + wg, TURN_THREADS); }
+template <int CONSUMERS = 2>
 __device__ __forceinline__ void pass_turn(int wg) {
-  named_bar_arrive(TURN_BAR + (wg ^ 1), TURN_THREADS);
+  static_assert(CONSUMERS == 2 || CONSUMERS == 3, "turns for 2 or 3 consumers");
+  named_bar_arrive(TURN_BAR + (CONSUMERS == 2 ? wg ^ 1 : (wg + 1) % CONSUMERS), TURN_THREADS);
 }
 
 }  // namespace hopper
