@@ -6,7 +6,13 @@ GEMM (8192^3 fp16 and bf16, and a ragged 8000x8008x4104 fp16): cuBLAS (torch.mat
 ``cuda_ws_s3_stsm`` / ``cuda_ws_s3_lockstep`` / ``cuda_ws_s3_l2_128``, kernels.cuda.GEMM_ABLATIONS) and ``ws_pingpong``
 (4 and 5 stages); ``--gemm``: these only, no attention. Attention (FA3 tab. 2's setting: B 4,
 H 16, S 8448, d 128; fp16 full and causal, bf16 full): SDPA flash (FA2) and cuDNN, Gluon ``fa3``,
-CUDA ``fa3``. Each is checked against a float64 reference on a poisoned output first, then timed
+CUDA ``fa3`` (128x128) and ``fa3_128x176`` (FA3's own tile, kernels.cuda.FA3_TILES). ``--tiles``:
+instead of all that, the grid of ``bench_attention --grid`` (d 64/128/256 x S 1K/4K/16K x full/
+causal, B·S 16K, H·d 2048, fp16) with the peers, Gluon ``fa3`` and the CUDA twin at every tile
+of kernels.cuda.ATTENTION_TILES (``cuda_fa3_<bm>x<bn>``: FA3's 192x128, 128x176, 128x80 and
+128x128, 128x64), into ``<gpu>-cuda-tiles.json``; the model's prediction for it is in
+results/lab-notebook.md, "FA3's own tiles: the model's prediction before any kernel exists".
+Each is checked against a float64 reference on a poisoned output first, then timed
 with ``instruments.bench.interleaved`` (do_bench medians in rotated rounds, SM clock logged: the
 boost clock favours whatever runs first). Writes ``<gpu>-cuda.json`` into results and
 ``$OUT``; prints a table last.
@@ -78,14 +84,17 @@ def gemm_setting(M, N, K, dtype, gen, rows, rounds, clock_log, gluon=("ws", "ws_
     fns.clear()
 
 
-def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log):
+def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log, D=128, tiles=None):
+    """One attention setting; ``tiles``: the CUDA twin's tiles to time, {name: (bm, bn)}
+    (default: cuda_fa3 = 128x128 and cuda_fa3_128x176, d 128)."""
     import torch
 
+    from instruments.bench_attention import CHECK_HEADS, PEERS, TOL, peer_fn, reference
     from kernels import cuda
     from kernels.attention import attention, flops
-    from instruments.bench_attention import CHECK_HEADS, PEERS, TOL, peer_fn, reference
 
-    D = 128
+    if tiles is None:
+        tiles = {"cuda_fa3": (128, 128), "cuda_fa3_128x176": cuda.FA3_TILES[128]}
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
     ref = reference(q, k, v, causal)
     f = flops(B, H, S, D, causal)
@@ -93,7 +102,8 @@ def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log):
     out = torch.empty_like(q)
     cands = {p: peer_fn(p, q, k, v, causal) for p in PEERS}
     cands["gluon_fa3"] = lambda: attention(q, k, v, causal=causal, variant="fa3", out=out)
-    cands["cuda_fa3"] = lambda: cuda.attention(q, k, v, causal=causal, out=out)
+    for name, tile in tiles.items():
+        cands[name] = lambda tile=tile: cuda.attention(q, k, v, causal=causal, out=out, tile=tile)
     fns, mine = {}, []
     for name, fn in cands.items():
         row = {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname, "variant": name,
@@ -144,10 +154,47 @@ def print_table(gemm_rows, attn_rows):
                       f"{r['tflops_max']:.0f}] {x} {r['ms']:.3f} ms {mhz} (rel_err {r['rel_err']:.1e})")
 
 
+def tiles_grid(args, env, gen) -> int:
+    """``--tiles``: the grid with every tile of the CUDA twin beside the peers and Gluon fa3."""
+    import torch
+
+    from kernels import cuda
+
+    rounds = 3
+    a_rows: list[dict] = []
+    Ss = (1024, 4096) if args.quick else (1024, 4096, 16384)
+    with ClockLog() as clock_log:
+        for D, tiles in cuda.ATTENTION_TILES.items():
+            named = {f"cuda_fa3_{bm}x{bn}": (bm, bn) for bm, bn in tiles}
+            for S in Ss:
+                for causal in (False, True):
+                    attention_setting(16384 // S, 2048 // D, S, causal, torch.float16, gen,
+                                      a_rows, rounds, clock_log, D=D, tiles=named)
+    env["clocks_after"] = _smi("clocks.sm,clocks.mem")
+    written = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    data = {"attention": {"environment": env, "rows": a_rows,
+                          "grid": "B·S 16K, H·d 2048, d 64/128/256, S 1K/4K/16K, fp16",
+                          "fa3_tiles": {str(d): t for d, t in cuda.FA3_TILES.items()},
+                          "check": "float64 reference on the first 2 (batch, head) pairs",
+                          "written": written},
+            "rounds": rounds}
+    outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
+    for d in outs:
+        d.mkdir(parents=True, exist_ok=True)
+        path = d / f"{gpu_slug(env['gpu'])}-cuda-tiles.json"
+        path.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"wrote {path}")
+    print_table([], a_rows)
+    return 0 if all(r.get("ok") for r in a_rows) else 1
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m instruments.bench_cuda")
     p.add_argument("--quick", action="store_true", help="fp16 headline sizes only, 3 rounds")
     p.add_argument("--gemm", action="store_true", help="GEMM settings only (no attention)")
+    p.add_argument("--tiles", action="store_true",
+                   help="only the attention grid (d 64/128/256 x S 1K/4K/16K x causal, fp16) "
+                        "with the CUDA twin at every tile of kernels.cuda.ATTENTION_TILES")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None)
     args = p.parse_args(argv)
@@ -163,6 +210,8 @@ def main(argv=None) -> int:
     rounds = 3 if args.quick else 5
     g_rows: list[dict] = []
     a_rows: list[dict] = []
+    if args.tiles:
+        return tiles_grid(args, env, gen)
     with ClockLog() as clock_log:
         for dtype in (torch.float16,) if args.quick else (torch.float16, torch.bfloat16):
             gemm_setting(8192, 8192, 8192, dtype, gen, g_rows, rounds, clock_log)

@@ -120,3 +120,15 @@ def softmax_under_pv(sass: str) -> list[int]:
             end = next((k for k in range(i, len(ins)) if "DEPBAR.LE gsb0, 0x0" in ins[k]), len(ins))
             counts.append(sum("MUFU.EX2" in t for t in ins[i:end]))
     return counts
+
+
+def fa3_instance(mangled: str) -> dict:
+    """The template arguments of an attention_fa3_kernel<D, BM, BN, BF16, CAUSAL, STAGES>
+    instance, from its mangled name: {"d", "block_m", "block_n", "bf16", "causal", "stages"}."""
+    m = re.search(r"attention_fa3_kernelILi(\d+)ELi(\d+)ELi(\d+)ELb([01])ELb([01])ELi(\d+)EE",
+                  mangled)
+    if m is None:
+        raise ValueError(f"not an attention_fa3_kernel instance: {mangled}")
+    d, bm, bn, bf16, causal, stages = (int(x) for x in m.groups())
+    return {"d": d, "block_m": bm, "block_n": bn, "bf16": bool(bf16), "causal": bool(causal),
+            "stages": stages}

@@ -20,12 +20,16 @@ from kernels.cuda import compile as cc
 COMMON = ("HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "WARPGROUP")
 TURNS = ("BAR.SYNC", "BAR.ARV")  # the pingpong turns: bar.sync / bar.arrive on named barriers
 # kernel name -> (instances: fp16/bf16 x ring depths [x causal], SASS it must hold, wgmma N)
+# (attention: fp16/bf16 x full/causal x the tiles of cuda.ATTENTION_TILES; its wgmma Ns are the
+# instance's BN (Q K^T) and d (P V): None here, read from the mangled name)
 # ws: fp16/bf16 x (s2, s3, the stsm and lockstep ablations of s3; l2_128 runs s3's code)
 EXPECT = {
     "gemm_ws.cu": {"gemm_ws_kernel": (8, COMMON, 256)},
     "gemm_ws_pingpong.cu": {"gemm_ws_pingpong_kernel": (4, COMMON + TURNS, 128)},
     # + the exp2 of the softmax
-    "attention_fa3.cu": {"attention_fa3_kernel": (4, COMMON + TURNS + ("MUFU.EX2",), 128)},
+    "attention_fa3.cu": {"attention_fa3_kernel": (
+        4 * sum(len(t) for t in cuda.ATTENTION_TILES.values()), COMMON + TURNS + ("MUFU.EX2",),
+        None)},
 }
 
 
@@ -59,8 +63,14 @@ def test_sass_has_the_hopper_pieces(built, source):
         _, ops, n = EXPECT[source][name]
         missing = [op for op in ops if op not in sass]
         assert not missing, f"{source} {name}: SASS lacks {missing}"
-        # the wgmma shape the design needs (m64n256 for ws, m64n128 for pingpong and attention)
-        assert re.search(rf"HGMMA\.64x{n}x16\.F32", sass), f"{mangled}: no HGMMA.64x{n}x16"
+        # the wgmma shape the design needs (m64n256 for ws, m64n128 for pingpong; attention:
+        # m64nBN for the scores, m64nD for P V)
+        if n is None:
+            inst = cc.fa3_instance(mangled)
+            ns = {inst["block_n"], inst["d"]}
+            assert set(map(int, re.findall(r"HGMMA\.64x(\d+)x16\.F32", sass))) == ns, mangled
+        else:
+            assert re.search(rf"HGMMA\.64x{n}x16\.F32", sass), f"{mangled}: no HGMMA.64x{n}x16"
         # the producer gives registers back, the consumers take them
         assert "USETMAXREG.DEALLOC" in sass, f"{mangled}: no setmaxnreg.dec (producer)"
         assert "USETMAXREG.TRY_ALLOC" in sass, f"{mangled}: no setmaxnreg.inc (consumers)"
@@ -70,11 +80,13 @@ def test_sass_has_the_hopper_pieces(built, source):
 
 def test_fa3_softmax_runs_under_its_own_pv(built):
     """As the Gluon fa3 (tests/kernels/test_attention_compile.py): in every instance's SASS the
-    softmax's 66 exps lie between the wait for the scores and the wait for P_{j-1}·V_{j-1}
-    (schedule_fence in ptx/schedule.cuh keeps ptxas from hoisting the second above them)."""
+    softmax's exps (BN / 2 + 2 a thread: 66 at BN 128) lie between the wait for the scores and
+    the wait for P_{j-1}·V_{j-1} (schedule_fence in ptx/schedule.cuh keeps ptxas from hoisting
+    the second above them)."""
     cubin, _ = built["attention_fa3.cu"]
     for mangled, sass in cc.sass_by_function(cubin).items():
-        assert cc.softmax_under_pv(sass) == [66], mangled
+        bn = cc.fa3_instance(mangled)["block_n"]
+        assert cc.softmax_under_pv(sass) == [bn // 2 + 2], mangled
 
 
 def ws_ablation(mangled: str) -> int:
@@ -167,9 +179,11 @@ def test_attention_errors_read_like_the_gluon_ones():
         cuda.attention(q, q, q.bfloat16())
     with pytest.raises(ValueError, match="same shape"):
         cuda.attention(q, q, q[:, :, :32])
-    with pytest.raises(ValueError, match="head dim 128"):
-        d64 = torch.randn(1, 2, 64, 64, dtype=torch.float16)
-        cuda.attention(d64, d64, d64)
+    with pytest.raises(ValueError, match="head dim must be one of"):
+        d96 = torch.randn(1, 2, 64, 96, dtype=torch.float16)
+        cuda.attention(d96, d96, d96)
+    with pytest.raises(ValueError, match="tile at head dim 128 must be"):
+        cuda.attention(q, q, q, tile=(128, 80))
     with pytest.raises(TypeError, match="causal must be a bool"):
         cuda.attention(q, q, q, causal=1)
     with pytest.raises(ValueError, match="CUDA device"):

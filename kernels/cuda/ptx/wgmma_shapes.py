@@ -48,8 +48,8 @@ def _fn(n: int, kind: str) -> str:
         pred = r + 5
         ops = f"{{%{r}, %{r + 1}, %{r + 2}, %{r + 3}}}, %{r + 4}, p, 1, 1, %{r + 6}"
         tail = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(accumulate), "n"(TB)'
-    out = [f"template <bool BF16, int TB>\n"
-           f"__device__ __forceinline__ void wgmma_m64n{n}k16_{kind}({sig}) {{"]
+    out = [(f"template <bool BF16, int TB>\n"
+            f"__device__ __forceinline__ void wgmma_m64n{n}k16_{kind}({sig}) {{")]
     for bf16, t in ((False, "f16"), (True, "bf16")):
         out.append(f"  if constexpr (BF16 == {'true' if bf16 else 'false'}) {{\n"
                    f"    asm volatile(\n"
