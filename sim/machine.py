@@ -165,13 +165,17 @@ class Hardware:
     # in a datasheet; measured on our H200 (the h200 preset, instruments/micro/launch.py under
     # Nsight Compute).
     kernel_launch_s: float = 0.0
-    # FA2's mma.sync path: arXiv 2402.13499 measures mma.sync m16n8k16 at ~63% of the wgmma peak
-    # in isolation; inside FA2 (ldmatrix, softmax and mma.sync on the same warps, 255 registers)
-    # it sustains less. Set so that the `fa2` schedule gives the FA2 rate we measured on our H200
-    # (torch SDPA's flash backend, d 128, S 8K: 343-349 TF/s, 35% of 989;
-    # results/h200-attention.json, variant sdpa_flash), which is also what FA3 §1 reports for FA2 on the H100 (~35%).
-    mma_sync_fraction: float = 0.42
-    # FA2 keeps 2 CTAs of 4 warps per SM (its d128 forward: 128×64 tiles, 64 KiB smem, 255 regs).
+    # FA2's path (sim/attention/fa2.py). mma.sync m16n8k16, the pre-Hopper warp-level MMA, runs
+    # the tensor pipe at ~62-63 % of wgmma's rate on Hopper in isolation (arXiv 2402.13499,
+    # its tensor-core section, measured on an H800): 0.625. Not fitted: what FA2 loses beyond
+    # that — ldmatrix of every fragment at the smem port, the warps' own softmax, the wait for
+    # each GEMM's results — the `fa2` schedule pays step by step.
+    mma_sync_fraction: float = 0.625
+    # FA2's forward keeps 2 CTAs of 4 warps per SM at d 64, 128 and 256: fa2.resident_ctas
+    # derives it from registers (O and S in fp32: 192 / 192 / 160 a thread before anything
+    # else, so 3 CTAs of 128 threads cannot fit 64K) and smem (48 / 64 / 96 KiB); FA2's launch
+    # template picks d 256's 64×64 tile "since then we can get 2 CTAs per SM"
+    # (Dao-AILab/flash-attention csrc/flash_attn/src/flash_fwd_launch_template.h).
     fa2_ctas_per_sm: int = 2
     # None: the model runs at clock_hz. Otherwise each kernel's clock comes from its activity.
     power_cap: PowerCap | None = None

@@ -59,8 +59,11 @@ def test_ring_rules(cfg, n):
         if what in ("landed load K", "landed load V"):
             landed[(what[-1], tile)] = t
     for i in trace.intervals:
-        if i.unit == "tensor" and i.tile:
-            ring = "K" if i.op == "QKᵀ" else "V"
+        # what reads a slot: the wgmmas (operands from shared memory); fa2's ldmatrix (its
+        # mma.sync then reads registers)
+        if i.tile and (i.unit == "tensor" and cfg.variant != "fa2"
+                       or i.unit == "lsu" and i.op.endswith("ldmatrix")):
+            ring = "K" if i.op.startswith("QKᵀ") else "V"
             reads[(ring, i.tile)].append((i.start, i.end))
         if i.unit == "tma" and i.op in ("load K", "load V"):
             writes[(i.op[-1], i.tile)] = i.start
