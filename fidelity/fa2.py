@@ -96,8 +96,9 @@ def by_d(pts: list[Point]) -> dict[int, float]:
 
 
 def table(pts: list[Point]) -> str:
-    lines = [f"{'run':4s} {'B':>3s} {'H':>3s} {'S':>5s} {'d':>3s} {'mask':6s} {'tile':>7s} "
-             f"{'CTA/SM':>6s} {'SDPA-flash':>10s} {'model':>6s} {'error':>7s} {'MHz':>5s} {'logged':>6s}"]
+    head = (f"{'run':4s} {'B':>3s} {'H':>3s} {'S':>5s} {'d':>3s} {'mask':6s} {'tile':>7s} "
+            f"{'CTA/SM':>6s} {'SDPA-flash':>10s} {'model':>6s} {'error':>7s} {'MHz':>5s} {'logged':>6s}")
+    lines = [head]
     for p in pts:
         lines.append(
             f"{p.source:4s} {p.B:3d} {p.H:3d} {p.S:5d} {p.d:3d} {'causal' if p.causal else 'full':6s} "

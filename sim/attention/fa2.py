@@ -59,7 +59,7 @@ def gemm(cta: AttentionCTA, op: str, n: int, k: int, a_smem: bool, b_rows: int, 
     """One warp-synchronous GEMM of the CTA's block_m rows × n × k, k-step by k-step: ldmatrix of
     the next slice (A: the warps' own rows, when A is in shared memory; B: `b_rows` × 16 for each
     of the 4 warps) under the mma.sync of this one. Returns the last slice's done event."""
-    hw, me, cfg, env = cta.hw, cta.wg(0), cta.cfg, cta.env
+    hw, me, cfg = cta.hw, cta.wg(0), cta.cfg
     tile = cta.tile("kv", j)
     per_step = ((cfg.block_m * K_STEP if a_smem else 0) + WARPS * b_rows * K_STEP) * cta.el
     load_clk = per_step / hw.smem_bytes_per_clk
