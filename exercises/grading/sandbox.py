@@ -29,7 +29,8 @@ Isolation (``Outcome.isolation`` says which was in force)
   * as root, where ``unshare --pid --fork --mount-proc --kill-child`` works (probed once): the
     reaper is pid 1 of a new PID namespace (``kill(-1)`` reaches all; if the reaper dies the
     kernel kills the namespace) with its own mount namespace and ``/proc``, in which
-    ``hide`` (default: the repository holding this grader, and the temp dir) is covered by an
+    ``hide`` (default: the grader's repository, the temp dir and every top-level directory but the
+    system's, `default_hide`) is covered by an
     empty tmpfs, as is any directory on the way to the interpreter that the dropped uid could not
     enter (``/root`` here): only the interpreter, its site-packages and this run's directory are
     bound back;
@@ -192,6 +193,27 @@ def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
     return plan
 
 
+SYSTEM_DIRS = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "sys",
+               "usr"}
+
+
+def default_hide() -> list[Path]:
+    """What a session's mount namespace covers unless told otherwise: the grader's repository,
+    the temp dir, and every other top-level directory but the system's (an allowlist, not a
+    list of places the course might be: another checkout, a home, /work, /opt, /srv, /run's
+    sockets). What the interpreter needs under them is bound back (`_mask_plan`)."""
+    out = [GRADER_ROOT, Path(tempfile.gettempdir())]
+    try:
+        tops = sorted(os.listdir("/"))
+    except OSError:
+        tops = []
+    for name in tops:
+        path = Path("/") / name
+        if name not in SYSTEM_DIRS and not path.is_symlink() and path.is_dir():
+            out.append(path)
+    return out
+
+
 # --- files ---------------------------------------------------------------------------------------
 
 def _copy_submission(name: str, src: Path, dest_dir: Path, max_bytes: int) -> None:
@@ -344,7 +366,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
     if not isinstance(entry, str) or entry.count(":") != 1:
         raise ValueError(f"entry must be 'module:function', got {entry!r}")
     visible = [] if visible is None else [visible] if isinstance(visible, (str, Path)) else visible
-    hide = [GRADER_ROOT, Path(tempfile.gettempdir())] if hide is None else list(hide)
+    hide = default_hide() if hide is None else list(hide)
     t0 = time.monotonic()
     iso = Isolation()
     root = os.geteuid() == 0
