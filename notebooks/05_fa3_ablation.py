@@ -116,11 +116,12 @@ else:
     for r, f2, f3 in zip(rows, model["fa2"], model["fa3"]):
         print(f"d {r['d']:3d}: FA2 measured {r['flash']:5.0f}, model {f2:5.0f} ({err2[r['d']]:+.0%})"
               f" | cuDNN measured {r['cudnn']:5.0f}, model fa3 {f3:5.0f} ({err3[r['d']]:+.0%})")
-    md(f"The model's `fa2` has one constant set from a measured FA2 rate (`mma_sync_fraction` = "
-       f"{H200.mma_sync_fraction}, from SDPA's flash kernel at d 128 in "
-       f"`results/h200-attention.json`); against this run's FA2 it is "
+    md(f"The model's `fa2` is built from FA2's own costs, none set from its measured rate: "
+       f"mma.sync at {H200.mma_sync_fraction} of wgmma's rate (arXiv 2402.13499), every "
+       f"operand fragment read from shared memory by ldmatrix, FA2's tiles and 2 CTAs an SM; "
+       f"against this run's FA2 (SDPA's flash kernel) it is "
        f"{err2[128]:+.0%} off at d 128, {err2[64]:+.0%} at d 64 and {err2[256]:+.0%} at d 256 "
-       f"(these two are predictions). cuDNN, a warp-specialized kernel of FA3's kind, sits within "
+       f"(`python -m fidelity fa2` has the whole grid). cuDNN, a warp-specialized kernel of FA3's kind, sits within "
        f"{max(abs(e) for e in err3.values()):.0%} of the model's `fa3` at every d "
        f"({', '.join(f'd {d}: {e:+.0%}' for d, e in err3.items())}).")
 

@@ -38,3 +38,18 @@ def test_checks_can_fail():
     """A model 10% too fast must fail the tab. 2 checks (the tolerance is real)."""
     fast = {c.name: c for c in checks(H100.with_(clock_hz=H100.clock_hz * 1.1))}
     assert not fast["fa3, tab. 2"].ok or not fast["ws_pingpong, tab. 2"].ok
+
+
+def test_sim_readme_prints_what_sim_paper_prints():
+    """sim/README.md's block under "The model against the paper" is `python -m sim paper`'s
+    output as the model gives it now (a README number is a claim, held here)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "sim" / "README.md").read_text()
+    a = text.index("```\ncheck                        model")
+    block = text[a + 4:text.index("```", a + 3)].strip()
+    out = subprocess.run([sys.executable, "-m", "sim", "paper"], cwd=root, capture_output=True,
+                         text=True, timeout=600, check=False).stdout.strip()
+    assert block == out
