@@ -28,7 +28,7 @@ from .grid import HEAD_DIMS, SEQLENS, config, kernel_tile
 
 R5A_FILE = "h200-attention-persistent.json"
 R5B_FILE = "h200-attention-persistent-r5b.json"
-TAB2 = dict(batch=4, heads=16, seqlen=8448, headdim=128)
+TAB2 = {"batch": 4, "heads": 16, "seqlen": 8448, "headdim": 128}
 
 
 @dataclass
@@ -144,8 +144,9 @@ def table(pts) -> str:
     def f(x, fmt="5.0f"):
         return format(x, fmt) if x else "    -"
 
-    lines = [f"{'shape':22s} {'plain':>5s} {'pers':>5s} {'gain':>5s} | {'model':>5s} {'pers':>5s} "
-             f"{'gain':>5s} | {'err plain':>9s} {'err pers':>8s}"]
+    head = (f"{'shape':22s} {'plain':>5s} {'pers':>5s} {'gain':>5s} | {'model':>5s} {'pers':>5s} "
+            f"{'gain':>5s} | {'err plain':>9s} {'err pers':>8s}")
+    lines = [head]
     for p in pts:
         ep, eq = p.error("plain"), p.error("persistent")
         lines.append(

@@ -48,8 +48,8 @@ from .config import AttentionConfig, GemmConfig
 from .cta import CTA, make_units
 from .engine import MBarrier
 from .hardware import Hardware
-from .views import RoleView
 from .trace import Trace
+from .views import RoleView
 
 EVENTS: dict[str, tuple[str, ...]] = {
     "expect": ("t", "barrier", "nbytes"),

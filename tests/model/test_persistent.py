@@ -5,8 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from sim import AttentionConfig, predict
-from sim import attention
+from sim import AttentionConfig, attention, predict
 from sim.attention import persistent
 from sim.config import o_buffers
 from sim.hardware import get
