@@ -24,7 +24,7 @@ import zipfile
 from pathlib import Path
 
 from .runner import PACKAGE, ROOT, exercises, find_submission
-from .source import hidden_lines, meta, solution_lines, strip
+from .source import meta, solution_lines, strip
 
 REQUIREMENTS = """\
 # The model (sim/), the chapters (notebooks/) and the model and math exercises: no torch, no
@@ -145,7 +145,7 @@ def release(dest: Path, force: bool = False) -> Path:
         if any(p in ("wrong", "hidden", "__pycache__") for p in rel.parts):
             continue
         text = src.read_text(encoding="utf-8")
-        secrets += [(str(rel), s) for s in solution_lines(text) + hidden_lines(text)]
+        secrets += [(str(rel), s) for s in solution_lines(text)]
         (out / rel).write_text(strip(text), encoding="utf-8")
     (out / "RELEASED").write_text(json.dumps({"released": dt.date.today().isoformat()}) + "\n")
     for d in COURSE_DIRS:

@@ -1,11 +1,13 @@
-"""The source conventions (nbgrader's): solution blocks and hidden-test blocks.
+"""The source conventions: solution blocks (nbgrader's), and hidden tests in ``hidden/``.
 
-    ### BEGIN SOLUTION            ### BEGIN HIDDEN TESTS
-    ...the answer...              ...tests the student copy does not get...
-    ### END SOLUTION              ### END HIDDEN TESTS
+    ### BEGIN SOLUTION
+    ...the answer...
+    ### END SOLUTION
 
 A solution block becomes ``raise NotImplementedError`` (at the block's indentation) in the student
-copy; a hidden-tests block disappears, and so does any folder named ``hidden``.
+copy. Hidden tests, and every value they use, live in an exercise's ``hidden/`` folder, which the
+student copy does not get: a ``### BEGIN HIDDEN TESTS`` block in a public file is refused (it would
+ship the values its tests are built from, at module level, beside it).
 """
 from __future__ import annotations
 
@@ -45,14 +47,15 @@ def blocks(text: str, kind: str) -> list[tuple[int, int, str]]:
 
 def strip(text: str) -> str:
     """The student version of one source file."""
+    if blocks(text, "HIDDEN TESTS"):
+        raise MarkerError("a ### BEGIN HIDDEN TESTS block: hidden tests, and every value they "
+                          "use, live in the exercise's hidden/ folder")
     lines = text.splitlines()
     drop: set[int] = set()
     replace: dict[int, str] = {}
     for a, b, indent in blocks(text, "SOLUTION"):
         drop.update(range(a, b + 1))
         replace[a] = f"{indent}# YOUR CODE HERE\n{indent}raise NotImplementedError"
-    for a, b, _ in blocks(text, "HIDDEN TESTS"):
-        drop.update(range(a, b + 1))
     out = []
     for i, line in enumerate(lines):
         if i in replace:
@@ -72,12 +75,6 @@ def solution_lines(text: str) -> list[str]:
             if len(s) >= 12 and not s.startswith("#"):
                 found.append(s)
     return found
-
-
-def hidden_lines(text: str) -> list[str]:
-    lines = text.splitlines()
-    return [ln.strip() for a, b, _ in blocks(text, "HIDDEN TESTS") for ln in lines[a + 1:b]
-            if len(ln.strip()) >= 12]
 
 
 def meta(folder: Path) -> dict:
