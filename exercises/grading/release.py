@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import json
+import math
 import shutil
 import zipfile
 from pathlib import Path
@@ -278,7 +279,7 @@ def hidden_values(tree: Path = PACKAGE) -> list[tuple[str, str]]:
         if isinstance(v, bool) or v is None:
             return
         if isinstance(v, float):
-            if v == v and abs(v) not in (0.0, float("inf")) and len(repr(v).strip("-0.")) >= 6:
+            if not math.isnan(v) and abs(v) not in (0.0, float("inf")) and len(repr(v).strip("-0.")) >= 6:
                 out.append((where, repr(v)))
         elif isinstance(v, int):
             if abs(v) >= 100_000:

@@ -362,5 +362,5 @@ def test_exercise_readmes_state_the_points_the_grader_gives():
                       title)
         assert m, f"{ex}: the title names no points: {title}"
         assert (int(m[1]), int(m[2] or 0), int(m[3] or 0)) == (pub, hid, gpu), (ex, title)
-        rows = dict(re.findall(r"^\|[^|]*`(test_\w+)`[^|]*\|\s*(\d+)\s*\|", text, re.M))
+        rows = dict(re.findall(r"^\|[^|]*`(test_\w+)`[^|]*\|\s*(\d+)\s*\|", text, re.MULTILINE))
         assert {c.name: int(c.points) for c in cases} == {k: int(v) for k, v in rows.items()}, ex
