@@ -7,8 +7,9 @@ Here the model predicts both at the kernel's tile (`AttentionConfig(persistent=T
 `sim/attention/persistent.py`: the kernel's roles and tile order) and sets the persistent gain it
 predicts beside the measured one.
 
-R5a ran the causal tiles round-robin over FA3's L2 sections (commit 8cd6e10); the model walks
-the zigzag order the kernel has since commit 6b1840f, which run R5b measured. Against R5a's
+R5a ran the causal tiles round-robin over FA3's L2 sections of heads (an earlier order of the
+kernel, which `r5a_tiles_of` rebuilds); the model walks the zigzag order the kernel has now,
+which run R5b measures. Against R5a's
 causal rows the model's persistent column is the zigzag's, not what ran.
 """
 from __future__ import annotations
@@ -85,7 +86,7 @@ L2_KV_BYTES = 32 * 1024 * 1024     # R5a's sections: heads whose K and V fit (FA
 
 
 def r5a_tiles_of(cfg: AttentionConfig, hw) -> list[list[tuple[int, int]]]:
-    """The causal order R5a ran (commit 8cd6e10's `tile_coords`, CTAs round-robin): sections of
+    """The causal order R5a ran (the kernel's earlier `tile_coords`, CTAs round-robin): sections of
     heads whose K + V fit 32 MiB, in each the longest Q tiles first across the section's heads.
     Non-causal: the same as today's."""
     from sim.attention import persistent as p

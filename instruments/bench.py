@@ -1,6 +1,6 @@
 """Benchmark harness: ``python -m instruments.bench gemm|gemm_probe|gemm_shapes|micro [--quick]
-[--out DIR]`` (``gemm_shapes [--explore]``: ``variant="auto"`` beside cuBLAS at issue 23's
-shapes, fp16 and bf16).
+[--out DIR]`` (``gemm_shapes [--explore]``: ``variant="auto"`` beside cuBLAS at 8192³,
+6144³, 4096³, 8192×8192×2048 and 16384×4096×4096, fp16 and bf16).
 
 Every kernel and its vendor peer are timed **in the same run** with ``triton.testing.do_bench``
 medians (warm-up first; fresh random inputs, never zeros), after a correctness check against a
@@ -317,7 +317,8 @@ def auto_explore_configs() -> list[tuple]:
 
 def bench_gemm_shapes(args) -> tuple[list[dict], dict]:
     """``variant="auto"`` beside cuBLAS (and, with ``--explore``, beside the configurations it
-    chooses among) at issue 23's shapes, fp16 and bf16, in interleaved rounds."""
+    chooses among) at 8192³, 6144³, 4096³, 8192×8192×2048 and 16384×4096×4096, fp16 and bf16,
+    in interleaved rounds."""
     import torch
 
     gen = torch.Generator(device="cuda")

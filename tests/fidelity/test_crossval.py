@@ -1,4 +1,4 @@
-"""The fitted constants, cross-validated (fidelity/crossval.py; issue 24): each kernel family held
+"""The fitted constants, cross-validated (fidelity/crossval.py): each kernel family held
 out of the fits that `fidelity.calibrate` runs, the fits rerun without it, and the family
 predicted. The model should predict what it was not fitted to: median held-out |error| ≤ 5 %
 over all rows, and every family's held-out max ≤ 10 %.

@@ -1,4 +1,4 @@
-"""CPU-only checks of the CUDA fa3 twin at FA3's own tiles (issue 23 item 6): the tile is a
+"""CPU-only checks of the CUDA fa3 twin at FA3's own tiles: the tile is a
 template parameter of attention_fa3_kernel<D, BM, BN, ...> (kernels/cuda/attention.cuh), and the
 instances kernels.cuda.ATTENTION_TILES lists -- FA3's 192x128 at d 64, 128x176 at d 128, 128x80
 at d 256, beside 128x128 (d 128) and 128x64 (d 256) -- compile for sm_90a with what their names

@@ -2,7 +2,7 @@
 128x176 (d 128), 128x80 (d 256), and 128x64 (d 256) -- on a Hopper GPU against a float64
 reference, on fresh random inputs with poisoned outputs: S = 1, ragged S (S not a multiple of
 BN: at 176 or 80 even S = 1024 leaves a partial last block), full and causal, fp16/bf16, O and
-the LSE. Written before any device run (issue 23 item 6); skipped without a Hopper GPU
+the LSE. Skipped without a Hopper GPU
 (tests/conftest.py). The CPU side: tests/kernels/test_cuda_tiles_compile.py."""
 from __future__ import annotations
 
