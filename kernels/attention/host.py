@@ -26,12 +26,10 @@ VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
 WARP_SPECIALIZED = ("ws", "ws_pingpong", "fa3")
 OVERLAP_VARIANTS = ("overlap", "fa3")
 PERSISTENT_VARIANTS = ("fa3",)  # the PERSISTENT constexpr (persistent.py)
-# Whether fa3 runs persistent unless asked (lab notebook, runs R5a, R5b). The rule: on for the
-# shapes where persistent measured >= plain in both R5a and R5b (the zigzag causal order). R5a
-# alone had it ahead at non-causal S 1K (+6..+11 %) and behind at causal S >= 4K (the section
-# order it then had); R5b, the zigzag's run, has not been made (2026-12-04: no device machine
-# lent), so no shape meets the rule yet: off everywhere. The model's R5b prediction is in the
-# notebook ("Run R5b: the model's prediction"); it decides nothing here.
+# Whether fa3 runs persistent unless asked. Off: persistent is on by default only for shapes
+# where it measured at or above the plain grid with the tile order it ships with (the zigzag
+# longest-first order for causal), and that order has no measurement yet (the lab notebook,
+# runs R5a and R5b, has what was measured and what is still to run).
 PERSISTENT_DEFAULT = False
 HEAD_DIMS = (64, 128, 256)
 SMEM_PER_BLOCK = 227 * 1024  # bytes of shared memory one block may use on Hopper (sm_90)
