@@ -29,6 +29,15 @@ where the wait for P_{j-1}·V_{j-1} ends up:
 * ``HOISTED``: written right after the scores' wait, where ptxas puts it without the fence, in a
   form Proton's records cannot move back: its ``PV`` scope is then the time a warpgroup waits for
   its own P·V once its scores are in (``python -m instruments.trace --fence hoisted``).
+
+``SOFTMAX & RESCALE_EARLY`` moves the rescale of O from after ``wgmma_wait(0)`` (where its FMULs
+stand between P_{j-1}·V_{j-1} landing and the next issue) to between the two issues, as FA3 does
+above d 128 (``RescaleOBeforeGemm``): O *= alpha_{j-1} runs while Q·K_jᵀ is on the tensor cores,
+and P_{j-1}·V_{j-1} then accumulates onto the rescaled O — the same products in the same order::
+
+        qk: S_j = Q K_jᵀ (async); rescale O (alpha_{j-1}); pv: O += P_{j-1} V_{j-1} (async)
+        ...
+        wgmma_wait(0) -> O;    release(v, j-1);  pack P_j
 """
 from __future__ import annotations
 
@@ -40,7 +49,10 @@ from ..ring import acquire, pass_turn, wait_turn
 from ..scopes import enter, exit
 from .partitions import REFILL_EACH, fill_rings, release, single_partition
 from .steps import (
+    NO_TURNS,
+    RESCALE_EARLY,
     epilogue,
+    hold,
     init_state,
     num_blocks,
     pack,
@@ -75,6 +87,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
              SOFTMAX: gl.constexpr = 0):
     gl.static_assert(REFILL != 2, "overlap refills each slot as soon as its GEMM is done")
+    EARLY: gl.constexpr = SOFTMAX & RESCALE_EARLY
     M: gl.constexpr = q_smem.type.shape[1]
     D: gl.constexpr = q_smem.type.shape[2]
     BN: gl.constexpr = k_ring.type.shape[1]
@@ -106,7 +119,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
 
     # Scopes (PROFILE): "QK" runs from issuing both GEMMs to the scores being in, "PV" is what
     # is left of P_{j-1}·V_{j-1} once the softmax is done (often nothing), "softmax" holds the
-    # rescale of O and the fp16 pack of P too (FMA-pipe work of the same warps).
+    # rescale of O (``EARLY``: "QK" holds it) and the fp16 pack of P too (FMA-pipe work of the
+    # same warps).
     for j in range(1, n):
         enter("wait K", PROFILE)
         ks = acquire(k_full, j, STAGES)
@@ -120,6 +134,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             exit("wait turn", PROFILE)
         enter("QK", PROFILE)
         s_tok = qk(q, k_ring.index(ks), num_warps, is_async=True)  # S_j = Q K_jᵀ
+        if EARLY:  # alpha_{j-1}; held below the issue, or LLVM and ptxas move it back up
+            acc = rescale(acc, hold(alpha, lse_ptr, seqlen))
         o_tok = pv(p, v_ring.index(vs), acc, is_async=True)  # O += P_{j-1} V_{j-1}
         if TURNS:
             pass_turn(turn, WG, CONSUMERS)  # both queued: the next WG's turn
@@ -139,7 +155,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             acc = wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, j - 1, n, row0, STAGES, REFILL,
                           PROFILE)
         enter("softmax", PROFILE)
-        acc = rescale(acc, alpha)
+        if not EARLY:
+            acc = rescale(acc, alpha)
         p = pack(p, dtype, D, num_warps)
         exit("softmax", PROFILE)
 
@@ -147,6 +164,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     vs = acquire(v_full, n - 1, STAGES)
     if TURNS:
         wait_turn(turn, n, WG)
+    if EARLY:
+        acc = rescale(acc, alpha)
     acc = pv(p, v_ring.index(vs), acc)
     if TURNS:
         pass_turn(turn, WG, CONSUMERS)
@@ -161,5 +180,6 @@ def overlap_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM:
                    STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                    num_warps: gl.constexpr, PROFILE: gl.constexpr = False,
                    FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0):
+    gl.static_assert(not (SOFTMAX & NO_TURNS), "no_turns: overlap takes no turns (fa3 does)")
     single_partition(consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM,
                      STAGES, CONSUMERS, CAUSAL, REFILL_EACH, num_warps, PROFILE, FENCE, SOFTMAX)

@@ -86,14 +86,18 @@ def produce(desc, ring, full, empty, j, row0, STAGES: gl.constexpr, PROFILE: gl.
 
 
 # ``SOFTMAX`` (a constexpr of the overlapped kernels; the launcher's ``softmax=``): bits that
-# shorten the softmax's dependent chains. Each thread of the wgmma accumulator holds 2 rows x BN/4
-# columns of S (column = 8 i + 2 (lane % 4) + r: r and i in its registers, the lane's 2 bits
-# across the 4 threads of a row); ``gl.max``/``gl.sum`` along a row fold a thread's BN/4 values
-# one after another (a chain of BN/4 - 1 dependent FMNMX / FADD per row, the S1 reading: depth
-# ~35 at BN 128), then across the 4 lanes (2 shuffles).
+# take work off a consumer's serial chain. The first two shorten the softmax's dependent chains.
+# Each thread of the wgmma accumulator holds 2 rows x BN/4 columns of S (column = 8 i +
+# 2 (lane % 4) + r: r and i in its registers, the lane's 2 bits across the 4 threads of a row);
+# ``gl.max``/``gl.sum`` along a row fold a thread's BN/4 values one after another (a chain of
+# BN/4 - 1 dependent FMNMX / FADD per row, the S1 reading: depth ~35 at BN 128), then across the
+# 4 lanes (2 shuffles). The other two move or drop steps of the loop (``overlap.py``, ``fa3.py``).
+# All but ``LANE_SUM`` (the row sums add in another order) leave O and the LSE bit-identical.
 TREE_MAX = gl.constexpr(1)  # halve the block in registers (log2(BN/8) levels), then reduce 8 columns
 LANE_SUM = gl.constexpr(2)  # row sums kept per thread ([M, 8]: 4 a thread), lanes summed once, at the end
-SOFTMAX_BITS = {"tree_max": 1, "lane_sum": 2}
+RESCALE_EARLY = gl.constexpr(4)  # O *= alpha_{j-1} under Q·K_jᵀ, before P_{j-1}·V_{j-1} is issued
+NO_TURNS = gl.constexpr(8)  # fa3: the consumers issue their GEMMs without taking turns
+SOFTMAX_BITS = {"tree_max": 1, "lane_sum": 2, "rescale_early": 4, "no_turns": 8}
 
 
 @gluon.jit
@@ -195,6 +199,17 @@ def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL
     return p, alpha, m_new, l_i
 
 
+def clock_fence_asm(result: str, ptr: int, seqlen: int) -> str:
+    """The schedule fence's PTX: read ``%clock``, store it to operand ``$ptr`` if operand
+    ``$seqlen`` is negative (never), and return ``result``."""
+    return (f"{{ .reg .u32 t; .reg .pred q; mov.u32 t, %clock; setp.lt.s32 q, ${seqlen}, 0; "
+            f"@q st.global.b32 [${ptr}], t; mov.b32 $0, {result}; }}")
+
+
+FENCE_ASM = gl.constexpr(clock_fence_asm("0", 1, 2))
+HOLD_ASM = gl.constexpr(clock_fence_asm("$1", 2, 3))  # passes operand $1 through
+
+
 @gluon.jit
 def schedule_fence(ptr, seqlen):
     """Keep ptxas from moving code across this point (a no-op otherwise).
@@ -206,10 +221,19 @@ def schedule_fence(ptr, seqlen):
     into the registers P_{j-1}·V_{j-1} is still reading), and the softmax no longer runs under
     its own P·V (``test_softmax_runs_under_its_own_pv`` reads both SASS; the two builds time
     the same on the H200: ``results/h200-ab-fence.json``)."""
-    gl.inline_asm_elementwise(
-        "{ .reg .u32 t; .reg .pred q; mov.u32 t, %clock; setp.lt.s32 q, $2, 0; "
-        "@q st.global.b32 [$1], t; mov.b32 $0, 0; }",
-        "=r,l,r", [ptr.to(gl.int64), seqlen], dtype=gl.int32, is_pure=False, pack=1)
+    gl.inline_asm_elementwise(FENCE_ASM, "=r,l,r", [ptr.to(gl.int64), seqlen], dtype=gl.int32,
+                              is_pure=False, pack=1)
+
+
+@gluon.jit
+def hold(x, ptr, seqlen):
+    """``x`` (fp32) unchanged, but available no earlier than here: ``schedule_fence`` that also
+    passes ``x`` through its asm. Arithmetic that uses the result stays below this point in LLVM
+    (a data dependence on an asm with side effects, which keeps its place among the wgmma
+    issues) and in ptxas (the clock read); pure arithmetic otherwise floats to where its inputs
+    are ready. One clock read per element a thread holds: pass a small tensor (a row factor)."""
+    return gl.inline_asm_elementwise(HOLD_ASM, "=r,r,l,r", [x, ptr.to(gl.int64), seqlen],
+                                     dtype=gl.float32, is_pure=False, pack=1)
 
 
 @gluon.jit

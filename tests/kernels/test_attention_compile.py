@@ -23,11 +23,12 @@ TURNS = ("ws_pingpong", "fa3")
 def compiled():
     cache = {}
 
-    def get(variant, d=128, causal=False, dtype=torch.float16, stages=None):
-        key = (variant, d, causal, dtype, stages)
+    def get(variant, d=128, causal=False, dtype=torch.float16, stages=None, softmax=None):
+        key = (variant, d, causal, dtype, stages, softmax)
         if key not in cache:
             cfg = config(variant, d, causal, stages)
-            cache[key] = (cfg, host.compile_sm90(KERNELS[variant], cfg, dtype, causal))
+            cache[key] = (cfg, host.compile_sm90(KERNELS[variant], cfg, dtype, causal,
+                                                 softmax=softmax))
         return cache[key]
 
     return get
@@ -266,6 +267,8 @@ def test_softmax_switch_names():
     assert host.softmax_bits(()) == 0
     assert host.softmax_bits(("tree_max", "lane_sum")) == 3
     assert host.softmax_bits("lane_sum") == 2
+    assert host.softmax_bits(("rescale_early", "no_turns")) == 12
+    assert host.softmax_bits(("lane_sum", "no_turns")) == 10
     with pytest.raises(ValueError, match="softmax switches"):
         host.softmax_bits(("fast",))
     with pytest.raises(ValueError, match="only the overlapped variants"):
@@ -277,6 +280,81 @@ def test_softmax_switch_names():
     assert host.softmax_args(KERNELS["fa3"], None, 128, "fa3") == {"SOFTMAX": 0}
     assert host.softmax_args(KERNELS["overlap"], None, 256, "overlap") == {"SOFTMAX": 0}
     assert host.softmax_args(KERNELS["ws"], None, 256, "ws") == {}
+
+
+def rescale_placement(sass: str) -> list[tuple[int, int]]:
+    """Where each consumer loop rescales O, in SASS: for each wait for the scores alone
+    (``DEPBAR.LE gsb0, 0x1``), (FMULs between the last HGMMA of Q·K_jᵀ and the
+    ``WARPGROUP.ARRIVE`` that opens P_{j-1}·V_{j-1}, FMULs between the wait for that P·V
+    (``DEPBAR.LE gsb0, 0x0``) and the loop's backward branch)."""
+    ins = re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?);", sass)
+
+    def fmuls(lo, hi):
+        return sum("FMUL" in text for _, text in ins[lo:hi])
+
+    def loops_back(k):
+        m = re.search(r"\bBRA (0x[0-9a-f]+)", ins[k][1])
+        return m is not None and int(m.group(1), 16) < int(ins[k][0], 16)
+
+    out = []
+    for i, (_, text) in enumerate(ins):
+        if "DEPBAR.LE gsb0, 0x1" not in text:
+            continue
+        pv_issue = max(k for k in range(i) if "WARPGROUP.ARRIVE" in ins[k][1])
+        qk_end = max(k for k in range(pv_issue) if "HGMMA" in ins[k][1])
+        wait = next(k for k in range(i, len(ins)) if "DEPBAR.LE gsb0, 0x0" in ins[k][1])
+        back = next(k for k in range(wait, len(ins)) if loops_back(k))
+        out.append((fmuls(qk_end, pv_issue), fmuls(wait, back)))
+    return out
+
+
+@pytest.mark.parametrize("d", [128, 256])
+def test_rescale_early_runs_under_qk(compiled, d):
+    """``rescale_early`` (overlap.py): O's D/2 FMULs a thread (64 rows x D over 128 threads) lie
+    between the issue of Q·K_jᵀ and the issue of P_{j-1}·V_{j-1}, none after the wait for that
+    P·V; without it, all of them after that wait. The softmax stays under its own P·V."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    base = host.SOFTMAX_DEFAULT.get(("fa3", d), ())
+    cfg, plain = compiled("fa3", d, softmax=base)
+    _, early = compiled("fa3", d, softmax=base + ("rescale_early",))
+    plain, early = (cc.sass_of_cubin(k.asm["cubin"]) for k in (plain, early))
+    fmuls = 64 * d // 128
+    assert rescale_placement(plain) == [(0, fmuls)] * cfg.consumers
+    assert rescale_placement(early) == [(fmuls, 0)] * cfg.consumers
+    exps = 64 * cfg.BN // 128 + 2
+    assert cc.softmax_under_pv(early) == [exps] * cfg.consumers
+
+
+@pytest.mark.parametrize("d", [128, 256])
+def test_no_turns_drops_the_turn_barriers(compiled, d):
+    """``no_turns`` (fa3.py): no turn mbarriers — per consumer, three fewer waits (block 0, the
+    loop, the last P·V) and three fewer arrives, and one fewer init — in the TTGIR and the
+    PTX; the GEMMs and the producer's and ring's barriers unchanged."""
+    base = host.SOFTMAX_DEFAULT.get(("fa3", d), ())
+    cfg, turns = compiled("fa3", d, softmax=base)
+    _, free = compiled("fa3", d, softmax=base + ("no_turns",))
+    c = cfg.consumers
+    for ir, ops in (("ttgir", (r"ttng\.wait_barrier", r"ttng\.arrive_barrier",
+                               r"ttng\.init_barrier")),
+                    ("ptx", (r"mbarrier\.try_wait", r"mbarrier\.arrive\.shared::cta\.b64",
+                             r"mbarrier\.init"))):
+        got = [count(turns.asm[ir], op) - count(free.asm[ir], op) for op in ops]
+        assert got == [3 * c, 3 * c, c], (ir, got)
+    for op in (r"wgmma\.mma_async", r"mbarrier\.arrive\.expect_tx", r"wgmma\.wait_group"):
+        assert count(turns.asm["ptx"], op) == count(free.asm["ptx"], op), op
+
+
+@pytest.mark.parametrize("variant,softmax,persistent", [
+    ("overlap", ("no_turns",), False), ("fa3", ("no_turns",), True),
+    ("fa3", ("rescale_early",), True)])
+def test_schedule_switches_refused_where_they_do_not_apply(variant, softmax, persistent):
+    """overlap has no turns to drop; the persistent fa3 has neither switch."""
+    from triton.compiler.errors import CompilationError
+
+    cfg = config(variant, 128, persistent=persistent)
+    with pytest.raises(CompilationError, match="no_turns|rescale_early"):
+        host.compile_sm90(KERNELS[variant], cfg, softmax=softmax)
 
 
 # ------------------------------------------------------------------------- persistent fa3

@@ -121,6 +121,42 @@ def test_softmax_switches_large_magnitude():
         check("fa3", q * 20, k * 20, v, causal, 2e-2, softmax=("tree_max", "lane_sum"))
 
 
+SCHEDULE_BUILDS = [("rescale_early",), ("no_turns",), ("rescale_early", "no_turns")]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("switches", SCHEDULE_BUILDS, ids=["+".join(s) for s in SCHEDULE_BUILDS])
+def test_schedule_switches_match_float64(switches, dtype, d, causal):
+    """fa3 with O rescaled under Q·K_jᵀ (``rescale_early``) and/or without turns
+    (``no_turns``), beside the default softmax bits at d, on ragged lengths. Both only move or
+    drop steps (the same products, in the same order, per warpgroup), so O and the LSE are
+    bit-identical to the build without them."""
+    from kernels.attention import attention, host
+
+    base = host.SOFTMAX_DEFAULT.get(("fa3", d), ())
+    gen = torch.Generator(device="cuda").manual_seed(hash((switches, d, causal)) % 2**31)
+    for B, H, S in ((1, 2, 77), (2, 3, 300), (1, 2, 1000)):
+        q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
+        check("fa3", q, k, v, causal, TOL[dtype], softmax=base + switches)
+        o0, l0 = attention(q, k, v, causal=causal, variant="fa3", return_lse=True, softmax=base)
+        o1, l1 = attention(q, k, v, causal=causal, variant="fa3", return_lse=True,
+                           softmax=base + switches)
+        assert torch.equal(o0, o1) and torch.equal(l0, l1), f"{switches}: not bit-identical"
+
+
+def test_schedule_switches_large_magnitude_and_tile_edges():
+    switches = ("rescale_early", "no_turns")
+    for causal in (False, True):
+        q, k, v = (torch.randn(1, 2, 520, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+        check("fa3", q * 20, k * 20, v, causal, 2e-2, softmax=switches)
+        for S in (1, 128, 385):
+            q, k, v = (torch.randn(2, 2, S, 256, device="cuda", dtype=torch.float16)
+                       for _ in range(3))
+            check("fa3", q, k, v, causal, TOL[torch.float16], softmax=("lane_sum",) + switches)
+
+
 def test_wrong_device_raises():
     from kernels.attention import attention
 
@@ -133,28 +169,30 @@ CONSAN_SCRIPT = textwrap.dedent("""
     import torch, triton
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     from kernels.attention import attention
-    for variant in ("ws", "ws_pingpong", "fa3"):
+    builds = (("ws", None), ("ws_pingpong", None), ("fa3", None), ("fa3", ("rescale_early", "no_turns")))
+    for variant, softmax in builds:
         for causal in (False, True):
             q, k, v = (torch.randn(1, 2, 300, 128, device="cuda", dtype=torch.float16) for _ in range(3))
-            o = attention(q, k, v, causal=causal, variant=variant)
+            o = attention(q, k, v, causal=causal, variant=variant, softmax=softmax)
             torch.cuda.synchronize()
             ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
                                                                    is_causal=causal)
             err = ((o.double() - ref).norm() / ref.norm()).item()
-            assert err < 4e-3, (variant, causal, err)
-            print(variant, causal, "ok", err, flush=True)
+            assert err < 4e-3, (variant, softmax, causal, err)
+            print(variant, softmax, causal, "ok", err, flush=True)
 """)
 
 
 def test_consan_ws_variants(tmp_path):
     """Triton's concurrency sanitizer (ConSan) instruments the mbarrier/TMA/wgmma protocol and
-    traps on a race or a missing wait; the run must finish clean and correct."""
+    traps on a race or a missing wait; the run must finish clean and correct (fa3 also without
+    turns and with O rescaled under Q·Kᵀ)."""
     env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
                TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", CONSAN_SCRIPT], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert proc.stdout.count(" ok ") == 6
+    assert proc.stdout.count(" ok ") == 8
 
 
 # ------------------------------------------------------------------------- persistent fa3
