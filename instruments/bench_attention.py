@@ -10,10 +10,13 @@ on fresh random inputs (never zeros). FLOPs = 4·B·H·S²·d, halved for causal
 Headline: FA3 tab. 2's setting (B 4, H 16, S 8448, d 128, fp16, non-causal, and causal).
 ``--sweep``: part of FA3 fig. 5 (B·S = 16k, H = 2048/d) for ``fa3`` and the two peers.
 ``--grid``: that grid alone (d 64/128/256 x S 1K/4K/16K x causal) for every ``--variants``
-entry beside the peers, the headline only for ``--headline-variants``. A variant name may carry
-softmax switches: ``fa3+tree_max+lane_sum`` (``kernels/attention/steps.py``), and
-``+persistent`` (fa3: one CTA per SM, ``kernels/attention/persistent.py``) or ``+plain`` (not
-persistent, whatever ``host.PERSISTENT_DEFAULT`` says).
+entry beside the peers, the headline only for ``--headline-variants``; ``--dims`` keeps some of
+its head dims (so a d-specific A/B compiles only what it times). A variant name may carry
+the SOFTMAX switches: ``fa3+tree_max+lane_sum``, ``fa3+rescale_early``, ``fa3+no_turns``
+(``kernels/attention/steps.py``; named switches replace ``host.SOFTMAX_DEFAULT``, so at d 256
+``fa3`` is ``fa3+lane_sum``), and ``+persistent`` (fa3: one CTA per SM,
+``kernels/attention/persistent.py``) or ``+plain`` (not persistent, whatever
+``host.PERSISTENT_DEFAULT`` says). Names are checked (``parse_variant``) before anything runs.
 Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
 last.
 """
@@ -49,6 +52,23 @@ def reference(q, k, v, causal):
     return torch.softmax(s, dim=-1) @ vd
 
 
+def parse_variant(name: str) -> tuple[str, int | None, tuple[str, ...] | None, bool | None]:
+    """``"fa3:s3+tree_max+persistent"`` -> (variant, ring stages, softmax switches, persistent):
+    ``"fa3", 3, ("tree_max",), True``. None: the variant's default (stages), ``SOFTMAX_DEFAULT``
+    (no switch named), ``PERSISTENT_DEFAULT`` (neither ``+persistent`` nor ``+plain``). Raises
+    ValueError for an unknown variant or switch."""
+    from kernels.attention import host
+
+    base, *switches = name.split("+")
+    pers = True if "persistent" in switches else False if "plain" in switches else None
+    switches = tuple(x for x in switches if x not in ("persistent", "plain"))
+    variant, _, st = base.partition(":s")
+    if variant not in VARIANTS:
+        raise ValueError(f"{name}: variant must be one of {', '.join(VARIANTS)}")
+    host.softmax_bits(switches)
+    return variant, int(st) if st else None, switches or None, pers
+
+
 def peer_fn(name, q, k, v, causal):
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -81,19 +101,13 @@ def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_
                 fn = peer_fn(name, q, k, v, causal)
                 o = fn()
             else:
-                # "fa3:s3": fa3 with a 3-slot ring; "fa3+tree_max+lane_sum": softmax switches;
-                # "+persistent" / "+plain": the persistent build on / off
-                base, *switches = name.split("+")
-                pers = True if "persistent" in switches else False if "plain" in switches else None
-                switches = [x for x in switches if x not in ("persistent", "plain")]
-                variant, _, st = base.partition(":s")
-                row["stages"] = config(variant, D, causal, int(st) if st else None).stages
-                sm = tuple(switches) if switches else None
+                variant, st, sm, pers = parse_variant(name)
+                row["stages"] = config(variant, D, causal, st).stages
                 if sm is not None:
                     row["softmax"] = list(sm)
                 if pers is not None:
                     row["persistent"] = pers
-                fn = lambda n=variant, s=(int(st) if st else None), q=q, k=k, v=v, o=out, sm=sm, p=pers: (
+                fn = lambda n=variant, s=st, q=q, k=k, v=v, o=out, sm=sm, p=pers: (
                     attention(q, k, v, causal=causal, variant=n, stages=s, out=o, softmax=sm,
                               persistent=p))
                 out.fill_(float("nan"))  # poison: an unwritten element fails the check
@@ -164,16 +178,27 @@ def main(argv=None) -> int:
     p.add_argument("--headline-variants", default=None,
                    help="with --grid: also the headline (full and causal) for these variants")
     p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--dims", default="64,128,256",
+                   help="head dims of --sweep / --grid (comma-separated)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None)
     args = p.parse_args(argv)
+    variants = [v for v in args.variants.split(",") if v]
+    headline = [v for v in (args.headline_variants or "").split(",") if v]
+    for name in variants + headline:
+        try:
+            parse_variant(name)
+        except ValueError as e:
+            p.error(str(e))
+    if not set(args.dims.split(",")) <= {"64", "128", "256"}:
+        p.error(f"--dims: head dims are 64, 128, 256; got {args.dims}")
+    dims = [int(d) for d in args.dims.split(",")]
 
     import torch
 
     if not torch.cuda.is_available():
         print("no CUDA GPU: nothing to measure", file=sys.stderr)
         return 2
-    variants = [v for v in args.variants.split(",") if v]
     env = environment()
     print(json.dumps(env), flush=True)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
@@ -182,7 +207,7 @@ def main(argv=None) -> int:
     with ClockLog() as clock_log:
         head = variants
         if args.grid:
-            head = [v for v in (args.headline_variants or "").split(",") if v]
+            head = headline
             extras = []
         for causal in (() if not head else (False,) if args.quick else (False, True)):
             one_setting(4, 16, 8448, 128, causal, torch.float16,
@@ -190,7 +215,7 @@ def main(argv=None) -> int:
         # the sweep: fa3 alone (not fa3:s3); the grid: every variant asked for
         sweep_variants = variants if args.grid else [v for v in variants if v == "fa3"]
         if (args.sweep or args.grid) and sweep_variants:
-            for D in (64, 128, 256):
+            for D in dims:
                 for S in (1024, 4096, 16384):
                     for causal in (False, True):
                         one_setting(16384 // S, 2048 // D, S, D, causal, torch.float16,

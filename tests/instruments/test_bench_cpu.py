@@ -1,6 +1,8 @@
 """The benchmark's timing protocol, on CPU (``measure`` faked: do_bench needs a GPU)."""
 import time
 
+import pytest
+
 from instruments import bench
 
 
@@ -30,3 +32,19 @@ def test_clock_log_window_takes_only_the_samples_inside():
     w = log.window(now - 0.1, now + 1)
     assert w == {"sm_mhz": 1650.0, "power_w": 325.0, "clock_samples": 2}
     assert log.window(now + 10, now + 11)["sm_mhz"] is None
+
+
+def test_attention_variant_names_parse_before_any_gpu_work():
+    pytest.importorskip("triton")
+    from instruments.bench_attention import main, parse_variant
+
+    assert parse_variant("fa3") == ("fa3", None, None, None)
+    assert parse_variant("fa3:s3") == ("fa3", 3, None, None)
+    assert parse_variant("fa3+lane_sum+no_turns") == ("fa3", None, ("lane_sum", "no_turns"), None)
+    assert parse_variant("fa3+rescale_early+plain") == ("fa3", None, ("rescale_early",), False)
+    assert parse_variant("fa3+persistent") == ("fa3", None, None, True)
+    for bad in ("fa4", "fa3+no_turn"):
+        with pytest.raises(ValueError):
+            parse_variant(bad)
+        with pytest.raises(SystemExit):  # argparse's error, before torch or a GPU is touched
+            main(["--variants", bad])
