@@ -116,7 +116,8 @@ def attention_pairs() -> dict[str, tuple]:
     from sim.attention import overlap, persistent, ws, ws_pingpong
     kernel_ws = Source("kernels/attention/ws.py", "consumer")
     kernel_overlap = Source("kernels/attention/overlap.py", "consumer")
-    fence = {"FENCE": True, "HOISTED": "hoisted"}    # the shipped kernels' FENCE
+    # the shipped kernels' FENCE, and the rescale of O after the wait (SOFTMAX's rescale_early off)
+    fence = {"FENCE": True, "HOISTED": "hoisted", "EARLY": False}
     return {
         "ws": (ws.consumer, {}, kernel_ws, {"TURNS": False, "REFILL": 0}),
         "ws_pingpong": (ws_pingpong.consumer, {}, kernel_ws,

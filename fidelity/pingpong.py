@@ -31,8 +31,8 @@ And the clock. On the `h200` preset each kernel runs at the clock its activity a
 700 W cap (`sim.machine.PowerCap`): cycles pingpong saves keep the tensor cores busier per
 second, which lowers the clock. The table gives both the **cycles** gain (the steady CTA's
 cycles, `ws` over `ws_pingpong`) and the **clock** change; the TFLOP/s gain is about their
-product. The `h100` preset has no cap (FA3 ran its H100 at a locked 1830 MHz, app. C.1): there
-cycles saved are TFLOP/s gained.
+product. The `h100` preset is the same die under the same kind of cap (its static term fitted to
+FA3 tab. 2), below FA3's 1830 MHz lock (app. C.1).
 """
 from __future__ import annotations
 
@@ -369,7 +369,7 @@ HEADER = (f"{'workload':9s} {'hw':5s} {'shape':24s} {'pp tile':8s} {'meas.':>7s}
           f"{'pp ep.':>6s}")
 LEGEND = ("meas.: our H200's gain (pingpong / ws − 1, same interleaved rounds); model: the model's "
           "TFLOP/s gain; cycles: ws's steady CTA cycles over pingpong's − 1; clock: pingpong's "
-          "clock over ws's − 1 (the power cap; 0 on h100); idle: the tensor core's idle share of "
+          "clock over ws's − 1 (the power cap); idle: the tensor core's idle share of "
           "ws's CTA, by cause — coll.: collided blocks beyond pingpong's idle per block, uncov.: "
           "softmax longer than the other consumer's GEMMs (GEMM: waits for data and issue), "
           "epil.: the epilogue; pp ep.: pingpong's exposed epilogue, same scale")

@@ -217,9 +217,13 @@ if micro is not None:
     md(f"""* **A stream of queued wgmmas loses nothing**: {got['tensor_flop_per_clk']:.0f} FLOP/clk/SM
   at every N (within {queued_extra:.1f} clk per instruction of N/2), the datasheet's
   {H200_DATASHEET.tensor_flop_per_clk}. On the `h200` preset the
-  per-wgmma overhead is therefore {H200.wgmma_overhead_clk:g}; the `h100` preset keeps the
-  {H100.wgmma_overhead_clk:g} clk fitted to the paper's tab. 2, which stands for the clock the
-  paper's H100 really ran at (the paper does not say; next point but one).
+  per-wgmma overhead is therefore {H200.wgmma_overhead_clk:g}, and on the `h100` preset — the
+  same die on the paper's board — {H100.wgmma_overhead_clk:g} too. Before this measurement the
+  model charged {H200_DATASHEET.wgmma_overhead_clk:g} clk per wgmma, fitted to the paper's tab. 2
+  (the datasheet presets still do): a stand-in for the clock the paper's H100 ran at, which
+  the paper does not give. A clock slows every instruction in proportion to its math; a fixed
+  charge slows narrow ones more, and ranked FA3's d 256 under its d 128 (chapter 05). The clock
+  is the next point but one.
 * **Waiting for a wgmma** (`warpgroup_mma_wait(0)` right after it) exposes
   {min(waited_extra):.0f}-{max(waited_extra):.0f} clk on top of its math (the figure's three N;
   the median, {got['wgmma_latency_clk']:.0f}, is the `h200` preset's wgmma latency) — the latency a

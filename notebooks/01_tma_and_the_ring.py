@@ -24,18 +24,18 @@ import matplotlib.pyplot as plt
 from course import hopper_gpu, md
 from sim import gemm
 from sim.config import GemmConfig
-from sim.hardware import H100, H200
+from sim.hardware import H200, H200_DATASHEET
 from sim.plot import gantt
 from sim.predict import predict
 
-hw = H100      # the timelines: the paper's machine, datasheet rates (chapter 00)
+hw = H200_DATASHEET   # the timelines: datasheet rates (chapter 00), nothing measured
 
 # %% [markdown]
 # ## `sequential`: one slot
 #
 # With one slot the next block cannot be loaded until this one is multiplied, so every block pays
 # a whole TMA round trip (latency plus transfer) with the tensor core idle. The model's GEMM CTA
-# walks one 128×256 tile over 6 blocks of K = 64, on the `h100` preset. The figure has one lane
+# walks one 128×256 tile over 6 blocks of K = 64, on the `h200-datasheet` preset. The figure has one lane
 # per unit of the SM that the CTA keeps busy — `unit: tma` (the copy engine: load A, load B, and
 # at the end store C), `unit: tensor` (the MMAs), `unit: fma` (the epilogue's conversion of the
 # fp32 accumulator) — and one lane per warpgroup (`consumer0`, `consumer1`) showing what it issued
@@ -68,7 +68,7 @@ md(f"Each block's round trip — from the first copy issued to its first MMA —
    f"A and B at {hw.tma_rate:.0f} B/clk ({stage_bytes / hw.tma_rate:.0f}) and the mbarrier "
    f"hand-off to the waiting warps ({hw.mbarrier_clk:.0f}). Only then does the block's "
    f"{block_tensor:.0f} clk on the tensor core ({block_math:.0f} of math, the rest the "
-   f"`h100` preset's per-wgmma overhead) begin.")
+   f"datasheet preset's per-wgmma overhead) begin.")
 
 # %% [markdown]
 # Blank space on the `tensor` lane is idle time. Each block is "load A, load B (TMA), wait,
@@ -85,7 +85,7 @@ md(f"`pipelined` takes {t_pipe:.0f} clk for the same six blocks, {t_seq / t_pipe
 #
 # Each slot costs shared memory, and shared memory per block is limited; the model checks both
 # (`check_gemm` in `sim/config.py`). Below, the whole-GPU prediction at 8192³ for 1 to 4 stages on
-# both presets — `h100` (datasheet rates, operands from L2) and `h200` (what our H200 measured:
+# two presets — `h200-datasheet` (datasheet rates, operands from L2) and `h200` (what our H200 measured:
 # its operands stream from HBM, and each kernel runs at the clock its power cap allows) — beside
 # what our H200 measured for the same kernels, and what the model says about a fifth stage.
 
@@ -94,7 +94,7 @@ from course import measured
 
 stages = [1, 2, 3, 4]
 cfgs = [GemmConfig(variant="pipelined" if s > 1 else "sequential", stages=s) for s in stages]
-pr = {h.name: [predict(c, h) for c in cfgs] for h in (H100, H200)}
+pr = {h.name: [predict(c, h) for c in cfgs] for h in (H200_DATASHEET, H200)}
 tf = {name: [p.tflops for p in ps] for name, ps in pr.items()}
 res = measured("gemm")
 meas = {}
@@ -104,20 +104,21 @@ if res is not None:
                 and r["variant"] in ("sequential", "pipelined")):
             meas[r["stages"]] = r["tflops"]
 fig, ax = plt.subplots(figsize=(5.5, 3.2))
-for name, marker in (("h100", "o"), ("h200", "D")):
+for name, marker in (("h200-datasheet", "o"), ("h200", "D")):
     ax.plot(stages, tf[name], marker + "-", label=f"model, {name} preset")
 if meas:
     ax.plot(sorted(meas), [meas[s] for s in sorted(meas)], "s--", label="measured, our H200")
 ax.set_xticks(stages)
 ax.set_xlabel("ring stages")
 ax.set_ylabel("TFLOP/s (8192³ fp16)")
-peak = max(H100.peak_tflops, H200.peak_tflops)
-ax.axhline(H100.peak_tflops, color="grey", linestyle="--", linewidth=1)
-ax.text(1, H100.peak_tflops * 1.02, f"H100 peak {H100.peak_tflops:.0f}", fontsize=7)
+peak = max(H200_DATASHEET.peak_tflops, H200.peak_tflops)
+ax.axhline(H200_DATASHEET.peak_tflops, color="grey", linestyle="--", linewidth=1)
+ax.text(1, H200_DATASHEET.peak_tflops * 1.02, f"peak at 1830 MHz {H200_DATASHEET.peak_tflops:.0f}",
+        fontsize=7)
 ax.set_ylim(0, 1.12 * peak)
 ax.legend(fontsize=7, loc="lower right")
 fig.tight_layout()
-for h in ("h100", "h200"):
+for h in ("h200-datasheet", "h200"):
     print(f"model, {h} preset: " + ", ".join(f"{s} stage(s) {t:.0f}" for s, t in zip(stages, tf[h])))
 if meas:
     print("measured, H200:     " + ", ".join(f"{s} stage(s) {meas[s]:.0f}" for s in sorted(meas)))
@@ -146,9 +147,9 @@ _, tr200 = gemm.simulate(gemm.prepare(GemmConfig(variant="sequential"), H200), H
                          k_blocks=6)
 rt200, block200, _ = round_trip(tr200)
 busy = {name: [p.utilization["tensor"] for p in ps] for name, ps in pr.items()}
-md(f"On the `h100` preset a round trip is {rt:.0f} clk against {block_tensor:.0f} clk of tensor "
-   f"work per block: two slots hide most of it (tensor cores busy {busy['h100'][1]:.0%}, "
-   f"{tf['h100'][1]:.0f} TFLOP/s; three: {busy['h100'][2]:.0%}, {tf['h100'][2]:.0f}). On the "
+md(f"On the `h200-datasheet` preset a round trip is {rt:.0f} clk against {block_tensor:.0f} clk of tensor "
+   f"work per block: two slots hide most of it (tensor cores busy {busy['h200-datasheet'][1]:.0%}, "
+   f"{tf['h200-datasheet'][1]:.0f} TFLOP/s; three: {busy['h200-datasheet'][2]:.0%}, {tf['h200-datasheet'][2]:.0f}). On the "
    f"`h200` preset the operands come from HBM (a copy's latency {H200.tma_hbm_latency_clk:.0f} "
    f"clk, read off the traced GEMMs): the round trip of the cold CTA above is {rt200:.0f} clk "
    f"against {block200:.0f} of tensor work, two slots leave the tensor cores busy only "

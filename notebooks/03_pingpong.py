@@ -101,8 +101,7 @@ md(f"**What the model says, and where it is unsure.** The paper measures pingpon
 # `ws_pingpong` each consumer owns its own tile and stores it under the other's K-loop. The
 # epilogue matters when K is short. The GEMMs are modelled on the `h200` preset, the card their
 # kernels were measured on: its constants are measured, and its clock follows the card's power
-# cap (`fidelity/README.md`); the `h100` preset's fitted per-wgmma overhead stands in for losses a
-# GEMM does not have.
+# cap (`fidelity/README.md`).
 
 # %%
 import matplotlib.pyplot as plt

@@ -23,13 +23,13 @@
 # %%
 from course import md
 from sim.config import AttentionConfig
-from sim.hardware import B200, H100
+from sim.hardware import B200, H200_DATASHEET
 from sim.plot import ablation, gantt, steady_window, utilization_bars
 from sim.predict import predict
 
 shape = {"batch": 4, "heads": 16, "seqlen": 8448, "headdim": 128}
 preds = {hw.name: predict(AttentionConfig(variant="fa3", **shape), hw, keep_trace=True)
-         for hw in (H100, B200)}
+         for hw in (H200_DATASHEET, B200)}   # both from datasheets alone
 for name, p in preds.items():
     u = p.utilization
     print(f"{name}: fa3 {p.tflops:5.0f} TFLOP/s   tensor {u['tensor']:.0%}   SFU {u['sfu']:.0%}")
@@ -41,14 +41,14 @@ gantt(p.trace, "fa3's schedule on the b200 preset (steady state)", steady_window
       clock_hz=B200.clock_hz);
 
 # %%
-u_h, u_b = preds["h100"].utilization, preds["b200"].utilization
+u_h, u_b = preds["h200-datasheet"].utilization, preds["b200"].utilization
 busiest = max(u_b, key=u_b.get)
 md(f"The lanes: `tma` (the copy engine: K and V), `tensor`, `sfu` (the exps), `fma` (the "
    f"softmax's scale and sum, the rescale of O, the pack of P) and `lsu` (the warps' own loads "
    f"and stores: here only O on its way out, {u_b['lsu']:.1%} of the time, so it is blank in "
    f"this window), then the warpgroups. The tensor lane now has gaps: each consumer's softmax "
    f"outlasts the other's (twice as fast) GEMMs, and the tensor core's busy share falls from "
-   f"{u_h['tensor']:.0%} on the h100 preset to {u_b['tensor']:.0%}. The SFU is now as busy as the "
+   f"{u_h['tensor']:.0%} on the datasheet Hopper (`h200-datasheet`) to {u_b['tensor']:.0%}. The SFU is now as busy as the "
    f"tensor core ({u_b['sfu']:.0%}), but no unit is the bottleneck: the busiest is `{busiest}` at "
    f"{u_b[busiest]:.0%} (the K/V loads), and none is near full. On the consumer lanes the time between "
    f"GEMMs goes to the chain through each softmax — *softmax: row max (latency)*, the exps, the "

@@ -4,13 +4,13 @@ the clock a board's power limit allows (`PowerCap`). The presets are in `sim/har
 Every constant carries its source. Two kinds:
 
 * **datasheet** constants — rates, sizes, clocks from NVIDIA's documents or the FA3 paper;
-* **calibrated** constants — what no datasheet gives. Three are fitted jointly to FA3 tab. 2 by
-  ``fidelity/calibrate.py`` on the h100 preset (``wgmma_overhead_clk``, ``softmax_stall_per_elem``,
-  ``softmax_beside_mma``); the power cap's four are fitted there to the clocks our H200
-  measured (`PowerCap`), and h200's `softmax_beside_mma` to its kernels' cycles
-  (results/h200-stall.json); the others come from one published or measured number each, named
-  beside it. The h200 preset takes what our H200's microbenchmarks, Proton traces and Nsight
-  Compute runs measured.
+* **calibrated** constants — what no datasheet gives. The power cap's four are fitted by
+  ``fidelity/calibrate.py`` to the clocks our H200 measured (`PowerCap`), and h200's softmax pair
+  to its kernels' cycles (results/h200-stall.json); the h200 preset takes what our H200's
+  microbenchmarks, Proton traces and Nsight Compute runs measured. The h100 preset is the same
+  die, so it takes those too; three constants of the paper's board and kernels (the power cap's
+  static term, the softmax pair) are fitted to FA3 tab. 2 there. The others come from one
+  published or measured number each, named beside it.
 
 Times inside the model are in SM clock cycles; ``clock_hz`` turns them into seconds. With a
 ``power_cap`` the clock is not a constant: each kernel runs at the clock its own activity allows
@@ -68,23 +68,23 @@ class Hardware:
                                           # at 24-40 regs: 128·(24 + 2·240) ≤ 64K (FA3 §3.1, CUTLASS)
     hbm_bytes_per_s: float = 3.35e12      # H100 SXM5 80 GB datasheet
     # --- calibrated ----------------------------------------------------------------------------
-    # The three that fidelity/calibrate.py fits, jointly, to FA3 tab. 2 (fa3 661, ws_pingpong 582,
-    # overlap 570 TFLOPs/s) on the h100 preset (`wgmma_overhead_clk`, `softmax_stall_per_elem`,
-    # `softmax_beside_mma`); the same values serve every variant.
+    # The datasheet presets' values (`h200-datasheet`, `b200`): FA3 tab. 2 fitted on datasheet
+    # constants alone, before anything was measured, with the clock's loss under the power limit
+    # charged per instruction. The `h200` and `h100` presets replace all three (sim/hardware.py).
     #
-    # Tensor-pipe cycles a wgmma m64nNk16 spends beyond its N/2 clk of math, as the paper's
-    # machine needs it. It sets the tensor ceiling: N = 256 runs at 128/(128+34) = 79 % of
-    # the 1830 MHz peak. Measured on our H200 (results/h200-micro.json), a queue of
-    # wgmmas costs 0.00 clk beyond its math, so on the h200 preset it is 0 and the model derives
-    # the power-capped clock instead (`PowerCap`): the 34 stands for that clock, which FA3's
-    # tab. 2 does not report (fidelity/README.md).
+    # Tensor-pipe cycles a wgmma m64nNk16 spends beyond its N/2 clk of math. Measured on our H200
+    # (results/h200-micro.json), a queue of wgmmas costs 0.00 clk beyond its math, so on the
+    # GH100 presets it is 0 and the clock comes from the power cap (`PowerCap`). The 34 stands
+    # for that clock — but charged per instruction, it slows narrow wgmmas more than wide ones,
+    # which a clock does not: it ranks FA3's d 256 (N 80 Q·Kᵀ) under d 128 (N 176).
     wgmma_overhead_clk: float = 34.0
     # FMA-pipe instructions per score element that issue between the exps: FFMA (scale and
     # subtract), FADD (row sum) — 2 counted.
     softmax_fma_per_elem: float = 2.0
     # Cycles per score element of a warpgroup's softmax after its last exp — the row sum's
     # shuffles and dependent adds — that hold no unit: the "less tidy" part of the real schedule
-    # (FA3 §3.1). Fitted on h100 (tab. 2); h200's is fitted to its own kernels' cycles.
+    # (FA3 §3.1). A property of a kernel's softmax code: h100's is fitted with FA3's tab. 2,
+    # h200's to our kernels' cycles.
     softmax_stall_per_elem: float = 0.02
     # FMA-pipe slots per score element to pack P to 16 bits for P·V: F2FP, one instruction per
     # two elements, issuing at half the FMA rate. The plain kernels' PC samples under Nsight
@@ -96,8 +96,8 @@ class Hardware:
     # traffic. The softmax microbenchmark (results/h200-softmax.json): a softmax alone 851 clk,
     # beside a stream of wgmmas that keeps the tensor core ~82 % busy 1231-1247; fa3's PC samples
     # (results/h200-stall.json, tensor 76 % busy): its FMNMX chains 520 clk a block against
-    # ws_pingpong's 383. Fitted on h100 (tab. 2: FA3's
-    # own kernels, 1.5); h200's, 2.0, is chosen with our kernels' cycles (`H200_MEASURED`).
+    # ws_pingpong's 383. h200's, 2.0, is chosen with our kernels' cycles (`H200_MEASURED`); fitted
+    # with FA3's tab. 2 on h100, FA3's kernels choose the same 2.0.
     softmax_beside_mma: float = 1.5
     #
     # Not fitted — each from a measurement of its own:

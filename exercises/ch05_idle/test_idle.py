@@ -4,7 +4,7 @@ import random
 import pytest
 
 from exercises.grading import harness
-from sim import H100
+from sim import H200_DATASHEET as DATASHEET
 
 
 def measured(hw, block_n, headdim, n=40):
@@ -22,7 +22,7 @@ def true_idle(busy, t0, t1):
     return 1 - sum(max(0.0, min(e, t1) - max(s, t0)) for s, e in busy) / (t1 - t0)
 
 
-TAB2 = measured(H100, 176, 128)
+TAB2 = measured(DATASHEET, 176, 128)
 TAB2_IDLE = true_idle(*TAB2)
 rng = random.SystemRandom()
 
@@ -58,4 +58,4 @@ def test_idle_fraction_of_the_model():
 @pytest.mark.points(2)
 def test_predict_tab2_tile():
     """Prediction for the tab. 2 tile (block_n 176, head dim 128) within 0.001 of the model."""
-    assert sub().predict_ws_idle(H100, 176, 128) == pytest.approx(TAB2_IDLE, abs=1e-3)
+    assert sub().predict_ws_idle(DATASHEET, 176, 128) == pytest.approx(TAB2_IDLE, abs=1e-3)

@@ -6,7 +6,7 @@
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.
 
-Both functions take a ``sim.Hardware`` (e.g. ``sim.H100``) and must return the
+Both functions take a ``sim.Hardware`` (e.g. ``sim.H200_DATASHEET``) and must return the
 number of SM clock cycles the course's model charges — work it out from the rates and the cost
 rules in ``sim/cta.py`` / ``sim/attention/cta.py`` docstrings, not by running the model.
 """

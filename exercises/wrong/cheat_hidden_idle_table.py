@@ -2,7 +2,7 @@
 # file: idle.py
 # loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
 # bug: measures idle time honestly but "predicts" from a table of the hidden test's old fixed
-#      cases (H100 at block_n 128 / head dim 64 and 80 / 256, and the Hardware with overhead 20,
+#      cases (the datasheet preset at block_n 128 / head dim 64 and 80 / 256, and the Hardware with overhead 20,
 #      SFU 32, latency 120 at 128 / 128), measured on the model, and 0.5 for anything else. The
 #      hidden test now draws its tiles and its Hardware from SystemRandom at every grading run.
 # ruff: noqa  (known-wrong on purpose)

@@ -1,4 +1,6 @@
 """The model against the FA3 paper (sim/paper.py says how we read each number)."""
+from dataclasses import fields, replace
+
 import pytest
 
 from sim.hardware import H100
@@ -7,19 +9,21 @@ from sim.paper import checks
 ROWS = {c.name: c for c in checks(H100)}
 KNOWN_MISS = {
     # The paper's two figures for ws_pingpong (582 at S 8448, 620-640 at S 8K) are 7-10% apart for
-    # nearly the same problem; the model sits within 5% of tab. 2 and 11% under §3.1.
+    # nearly the same problem; the model sits within 5% of tab. 2 and under §3.1.
     "ws_pingpong, S 8K",
+    # tab. 2's pingpong kernel is +2 % over §3.1's ws; the model has the two level at d 128.
+    "ws < ws_pingpong",
 }
-# What the pingpong map (fidelity/pingpong.py, chapter 03) says about it.
+# What the pingpong map (`python -m fidelity pingpong`, chapter 03) says about both.
 SEC31_REASON = (
-    "known gap, explained by the pingpong map (fidelity/pingpong.py): on h100 at d 128 the "
-    "model's ws consumers collide only at a CTA's start and then alternate, so pingpong gains "
-    "+16 % at S 512 falling to +1.3 % at S 8K (under +3 % from S 4K on); +9-12 % needs consumers "
-    "that stay collided, as the model's do at d 256 (+21 %). The paper's own tab. 2 pingpong "
-    "kernel (582) is +2 % over §3.1's ws (570), the size the model gives; §3.1's 620-640 is "
-    "+7-10 % over that same kernel at nearly the same shape, so it came with changes tab. 2's "
-    "kernel lacks. No first-principles cost found that moves it without leaving tab. 2. "
-    "Strict: a model that reaches it must be noticed")
+    "known gap, explained by the pingpong map (fidelity/pingpong.py): at d 128 the model's ws "
+    "consumers collide only at a CTA's start and then alternate, each one's softmax under the "
+    "other's GEMMs, so turns save almost nothing and their waits can cost a little (the map: "
+    "within ±2 % at every S on h100, as our H200 measured its own pair); pingpong pays +8-10 % "
+    "where a softmax is long beside its GEMMs (d 64) or the consumers stay collided (d 256). "
+    "§3.1's 620-640 is +7-10 % over tab. 2's own pingpong kernel (582) at nearly the same "
+    "shape, so it came with changes tab. 2's kernel lacks. No first-principles cost found that "
+    "moves d 128 without leaving tab. 2. Strict: a model that reaches it must be noticed")
 
 
 @pytest.mark.parametrize("name", [n for n in ROWS if n not in KNOWN_MISS])
@@ -36,7 +40,9 @@ def test_known_gaps(name):
 
 def test_checks_can_fail():
     """A model 10% too fast must fail the tab. 2 checks (the tolerance is real)."""
-    fast = {c.name: c for c in checks(H100.with_(clock_hz=H100.clock_hz * 1.1))}
+    cap = H100.power_cap
+    faster = replace(cap, **{f.name: getattr(cap, f.name) / 1.1 for f in fields(cap)})
+    fast = {c.name: c for c in checks(H100.with_(clock_hz=H100.clock_hz * 1.1, power_cap=faster))}
     assert not fast["fa3, tab. 2"].ok or not fast["ws_pingpong, tab. 2"].ok
 
 

@@ -4,13 +4,13 @@ import random
 import pytest
 
 from exercises.grading import harness
-from sim import H100
+from sim import H200_DATASHEET as DATASHEET
 
 pub = harness.public(__file__, "test_idle.py")
 rng = random.SystemRandom()              # drawn afresh each grading run: no table can hold them
-OTHER_HW = H100.with_(wgmma_overhead_clk=rng.uniform(6, 24), sfu_exp_per_clk=rng.choice([8, 32]),
-                      wgmma_latency_clk=rng.uniform(40, 160))
-TILES = [(H100, rng.choice([64, 80, 96, 128]), 64), (H100, rng.choice([64, 80]), 256),
+OTHER_HW = DATASHEET.with_(wgmma_overhead_clk=rng.uniform(6, 24),
+                           sfu_exp_per_clk=rng.choice([8, 32]), wgmma_latency_clk=rng.uniform(40, 160))
+TILES = [(DATASHEET, rng.choice([64, 80, 96, 128]), 64), (DATASHEET, rng.choice([64, 80]), 256),
          (OTHER_HW, rng.choice([96, 112, 128, 144]), 128)]
 OTHER = [(hw, bn, d, pub.true_idle(*pub.measured(hw, bn, d))) for hw, bn, d in TILES]
 
