@@ -123,10 +123,19 @@ def attention_pairs() -> dict[str, tuple]:
         "ws_pingpong": (ws_pingpong.consumer, {}, kernel_ws,
                         {"TURNS": True, "REFILL": 0}),
         # overlap_kernel: single_partition, REFILL_EACH; fa3_kernel: warp_specialized, TURNS
-        "overlap": (overlap.consumer, {"turns": False, "fence": True}, kernel_overlap,
+        "overlap": (overlap.consumer, {"producer": False, "turns": False, "fence": True,
+                                       "early": False}, kernel_overlap,
                     {"TURNS": False, "REFILL": 1, **fence}),
-        "fa3": (overlap.consumer, {"turns": True, "fence": True}, kernel_overlap,
+        "fa3": (overlap.consumer, {"producer": True, "turns": True, "fence": True,
+                                   "early": False}, kernel_overlap,
                 {"TURNS": True, "REFILL": 0, **fence}),
+        # the schedule switches (AttentionConfig.switches; the kernel's softmax= names)
+        "fa3+rescale_early": (overlap.consumer, {"producer": True, "turns": True, "fence": True,
+                                                 "early": True}, kernel_overlap,
+                              {"TURNS": True, "REFILL": 0, **fence, "EARLY": True}),
+        "fa3+no_turns": (overlap.consumer, {"producer": True, "turns": False, "fence": True,
+                                            "early": False}, kernel_overlap,
+                         {"TURNS": False, "REFILL": 0, **fence}),
         # fa3_kernel(PERSISTENT=True): fa3's loop once per tile (the shared O buffer's turns,
         # `if O_BUFS < CONSUMERS`, listed on both sides)
         "fa3 persistent": (persistent.consumer, {},

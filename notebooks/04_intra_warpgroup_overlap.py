@@ -132,7 +132,8 @@ def cycles(variant, fence, block_m=128, blocks=24):
     cta = AttentionCTA(env, H200, cfg, trace, blocks, units=make_units(env, H200, trace))
     turns = variant == "fa3"
     roles = [ws.producer(cta)] if turns else []
-    roles += [overlap.consumer(cta, w, turns=turns, fence=fence) for w in range(cfg.consumers)]
+    roles += [overlap.consumer(cta, w, producer=turns, turns=turns, fence=fence)
+              for w in range(cfg.consumers)]
     env.run(until=simpy.AllOf(env, [env.process(r) for r in roles]))
     return env.now
 

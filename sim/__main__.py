@@ -24,13 +24,15 @@ TIMELINE_VARIANTS = ("ws", "ws_pingpong", "overlap", "fa3")
 
 def _config(a) -> AttentionConfig | GemmConfig:
     if a.workload == "attention":
-        if a.variant not in attention.VARIANTS:
-            raise ValueError(f"unknown attention variant {a.variant!r}: expected one of "
-                             f"{', '.join(attention.VARIANTS)}")
+        variant, *switches = a.variant.split("+")       # the bench's names: fa3+rescale_early
+        if variant not in attention.VARIANTS:
+            raise ValueError(f"unknown attention variant {variant!r}: expected one of "
+                             f"{', '.join(attention.VARIANTS)}, then any +switch")
         return AttentionConfig(batch=a.batch, heads=a.heads, seqlen=a.seqlen, headdim=a.headdim,
-                               causal=a.causal, dtype=a.dtype, variant=a.variant,
+                               causal=a.causal, dtype=a.dtype, variant=variant,
                                block_m=a.block_m, block_n=a.block_n, stages=a.stages or 2,
-                               consumers=a.consumers, persistent=a.persistent)
+                               consumers=a.consumers, persistent=a.persistent,
+                               switches=tuple(switches))
     if a.variant not in gemm.VARIANTS:
         raise ValueError(f"unknown GEMM variant {a.variant!r}: expected one of "
                          f"{', '.join(gemm.VARIANTS)}")
@@ -41,7 +43,9 @@ def _config(a) -> AttentionConfig | GemmConfig:
 def _workload_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hardware", default="h100", help=f"one of {sorted(hardware.PRESETS)}")
     p.add_argument("--workload", default="attention", choices=("attention", "gemm"))
-    p.add_argument("--variant", default="fa3")
+    p.add_argument("--variant", default="fa3",
+                   help="attention: a variant, then any +switch of its kernel's (fa3+rescale_early"
+                        "+no_turns; sim/config.py SCHEDULE_SWITCHES)")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--heads", type=int, default=16)
     p.add_argument("--seqlen", type=int, default=8448)
@@ -66,7 +70,8 @@ def cmd_predict(a) -> int:
         print(json.dumps(p.to_json()))
     else:
         util = "  ".join(f"{u} {v:.0%}" for u, v in p.utilization.items() if v)
-        print(f"{p.workload} {p.variant} on {p.hardware}: {p.tflops:.0f} TFLOPs/s "
+        name = "+".join((p.variant, *p.config.get("switches", ())))
+        print(f"{p.workload} {name} on {p.hardware}: {p.tflops:.0f} TFLOPs/s "
               f"({p.seconds * 1e3:.3f} ms, {p.waves:g} waves, {p.bound}-bound)  {util}")
     return 0
 

@@ -23,6 +23,12 @@ BOOKKEEPING_REGS = 32   # per consumer thread beyond the tiles: row max/sum, poi
                         # to spare (FA3 §3.2); 32 is our estimate of what those hold.
 
 
+# The kernels' schedule switches (kernels/attention/steps.py, `SOFTMAX` bits) that move or drop a
+# step of the loop, and the variants whose kernel has each; tree_max and lane_sum reorder the
+# softmax's arithmetic inside one step, which the model does not split, so it does not take them.
+SCHEDULE_SWITCHES = {"rescale_early": ("overlap", "fa3"), "no_turns": ("fa3",)}
+
+
 def _kib(nbytes: int) -> str:
     return f"{nbytes / KIB:g} KiB"
 
@@ -43,6 +49,8 @@ class AttentionConfig:
     consumers: int | None = None    # consumer warpgroups per CTA
     persistent: bool = False        # fa3 only: one CTA per SM walks a list of (head, Q tile)
                                     # tiles (kernels/attention/persistent.py; sim/attention/persistent.py)
+    switches: tuple[str, ...] = ()  # the overlapped kernels' schedule switches the model takes
+                                    # (SCHEDULE_SWITCHES; the kernels' `softmax=` names)
 
     @property
     def flops(self) -> float:
@@ -139,6 +147,14 @@ def check_attention(cfg: AttentionConfig, hw: Hardware, live_s: int, live_p: int
         raise ValueError(f"block_n {bn} must be a multiple of 16 (the k-step of P·V) and <= 256 "
                          "(the N of the Q·Kᵀ wgmma)")
     el = DTYPES[cfg.dtype]
+    for name in cfg.switches:
+        if name not in SCHEDULE_SWITCHES:
+            raise ValueError(f"switches: {name!r} is not one the model takes; expected any of "
+                             f"{sorted(SCHEDULE_SWITCHES)}")
+        if cfg.variant not in SCHEDULE_SWITCHES[name] or cfg.persistent:
+            raise ValueError(f"switches: {name!r} applies to "
+                             f"{' and '.join(SCHEDULE_SWITCHES[name])} (not persistent); "
+                             f"got {cfg.variant!r}{' persistent' if cfg.persistent else ''}")
     if cfg.persistent:
         if cfg.variant != "fa3":
             raise ValueError(f"persistent: only fa3 has a persistent schedule; got {cfg.variant!r}")

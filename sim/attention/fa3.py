@@ -11,7 +11,9 @@ LIVE_S, LIVE_P = overlap.LIVE_S, overlap.LIVE_P
 
 
 def consumer(cta: AttentionCTA, w: int):
-    yield from overlap.consumer(cta, w, turns=True)
+    sw = cta.cfg.switches
+    yield from overlap.consumer(cta, w, producer=True, turns="no_turns" not in sw,
+                                early="rescale_early" in sw)
 
 
 def roles(cta: AttentionCTA):

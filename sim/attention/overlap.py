@@ -8,15 +8,18 @@ consumers meet at a CTA barrier and warpgroup 0 issues the TMA loads in-line, as
 The consumer is written as the kernel's (`kernels/attention/overlap.py` `consumer`; the same step
 names in the same order, `fidelity.pairs` holds them together):
 
-    acquire(k, 0); [wait_turn]; qk; [pass_turn]; release(k, 0); softmax 0; rescale; pack
+    acquire(k, 0); [wait_turn]; qk; [pass_turn]; release(k, 0); softmax 0; pack
     for j in 1 .. n-1:
-        acquire(k, j); acquire(v, j-1); [wait_turn]; qk; pv; [pass_turn]
+        acquire(k, j); acquire(v, j-1); [wait_turn]; qk; [rescale]; pv; [pass_turn]
         the scores' wait; release(k, j); softmax j      # under P_{j-1} V_{j-1}
         wait_pv: P·V's wait, release(v, j-1); rescale; pack
-    acquire(v, n-1); [wait_turn]; pv; [pass_turn]; P·V's wait, release(v, n-1)
+    acquire(v, n-1); [wait_turn]; [rescale]; pv; [pass_turn]; P·V's wait, release(v, n-1)
     epilogue
 
-(block 0's rescale is the model's alone: the kernel has no O to rescale yet.)
+The schedule switches (`AttentionConfig.switches`, the kernel's `softmax=` names):
+``rescale_early`` rescales O by the last block's correction between the two issues, under Q·Kⱼᵀ,
+instead of after P·V's wait (the bracketed `rescale`s; FA3 does so above d 128); ``no_turns``
+(fa3) issues without turns, as FA3 does above d 128.
 """
 from . import pipelined
 from .cta import AttentionCTA
@@ -45,13 +48,15 @@ def wait_pv(cta: AttentionCTA, w: int, out, j: int, inline_tma: bool):
     yield from release(cta, w, cta.v, j, inline_tma)
 
 
-def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = FENCE):
-    """With `turns` (fa3) the GEMM issue waits for this warpgroup's turn and a producer loads;
-    without, warpgroup 0 loads in-line. `fence=False` is the kernel as ptxas compiles it without
-    `common.schedule_fence`: the wait for P_{j-1}·V_{j-1} before the softmax, and the pack of
-    P_j among its exps (as its SASS shows)."""
+def consumer(cta: AttentionCTA, w: int, producer: bool = False, turns: bool = False,
+             fence: bool = FENCE, early: bool = False):
+    """With a `producer` (fa3) a producer role loads; without, warpgroup 0 loads in-line. With
+    `turns` the GEMM issue waits for this warpgroup's turn. `fence=False` is the kernel as ptxas
+    compiles it without `common.schedule_fence`: the wait for P_{j-1}·V_{j-1} before the
+    softmax, and the pack of P_j among its exps (as its SASS shows). `early`: the rescale of O
+    between the issues (``rescale_early``)."""
     me, n = cta.wg(w), cta.n_blocks
-    inline_tma = not turns
+    inline_tma = not producer
     if inline_tma and w == 0:
         pipelined.prologue(cta, me)
     yield from cta.wait(me, cta.q_full, 0)
@@ -76,6 +81,9 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = FENCE
         if turns:
             yield from cta.wait_turn(w, j)
         scores = cta.qk(w, j)                                   # S_j = Q K_jᵀ (async)
+        if early:                                               # O *= alpha_{j-1} under it
+            yield cta.issued(w)
+            yield from cta.rescale(w, j - 1)
         out = cta.pv(w, j - 1)                                  # O += P_{j-1} V_{j-1} (async)
         yield cta.issued(w)                                     # the pipe has taken both
         if turns:
@@ -87,7 +95,8 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = FENCE
         yield from wait_pv(cta, w, out, j - 1, inline_tma)      # wgmma_wait<0>
         if not fence:                                           # the softmax after P·V, its
             yield from cta.softmax(w, j, pack=True)             # pack among the exps
-        yield from cta.rescale(w, j)                            # needs P_{j-1} V_{j-1} done
+        if not early:
+            yield from cta.rescale(w, j)                        # needs P_{j-1} V_{j-1} done
         if fence:
             yield from cta.pack(w, j)                           # into the registers it read
 
@@ -95,6 +104,8 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = FENCE
     yield from cta.acquire(me, cta.v, n - 1)
     if turns:
         yield from cta.wait_turn(w, n)
+    if early:
+        yield from cta.rescale(w, n - 1)
     out = cta.pv(w, n - 1)                                      # O += P_{n-1} V_{n-1}
     yield cta.issued(w)
     if turns:
@@ -105,4 +116,5 @@ def consumer(cta: AttentionCTA, w: int, turns: bool = False, fence: bool = FENCE
 
 
 def roles(cta: AttentionCTA):
-    return [consumer(cta, w) for w in range(cta.cfg.consumers)]
+    early = "rescale_early" in cta.cfg.switches
+    return [consumer(cta, w, early=early) for w in range(cta.cfg.consumers)]

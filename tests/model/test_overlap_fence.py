@@ -25,7 +25,8 @@ def cycles(variant: str, fence: bool, block_m: int = 128, hw=H200) -> float:
     cta = AttentionCTA(env, hw, cfg, trace, BLOCKS, units=make_units(env, hw, trace))
     turns = variant == "fa3"
     roles = [ws.producer(cta)] if turns else []
-    roles += [overlap.consumer(cta, w, turns=turns, fence=fence) for w in range(cfg.consumers)]
+    roles += [overlap.consumer(cta, w, producer=turns, turns=turns, fence=fence)
+              for w in range(cfg.consumers)]
     env.run(until=simpy.AllOf(env, [env.process(r) for r in roles]))
     return env.now
 

@@ -1,0 +1,75 @@
+"""The overlapped schedules' switches (`AttentionConfig.switches`, the kernels' `softmax=` names
+that move or drop a step): what they change in the model's run, and what they refuse. The step
+order against the kernel's is `test_pairs.py`'s."""
+import pytest
+
+from sim import attention
+from sim.config import SCHEDULE_SWITCHES, AttentionConfig
+from sim.hardware import H200
+
+BLOCKS = 8
+
+
+def run(switches=(), variant="fa3"):
+    cfg = attention.prepare(AttentionConfig(variant=variant, block_n=128, switches=switches), H200)
+    return attention.simulate(cfg, H200, BLOCKS)[1]
+
+
+def span(trace, actor, op):
+    """`actor`'s `op` by block: (first start, last end) over its intervals."""
+    out: dict = {}
+    for i in trace.intervals:
+        if i.actor == actor and i.op == op:
+            a, b = out.get(i.tile[1], (i.start, i.end))
+            out[i.tile[1]] = (min(a, i.start), max(b, i.end))
+    return out
+
+
+@pytest.mark.parametrize("variant", ["fa3", "overlap"])
+def test_rescale_early_runs_under_the_next_qk(variant):
+    """Block j's rescale of O runs before Q·K_{j+1}ᵀ is issued, after P_{j-1}·V_{j-1} (the
+    default), or once Q·K_{j+1}ᵀ is on the tensor core (rescale_early); before P_j·V_j either way."""
+    for switches in ((), ("rescale_early",)):
+        tr = run(switches, variant)
+        resc, qk, pv = (span(tr, "consumer0", op) for op in ("rescale O", "QKᵀ", "PV"))
+        for j in range(2, BLOCKS - 1):
+            assert resc[j][1] <= pv[j][0]
+            if switches:
+                assert resc[j][0] >= qk[j + 1][0], (switches, j)
+            else:
+                assert pv[j - 1][1] <= resc[j][0] and resc[j][1] <= qk[j + 1][0], (switches, j)
+
+
+def test_no_turns_drops_the_waits_for_a_turn():
+    """With turns the consumers wait for theirs (pingpong's order); without, nobody does."""
+    def turn_waits(tr):
+        return sum(what == "turn" for _, what, _, _ in tr.waits)
+    assert turn_waits(run()) > 0
+    assert turn_waits(run(("no_turns",))) == 0
+
+
+@pytest.mark.parametrize("cfg, words", [
+    ({"variant": "fa3", "switches": ("tree_max",)}, "not one the model takes"),
+    ({"variant": "overlap", "switches": ("no_turns",)}, "applies to fa3"),
+    ({"variant": "ws", "switches": ("rescale_early",)}, "applies to overlap and fa3"),
+    ({"variant": "fa3", "persistent": True, "switches": ("rescale_early",)}, "not persistent"),
+])
+def test_switches_refused_where_the_kernel_has_none(cfg, words):
+    with pytest.raises(ValueError, match=words):
+        attention.prepare(AttentionConfig(**cfg), H200)
+
+
+def test_every_switch_is_the_kernels():
+    """The model takes only names the kernel's launcher knows (kernels/attention/host.py)."""
+    host = pytest.importorskip("kernels.attention.host")
+    assert set(SCHEDULE_SWITCHES) <= set(host.SOFTMAX_SWITCHES)
+
+
+def test_the_cli_takes_the_benchs_names(capsys):
+    """`python -m sim predict --variant fa3+no_turns`: the names kernels' bench runs."""
+    from sim.__main__ import main
+    assert main(["predict", "--hardware", "h200", "--variant", "fa3+no_turns", "--block-n", "128",
+                 "--seqlen", "1024", "--batch", "1", "--heads", "2"]) == 0
+    assert "attention fa3+no_turns on h200" in capsys.readouterr().out
+    assert main(["predict", "--variant", "fa3+lane_sum"]) != 0
+    assert "'lane_sum' is not one the model takes" in capsys.readouterr().err
