@@ -22,6 +22,7 @@ The inputs are checked by the same functions as the Gluon kernels' (``kernels.ge
 >>> c = cuda.gemm(a, b)                                  # a: M x K, b: K x N
 >>> o, lse = cuda.attention(q, k, v, causal=True, return_lse=True)   # (B, H, S, 128)
 >>> o = cuda.attention(q, k, v, tile="fa3")            # FA3's own tile: 128x176 at d 128
+>>> o = cuda.attention(q, k, v, cond_rescale=True)     # FA4's conditional rescaling (d 128)
 """
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ HEAD_DIM = 128  # the head dim of the first twin (its default tile: 128 x 128)
 # cannot hold: the top rung of the ladder only raw PTX reaches.
 ATTENTION_TILES = {64: ((192, 128),), 128: ((128, 128), (128, 176)), 256: ((128, 80), (128, 64))}
 FA3_TILES = {64: (192, 128), 128: (128, 176), 256: (128, 80)}
+# The head dims at which the twin is also built with FA4's conditional rescaling (attention.cuh:
+# RESCALE_THRESHOLD; attention_fa3.cu: cond_rescale_built), at every tile of that dim. Off by
+# default: cuda.attention(..., cond_rescale=True) picks it.
+COND_RESCALE_DIMS = (128,)
 # ws only, stages 3: A/B variants for the benchmark (gemm_ws.cu, enum Ablation; their rows in
 # results/h200-cuda.json). "stsm": the epilogue staged with stmatrix.x4 (the default stages with
 # st.shared.b32); "lockstep": both consumers bar.sync each k-step and one thread releases the
@@ -72,7 +77,7 @@ def library() -> ctypes.CDLL:
     lib.twin_gemm_ws_pingpong.argtypes = [p, p, p, i, i, i, b, i, i, p]
     for fn in (lib.twin_gemm_ws, lib.twin_gemm_ws_pingpong):
         fn.restype = ctypes.c_char_p
-    lib.twin_attention_fa3.argtypes = [p, p, p, p, p, i, i, i, i, i, f, b, b, p]
+    lib.twin_attention_fa3.argtypes = [p, p, p, p, p, i, i, i, i, i, f, b, b, b, p]
     lib.twin_attention_fa3.restype = ctypes.c_char_p
     return lib
 
@@ -149,13 +154,16 @@ def resolve_tile(d: int, tile: tuple[int, int] | str | None = None) -> tuple[int
 
 
 def attention(q, k, v, causal: bool = False, scale: float | None = None,
-              return_lse: bool = False, out=None, tile: tuple[int, int] | str | None = None):
+              return_lse: bool = False, out=None, tile: tuple[int, int] | str | None = None,
+              cond_rescale: bool = False):
     """Attention forward with the CUDA ``fa3`` twin. q, k, v: (batch, heads, seq, d), d 64, 128
     or 256, all fp16 or all bf16, the same shape, contiguous, 16-byte aligned, on one CUDA sm_90
     device; any seq >= 1. ``tile``: (block_m, block_n), one of ATTENTION_TILES[d]; None: the
     first of them (d 128: 128 x 128, the twin results/h200-cuda.json measures); "fa3": FA3's
-    own (FA3_TILES). ``scale`` defaults to 1/sqrt(d). Returns O, or (O, LSE) with LSE float32
-    (batch, heads, seq), natural log. Raises TypeError/ValueError otherwise."""
+    own (FA3_TILES). ``scale`` defaults to 1/sqrt(d). ``cond_rescale``: FA4's conditional
+    rescaling (a row keeps a stale max within 2^8 of the true one; a warp whose rows all kept
+    theirs skips O *= alpha), head dims COND_RESCALE_DIMS only. Returns O, or (O, LSE) with LSE
+    float32 (batch, heads, seq), natural log. Raises TypeError/ValueError otherwise."""
     from kernels.attention import check_inputs, host
     from kernels.hopper import require_hopper
 
@@ -166,6 +174,10 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
     if D not in ATTENTION_TILES:
         raise ValueError(f"the CUDA fa3 twin is written for head dim 64, 128 or 256; got {D}")
     tile = resolve_tile(D, tile)
+    if not isinstance(cond_rescale, bool):
+        raise TypeError(f"cond_rescale must be a bool; got {type(cond_rescale).__name__}")
+    if cond_rescale and D not in COND_RESCALE_DIMS:
+        raise ValueError(f"cond_rescale is built at head dim {COND_RESCALE_DIMS} only; got {D}")
     scale = host.default_scale(D) if scale is None else float(scale)
     if not scale > 0:
         raise ValueError(f"scale must be positive; got {scale}")
@@ -181,10 +193,10 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
     with torch.cuda.device(q.device):
         err = lib.twin_attention_fa3(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                                      lse.data_ptr(), B * H, S, D, *tile, scale, causal,
-                                     q.dtype == torch.bfloat16, _stream(q.device))
+                                     q.dtype == torch.bfloat16, cond_rescale, _stream(q.device))
     _raise_on(err, "cuda attention_fa3")
     return (out, lse) if return_lse else out
 
 
-__all__ = ["ATTENTION_TILES", "FA3_TILES", "GEMM_ABLATIONS", "GEMM_STAGES", "GEMM_VARIANTS", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
+__all__ = ["ATTENTION_TILES", "COND_RESCALE_DIMS", "FA3_TILES", "GEMM_ABLATIONS", "GEMM_STAGES", "GEMM_VARIANTS", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
            "library"]

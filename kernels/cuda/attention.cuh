@@ -20,6 +20,15 @@ using namespace hopper;
 
 constexpr float LN2 = 0.6931471805599453f;
 
+// Conditional rescaling (FlashAttention-4, arXiv 2603.05451, "conditional softmax rescaling";
+// its Blackwell forward passes rescale_threshold 8.0 for 16-bit inputs, log2 of 256): a row
+// keeps its old running max m until the max of the scores seen passes it by more than
+// RESCALE_THRESHOLD (base 2). So every P = 2^(s - m) <= 2^8 = 256, which fp16 and bf16 hold with
+// the same relative precision as P <= 1, and l and O are at most 256x what they would be, far
+// inside fp32's range. O and l are always scaled against the same m, and the LSE is m + log2 l
+// with that m, so the stale max cancels in O / l: the same attention, up to rounding.
+constexpr float RESCALE_THRESHOLD = 8.0f;
+
 template <int D_, int BM_, int BN_>
 struct Tile {
   static constexpr int D = D_;                     // head dim
@@ -92,12 +101,24 @@ __device__ __forceinline__ void pv(float (&o)[T::D / 2], const uint32_t (&p)[T::
   }
 }
 
+// The running max a row goes on with, given the max of everything seen so far. Plain: that max.
+// COND_RESCALE: the old one while the new max stays within RESCALE_THRESHOLD of it.
+template <bool COND_RESCALE>
+__device__ __forceinline__ float next_max(float m_old, float m_seen) {
+  if constexpr (COND_RESCALE) return m_seen - m_old > RESCALE_THRESHOLD ? m_seen : m_old;
+  return m_seen;
+}
+
 // Online softmax of one 64 x BN block of scores held in wgmma accumulator layout: s[4j+2h+e]
 // is row (lane/4 + 8h) of this warp's 16, column 8j + 2(lane%4) + e. Masks, updates the running
 // max m[h] and (thread-partial) sum l[h], turns s into P (fp32) and returns the rescale factor
 // of each of the thread's two rows in alpha[h]. Base 2: qk_scale = scale * log2(e).
-template <class T, bool CAUSAL>
-__device__ __forceinline__ void softmax(float (&s)[T::BN / 2], float (&m)[2], float (&l)[2],
+// Returns whether O must be rescaled: always in the plain build; with COND_RESCALE, whether any
+// of the warp's 16 rows moved its max (one vote a warp, as FA4's correction warps vote: O's
+// registers are the thread's own, so a warp-uniform branch may skip them; the 4 warps of the
+// warpgroup need not agree, and agreeing would cost a barrier).
+template <class T, bool CAUSAL, bool COND_RESCALE>
+__device__ __forceinline__ bool softmax(float (&s)[T::BN / 2], float (&m)[2], float (&l)[2],
                                         float (&alpha)[2], int j, int row0, int seqlen,
                                         float qk_scale) {
   constexpr int BN = T::BN;
@@ -129,11 +150,15 @@ __device__ __forceinline__ void softmax(float (&s)[T::BN / 2], float (&m)[2], fl
     // the four threads of a quad hold one row between them
     mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 1));
     mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffff, mx[h], 2));
-    m_new[h] = fmaxf(m[h], mx[h] * qk_scale);  // m starts finite: a masked row cannot make NaN
-    alpha[h] = exp2_approx(m[h] - m_new[h]);
+    // m starts finite: a masked row cannot make NaN
+    m_new[h] = next_max<COND_RESCALE>(m[h], fmaxf(m[h], mx[h] * qk_scale));
+    // a row that kept its max has alpha exactly 1 (not ex2.approx(0)): O and l stay as they are
+    alpha[h] = COND_RESCALE && m_new[h] == m[h] ? 1.f : exp2_approx(m[h] - m_new[h]);
     neg[h] = -m_new[h];
-    m[h] = m_new[h];
   }
+  const bool moved = m_new[0] != m[0] || m_new[1] != m[1];
+  m[0] = m_new[0];
+  m[1] = m_new[1];
   float sum[2] = {0.f, 0.f};
 #pragma unroll
   for (int i = 0; i < BN / 2; ++i) {
@@ -144,7 +169,8 @@ __device__ __forceinline__ void softmax(float (&s)[T::BN / 2], float (&m)[2], fl
   // l stays a per-thread partial sum (alpha is the same for the whole quad); the quad's four
   // partials are added once, in the epilogue.
 #pragma unroll
-  for (int h = 0; h < 2; ++h) l[h] = l[h] * alpha[h] + sum[h];
+  for (int h = 0; h < 2; ++h) l[h] = l[h] * alpha[h] + sum[h];  // one FFMA, alpha 1 or not
+  return COND_RESCALE ? __any_sync(0xffffffff, moved) : true;
 }
 
 // O *= alpha, row by row: the running max moved, so the sum so far is rescaled (FA3 alg. 1).

@@ -11,6 +11,11 @@
 //   d 256, 128 x 80    FA3's tile at d 256;  128 x 64: the Gluon fa3's (a power of two)
 //   d 64,  192 x 128   FA3's tile at d 64 and the Gluon fa3's: 3 consumer warpgroups
 //
+// COND_RESCALE (off by default; built at d 128, both tiles): FA4's conditional rescaling
+// (attention.cuh, RESCALE_THRESHOLD). A row keeps a stale running max while the new one stays
+// within 2^8 of it, and a warp whose 16 rows all kept theirs skips O *= alpha (64 FMULs a thread
+// at d 128, the block's last serial work before the next turn's wgmma issue).
+//
 // Described below at d 128, 128 x 128 (BM = 192: a third consumer, turns going round 0-1-2).
 // Roles (384 threads = 3 warpgroups; 512 with 3 consumers), as in sim/'s `fa3` schedule:
 //
@@ -61,7 +66,7 @@ __host__ __device__ constexpr int smem_bytes() {
   return 1024 + T::Q_BYTES + 2 * STAGES * T::KV_BYTES + (1 + 4 * STAGES) * 8;
 }
 
-template <int D, int BM, int BN, bool BF16, bool CAUSAL, int STAGES>
+template <int D, int BM, int BN, bool BF16, bool CAUSAL, int STAGES, bool COND_RESCALE>
 __global__ void __launch_bounds__(Tile<D, BM, BN>::THREADS, 1)
     attention_fa3_kernel(const __grid_constant__ CUtensorMap q_map,
                          const __grid_constant__ CUtensorMap k_map,
@@ -148,7 +153,8 @@ __global__ void __launch_bounds__(Tile<D, BM, BN>::THREADS, 1)
     wgmma_wait<0>();
     reg_fence(s);
     release(k, 0);
-    softmax<T, CAUSAL>(s, m, l, alpha, 0, row0, seqlen, qk_scale);
+    // O is still 0: no rescale, whatever the vote
+    softmax<T, CAUSAL, COND_RESCALE>(s, m, l, alpha, 0, row0, seqlen, qk_scale);
     pack<BF16>(s, p);
   }
 
@@ -168,13 +174,14 @@ __global__ void __launch_bounds__(Tile<D, BM, BN>::THREADS, 1)
     wgmma_wait<1>();  // S_j is done; P_{j-1} V_{j-1} may still run
     reg_fence(s);
     release(k, j);
-    softmax<T, CAUSAL>(s, m, l, alpha, j, row0, seqlen, qk_scale);  // under P V on the tensor cores
+    // under P V on the tensor cores
+    const bool moved = softmax<T, CAUSAL, COND_RESCALE>(s, m, l, alpha, j, row0, seqlen, qk_scale);
     schedule_fence(lse, seqlen);  // or ptxas hoists the wait above the softmax
     wgmma_wait<0>();
     reg_fence(o);
     reg_fence(p);  // p stays live until here: the wgmma read it from registers
     release(v, j - 1);
-    rescale(o, alpha);
+    if (moved) rescale(o, alpha);  // warp-uniform; always taken without COND_RESCALE
     pack<BF16>(s, p);
   }
   // The last P V.
@@ -221,11 +228,11 @@ __global__ void __launch_bounds__(Tile<D, BM, BN>::THREADS, 1)
   }
 }
 
-template <int D, int BM, int BN, bool BF16, bool CAUSAL>
+template <int D, int BM, int BN, bool BF16, bool CAUSAL, bool COND_RESCALE>
 const char* launch(const CUtensorMap* maps, float* lse, int BH, int S, float qk_scale,
                    cudaStream_t stream) {
   constexpr int STAGES = 2;
-  auto kernel = attention_fa3_kernel<D, BM, BN, BF16, CAUSAL, STAGES>;
+  auto kernel = attention_fa3_kernel<D, BM, BN, BF16, CAUSAL, STAGES, COND_RESCALE>;
   constexpr int smem = smem_bytes<Tile<D, BM, BN>, STAGES>();
   if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) !=
       cudaSuccess)
@@ -237,21 +244,37 @@ const char* launch(const CUtensorMap* maps, float* lse, int BH, int S, float qk_
   return err == cudaSuccess ? nullptr : cudaGetErrorString(err);
 }
 
-template <int D, int BM, int BN>
+template <int D, int BM, int BN, bool COND_RESCALE>
 const char* launch_tile(const CUtensorMap* maps, float* lse, int BH, int S, float qk_scale,
                         bool causal, bool bf16, cudaStream_t stream) {
   if (bf16)
-    return causal ? launch<D, BM, BN, true, true>(maps, lse, BH, S, qk_scale, stream)
-                  : launch<D, BM, BN, true, false>(maps, lse, BH, S, qk_scale, stream);
-  return causal ? launch<D, BM, BN, false, true>(maps, lse, BH, S, qk_scale, stream)
-                : launch<D, BM, BN, false, false>(maps, lse, BH, S, qk_scale, stream);
+    return causal
+               ? launch<D, BM, BN, true, true, COND_RESCALE>(maps, lse, BH, S, qk_scale, stream)
+               : launch<D, BM, BN, true, false, COND_RESCALE>(maps, lse, BH, S, qk_scale, stream);
+  return causal
+             ? launch<D, BM, BN, false, true, COND_RESCALE>(maps, lse, BH, S, qk_scale, stream)
+             : launch<D, BM, BN, false, false, COND_RESCALE>(maps, lse, BH, S, qk_scale, stream);
+}
+
+// The head dims the COND_RESCALE build exists at (kernels/cuda/__init__.py: COND_RESCALE_DIMS):
+// d 128 only, so the library and the CPU tests compile 8 more kernels, not 20.
+constexpr bool cond_rescale_built(int d) { return d == 128; }
+
+template <int D, int BM, int BN>
+const char* launch_switched(const CUtensorMap* maps, float* lse, int BH, int S, float qk_scale,
+                            bool causal, bool bf16, bool cond_rescale, cudaStream_t stream) {
+  if (!cond_rescale)
+    return launch_tile<D, BM, BN, false>(maps, lse, BH, S, qk_scale, causal, bf16, stream);
+  if constexpr (cond_rescale_built(D))
+    return launch_tile<D, BM, BN, true>(maps, lse, BH, S, qk_scale, causal, bf16, stream);
+  return "conditional rescaling is built at head dim 128 only";
 }
 
 }  // namespace
 
 const char* twin_attention_fa3(const void* q, const void* k, const void* v, void* o, float* lse,
                                int BH, int S, int D, int block_m, int block_n, float scale,
-                               bool causal, bool bf16, cudaStream_t stream) {
+                               bool causal, bool bf16, bool cond_rescale, cudaStream_t stream) {
   // (d, seq, batch*heads): boxes of 64 columns (one 128-byte swizzle row) by 64 rows (Q, O:
   // one consumer's share) or block_n rows (K, V: one block).
   CUtensorMap maps[4];
@@ -265,9 +288,10 @@ const char* twin_attention_fa3(const void* q, const void* k, const void* v, void
       return "cuTensorMapEncodeTiled failed";
   const float qk_scale = scale * 1.4426950408889634f;  // base 2: exp(x) = exp2(x log2 e)
   // The instances (kernels/cuda/__init__.py: ATTENTION_TILES, the same list).
-#define TILE(d, bm, bn)                        \
-  if (D == d && block_m == bm && block_n == bn) \
-    return launch_tile<d, bm, bn>(maps, lse, BH, S, qk_scale, causal, bf16, stream);
+#define TILE(d, bm, bn)                                                           \
+  if (D == d && block_m == bm && block_n == bn)                                    \
+    return launch_switched<d, bm, bn>(maps, lse, BH, S, qk_scale, causal, bf16,    \
+                                      cond_rescale, stream);
   TILE(128, 128, 128)
   TILE(128, 128, 176)
   TILE(256, 128, 64)

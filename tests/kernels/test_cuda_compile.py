@@ -20,16 +20,18 @@ from kernels.cuda import compile as cc
 COMMON = ("HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "WARPGROUP")
 TURNS = ("BAR.SYNC", "BAR.ARV")  # the pingpong turns: bar.sync / bar.arrive on named barriers
 # kernel name -> (instances: fp16/bf16 x ring depths [x causal], SASS it must hold, wgmma N)
-# (attention: fp16/bf16 x full/causal x the tiles of cuda.ATTENTION_TILES; its wgmma Ns are the
-# instance's BN (Q K^T) and d (P V): None here, read from the mangled name)
+# (attention: fp16/bf16 x full/causal x the tiles of cuda.ATTENTION_TILES, and again with
+# cond_rescale at cuda.COND_RESCALE_DIMS; its wgmma Ns are the instance's BN (Q K^T) and d (P V):
+# None here, read from the mangled name)
 # ws: fp16/bf16 x (s2, s3, the stsm and lockstep ablations of s3; l2_128 runs s3's code)
 EXPECT = {
     "gemm_ws.cu": {"gemm_ws_kernel": (8, COMMON, 256)},
     "gemm_ws_pingpong.cu": {"gemm_ws_pingpong_kernel": (4, COMMON + TURNS, 128)},
     # + the exp2 of the softmax
     "attention_fa3.cu": {"attention_fa3_kernel": (
-        4 * sum(len(t) for t in cuda.ATTENTION_TILES.values()), COMMON + TURNS + ("MUFU.EX2",),
-        None)},
+        4 * sum(len(t) * (1 + (d in cuda.COND_RESCALE_DIMS))
+                for d, t in cuda.ATTENTION_TILES.items()),
+        COMMON + TURNS + ("MUFU.EX2",), None)},
 }
 
 

@@ -4,11 +4,14 @@ instances kernels.cuda.ATTENTION_TILES lists -- FA3's 192x128 at d 64, 128x176 a
 at d 256, beside 128x128 (d 128) and 128x64 (d 256) -- compile for sm_90a with what their names
 claim: the score GEMM a wgmma of n = BN (HGMMA.64x176x16 at 128x176), P V one of n = d, the
 consumers' register cap FA3's (240 with 2 consumer warpgroups, 160 with 3), no spills, and
-shared memory within the 227 KiB a CTA may opt into. The instances' numerical checks are
+shared memory within the 227 KiB a CTA may opt into; at the head dims of
+kernels.cuda.COND_RESCALE_DIMS the conditional-rescaling build of every tile too (its own SASS
+checks: tests/kernels/test_cuda_cond_rescale_compile.py). The instances' numerical checks are
 tests/kernels/test_cuda_tiles_gpu.py (marked gpu)."""
 from __future__ import annotations
 
 import collections
+import itertools
 import re
 
 import pytest
@@ -26,9 +29,14 @@ def smem_bytes(d: int, bm: int, bn: int, stages: int = STAGES) -> int:
     return 1024 + bm * d * 2 + 2 * stages * bn * d * 2 + (1 + 4 * stages) * 8
 
 
+def builds(d: int) -> tuple[bool, ...]:
+    """The cond_rescale values the twin is built with at head dim d."""
+    return (False, True) if d in cuda.COND_RESCALE_DIMS else (False,)
+
+
 @pytest.fixture(scope="module")
 def fa3():
-    """{(d, bm, bn, bf16, causal): (SASS, ptxas lines of that instance)}."""
+    """{(d, bm, bn, bf16, causal, cond_rescale): (SASS, ptxas lines of that instance)}."""
     nvcc = cc.find_nvcc()
     assert nvcc is not None, "no nvcc: `pip install -e .[dev]` brings the nvidia-cuda-nvcc wheel"
     cubin, report = cc.compile_cubin("attention_fa3.cu", nvcc)
@@ -36,7 +44,8 @@ def fa3():
     for mangled, sass in cc.sass_by_function(cubin).items():
         i = cc.fa3_instance(mangled)
         ptxas = report.split(f"Compiling entry function '{mangled}'")[1].split("Compile time")[0]
-        out[(i["d"], i["block_m"], i["block_n"], i["bf16"], i["causal"])] = (sass, ptxas)
+        out[(i["d"], i["block_m"], i["block_n"], i["bf16"], i["causal"], i["cond_rescale"])] = (
+            sass, ptxas)
     return out
 
 
@@ -52,8 +61,9 @@ def test_fa3_tiles_are_instances():
 
 
 def test_every_instance_is_built(fa3):
-    want = {(d, bm, bn, bf16, causal) for d, tiles in cuda.ATTENTION_TILES.items()
-            for bm, bn in tiles for bf16 in (False, True) for causal in (False, True)}
+    want = {(d, bm, bn, bf16, causal, cond) for d, tiles in cuda.ATTENTION_TILES.items()
+            for bm, bn in tiles for bf16 in (False, True) for causal in (False, True)
+            for cond in builds(d)}
     assert set(fa3) == want
 
 
@@ -71,17 +81,16 @@ def test_wgmma_shapes_match_the_tile(fa3, d, bm, bn):
     """S = Q K^T: D / 16 wgmma of n = BN per block (block 0 and the loop: twice in the code);
     O += P V: BN / 16 wgmma of n = D (the loop and the last block). At 128 x 176: 16 x
     HGMMA.64x176x16 and 22 x HGMMA.64x128x16; at 128 x 80 (d 256): 32 x 64x80, 10 x 64x256."""
-    for bf16 in (False, True):
-        for causal in (False, True):
-            sass, _ = fa3[(d, bm, bn, bf16, causal)]
-            got = collections.Counter(int(n) for n in re.findall(r"HGMMA\.64x(\d+)x16\.F32", sass))
-            want = collections.Counter()
-            want[bn] += 2 * (d // 16)
-            want[d] += 2 * (bn // 16)
-            assert got == want, (d, bm, bn, bf16, causal, dict(got))
-            # the element type: ".BF16" for bf16, nothing for fp16 (SASS's default)
-            assert all(x.endswith(".BF16") == bf16
-                       for x in re.findall(r"HGMMA\.64x\d+x16\.F32\S*", sass)), (d, bm, bn, bf16)
+    for bf16, causal, cond in itertools.product((False, True), (False, True), builds(d)):
+        sass, _ = fa3[(d, bm, bn, bf16, causal, cond)]
+        got = collections.Counter(int(n) for n in re.findall(r"HGMMA\.64x(\d+)x16\.F32", sass))
+        want = collections.Counter()
+        want[bn] += 2 * (d // 16)
+        want[d] += 2 * (bn // 16)
+        assert got == want, (d, bm, bn, bf16, causal, dict(got))
+        # the element type: ".BF16" for bf16, nothing for fp16 (SASS's default)
+        assert all(x.endswith(".BF16") == bf16
+                   for x in re.findall(r"HGMMA\.64x\d+x16\.F32\S*", sass)), (d, bm, bn, bf16)
 
 
 @pytest.mark.parametrize("d,bm,bn", [(d, bm, bn) for d, t in cuda.ATTENTION_TILES.items()
@@ -95,18 +104,17 @@ def test_registers_fit(fa3, d, bm, bn):
     threads = 128 * (consumers + 1)
     cap = 240 if consumers == 2 else 160
     entry = (65536 // threads) // 8 * 8
-    for bf16 in (False, True):
-        for causal in (False, True):
-            sass, ptxas = fa3[(d, bm, bn, bf16, causal)]
-            assert "0 bytes spill stores, 0 bytes spill loads" in ptxas, ptxas
-            assert "0 bytes stack frame" in ptxas, ptxas
-            used = int(re.search(r"Used (\d+) registers", ptxas).group(1))
-            assert used <= entry, (used, entry)
-            assert "LDL" not in sass and "STL" not in sass
-            assert re.search(rf"USETMAXREG\.TRY_ALLOC\.CTAPOOL \w+, {cap:#x}\b", sass), cap
-            assert re.search(r"USETMAXREG\.DEALLOC\.CTAPOOL 0x18\b", sass)
-            highest = max(int(r) for r in re.findall(r"\bR(\d+)\b", sass))
-            assert highest < cap, (d, bm, bn, highest, cap)
+    for bf16, causal, cond in itertools.product((False, True), (False, True), builds(d)):
+        sass, ptxas = fa3[(d, bm, bn, bf16, causal, cond)]
+        assert "0 bytes spill stores, 0 bytes spill loads" in ptxas, ptxas
+        assert "0 bytes stack frame" in ptxas, ptxas
+        used = int(re.search(r"Used (\d+) registers", ptxas).group(1))
+        assert used <= entry, (used, entry)
+        assert "LDL" not in sass and "STL" not in sass
+        assert re.search(rf"USETMAXREG\.TRY_ALLOC\.CTAPOOL \w+, {cap:#x}\b", sass), cap
+        assert re.search(r"USETMAXREG\.DEALLOC\.CTAPOOL 0x18\b", sass)
+        highest = max(int(r) for r in re.findall(r"\bR(\d+)\b", sass))
+        assert highest < cap, (d, bm, bn, highest, cap)
     assert 128 * 24 + 128 * consumers * cap <= 65536
 
 
@@ -132,7 +140,7 @@ def test_three_consumers_take_turns(fa3):
     each consumer's epilogue barrier is a 128-thread one after them."""
     for bf16 in (False, True):
         for causal in (False, True):
-            sass, _ = fa3[(64, 192, 128, bf16, causal)]
+            sass, _ = fa3[(64, 192, 128, bf16, causal, False)]
             assert re.search(r"BAR\.SYNC\S*\s+\w+,\s*0x100\b", sass)
             assert re.search(r"BAR\.ARV\s+\w+,\s*0x100\b", sass)
             assert re.search(r"BAR\.SYNC\S*\s+\w+,\s*0x80\b", sass)
