@@ -1,17 +1,21 @@
 """The CUDA twins beside the Gluon kernels and the vendor peers, **in the same run**:
-``python -m instruments.bench_cuda [--quick] [--gemm] [--out DIR]``.
+``python -m instruments.bench_cuda [--quick] [--gemm | --tiles [--dims D ...]] [--out DIR]``.
 
 GEMM (8192^3 fp16 and bf16, and a ragged 8000x8008x4104 fp16): cuBLAS (torch.matmul), Gluon
 ``ws`` and ``ws_pingpong``, CUDA ``ws`` (3 and 2 stages, and the 3-stage ablations
 ``cuda_ws_s3_stsm`` / ``cuda_ws_s3_lockstep`` / ``cuda_ws_s3_l2_128``, kernels.cuda.GEMM_ABLATIONS) and ``ws_pingpong``
 (4 and 5 stages); ``--gemm``: these only, no attention. Attention (FA3 tab. 2's setting: B 4,
 H 16, S 8448, d 128; fp16 full and causal, bf16 full): SDPA flash (FA2) and cuDNN, Gluon ``fa3``,
-CUDA ``fa3`` (128x128) and ``fa3_128x176`` (FA3's own tile, kernels.cuda.FA3_TILES). ``--tiles``:
+CUDA ``fa3`` (128x128) and ``fa3_128x176`` (FA3's own tile, kernels.cuda.FA3_TILES), and both again
+with FA4's conditional rescaling (``cuda_fa3_cond``, ``cuda_fa3_128x176_cond``;
+``cuda.attention(..., cond_rescale=True)``). ``--tiles``:
 instead of all that, the grid of ``bench_attention --grid`` (d 64/128/256 x S 1K/4K/16K x full/
 causal, B·S 16K, H·d 2048, fp16) with the peers, Gluon ``fa3`` and the CUDA twin at every tile
 of kernels.cuda.ATTENTION_TILES (``cuda_fa3_<bm>x<bn>``: FA3's 192x128, 128x176, 128x80 and
-128x128, 128x64), into ``<gpu>-cuda-tiles.json``; the model's prediction for it is in
-results/lab-notebook.md, "FA3's own tiles: the model's prediction before any kernel exists".
+128x128, 128x64; ``..._cond`` beside each at kernels.cuda.COND_RESCALE_DIMS), into
+``<gpu>-cuda-tiles.json`` (``--dims 128``: that head dim only, into
+``<gpu>-cuda-tiles-d128.json``); the model's prediction for it is in results/lab-notebook.md,
+"FA3's own tiles: the model's prediction before any kernel exists".
 Each is checked against a float64 reference on a poisoned output first, then timed
 with ``instruments.bench.interleaved`` (do_bench medians in rotated rounds, SM clock logged: the
 boost clock favours whatever runs first). Writes ``<gpu>-cuda.json`` into results and
@@ -84,9 +88,21 @@ def gemm_setting(M, N, K, dtype, gen, rows, rounds, clock_log, gluon=("ws", "ws_
     fns.clear()
 
 
+def twin_tiles(D: int, tiles, prefix: str = "cuda_fa3") -> dict:
+    """{name: ((bm, bn), cond_rescale)}: each of ``tiles`` ({suffix: (bm, bn)}) as
+    ``<prefix><suffix>``, and with FA4's conditional rescaling as ``..._cond`` where the twin is
+    built with it (kernels.cuda.COND_RESCALE_DIMS)."""
+    from kernels import cuda
+
+    conds = (False, True) if D in cuda.COND_RESCALE_DIMS else (False,)
+    return {f"{prefix}{suffix}{'_cond' if cond else ''}": (tile, cond)
+            for cond in conds for suffix, tile in tiles.items()}
+
+
 def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log, D=128, tiles=None):
-    """One attention setting; ``tiles``: the CUDA twin's tiles to time, {name: (bm, bn)}
-    (default: cuda_fa3 = 128x128 and cuda_fa3_128x176, d 128)."""
+    """One attention setting; ``tiles``: the CUDA twin's instances to time, {name: ((bm, bn),
+    cond_rescale)} (default: cuda_fa3 = 128x128 and cuda_fa3_128x176, d 128, each also with
+    conditional rescaling)."""
     import torch
 
     from instruments.bench_attention import CHECK_HEADS, PEERS, TOL, peer_fn, reference
@@ -94,7 +110,7 @@ def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log, D=12
     from kernels.attention import attention, flops
 
     if tiles is None:
-        tiles = {"cuda_fa3": (128, 128), "cuda_fa3_128x176": cuda.FA3_TILES[128]}
+        tiles = twin_tiles(128, {"": (128, 128), "_128x176": cuda.FA3_TILES[128]})
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
     ref = reference(q, k, v, causal)
     f = flops(B, H, S, D, causal)
@@ -102,8 +118,9 @@ def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log, D=12
     out = torch.empty_like(q)
     cands = {p: peer_fn(p, q, k, v, causal) for p in PEERS}
     cands["gluon_fa3"] = lambda: attention(q, k, v, causal=causal, variant="fa3", out=out)
-    for name, tile in tiles.items():
-        cands[name] = lambda tile=tile: cuda.attention(q, k, v, causal=causal, out=out, tile=tile)
+    for name, (tile, cond) in tiles.items():
+        cands[name] = lambda tile=tile, cond=cond: cuda.attention(q, k, v, causal=causal, out=out,
+                                                                  tile=tile, cond_rescale=cond)
     fns, mine = {}, []
     for name, fn in cands.items():
         row = {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname, "variant": name,
@@ -146,11 +163,11 @@ def print_table(gemm_rows, attn_rows):
             for r in rs:
                 if not r.get("ok"):
                     why = r.get("error") or f"rel_err {r['rel_err']:.2e}"
-                    print(f"  {r['variant']:<16} !  {why}")
+                    print(f"  {r['variant']:<22} !  {why}")
                     continue
                 x = f"{r['tflops'] / base:5.2f}x" if base else ""
                 mhz = f"{r['sm_mhz']:.0f} MHz" if r.get("sm_mhz") else ""
-                print(f"  {r['variant']:<16} {r['tflops']:7.1f} [{r['tflops_min']:.0f}-"
+                print(f"  {r['variant']:<22} {r['tflops']:7.1f} [{r['tflops_min']:.0f}-"
                       f"{r['tflops_max']:.0f}] {x} {r['ms']:.3f} ms {mhz} (rel_err {r['rel_err']:.1e})")
 
 
@@ -163,9 +180,11 @@ def tiles_grid(args, env, gen) -> int:
     rounds = 3
     a_rows: list[dict] = []
     Ss = (1024, 4096) if args.quick else (1024, 4096, 16384)
+    dims = [D for D in cuda.ATTENTION_TILES if not args.dims or D in args.dims]
     with ClockLog() as clock_log:
-        for D, tiles in cuda.ATTENTION_TILES.items():
-            named = {f"cuda_fa3_{bm}x{bn}": (bm, bn) for bm, bn in tiles}
+        for D in dims:
+            tiles = cuda.ATTENTION_TILES[D]
+            named = twin_tiles(D, {f"_{bm}x{bn}": (bm, bn) for bm, bn in tiles})
             for S in Ss:
                 for causal in (False, True):
                     attention_setting(16384 // S, 2048 // D, S, causal, torch.float16, gen,
@@ -173,7 +192,8 @@ def tiles_grid(args, env, gen) -> int:
     env["clocks_after"] = _smi("clocks.sm,clocks.mem")
     written = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     data = {"attention": {"environment": env, "rows": a_rows,
-                          "grid": "B·S 16K, H·d 2048, d 64/128/256, S 1K/4K/16K, fp16",
+                          "grid": f"B·S 16K, H·d 2048, d {'/'.join(map(str, dims))}, "
+                                  f"S {'/'.join(f'{S // 1024}K' for S in Ss)}, fp16",
                           "fa3_tiles": {str(d): t for d, t in cuda.FA3_TILES.items()},
                           "check": "float64 reference on the first 2 (batch, head) pairs",
                           "written": written},
@@ -181,7 +201,8 @@ def tiles_grid(args, env, gen) -> int:
     outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
     for d in outs:
         d.mkdir(parents=True, exist_ok=True)
-        path = d / f"{gpu_slug(env['gpu'])}-cuda-tiles.json"
+        part = "".join(f"-d{x}" for x in sorted(args.dims or ()))  # not the whole grid's file
+        path = d / f"{gpu_slug(env['gpu'])}-cuda-tiles{part}.json"
         path.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {path}")
     print_table([], a_rows)
@@ -195,6 +216,8 @@ def main(argv=None) -> int:
     p.add_argument("--tiles", action="store_true",
                    help="only the attention grid (d 64/128/256 x S 1K/4K/16K x causal, fp16) "
                         "with the CUDA twin at every tile of kernels.cuda.ATTENTION_TILES")
+    p.add_argument("--dims", type=int, nargs="+", choices=(64, 128, 256), default=None,
+                   help="--tiles: these head dims only")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None)
     args = p.parse_args(argv)

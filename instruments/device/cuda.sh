@@ -31,7 +31,7 @@ step smoke 60 python3 -m instruments.tools.smoke_cuda
 smoke=$?
 [ $smoke -eq 124 ] && finish 1  # hung: nothing later can be trusted
 TAIL=25 step tests 120 python3 -m pytest -q -p no:cacheprovider tests/kernels/test_cuda_gpu.py \
-  tests/kernels/test_cuda_compile.py
+  tests/kernels/test_cuda_cond_rescale_gpu.py tests/kernels/test_cuda_compile.py
 [ $smoke -ne 0 ] && finish 1  # wrong answers: save the device time for the fixed version
 step memcheck 90 compute-sanitizer --tool memcheck --error-exitcode 9 python3 -m instruments.tools.smoke_cuda
 step racecheck 90 compute-sanitizer --tool racecheck --error-exitcode 9 python3 -m instruments.tools.smoke_cuda

@@ -48,3 +48,16 @@ def test_attention_variant_names_parse_before_any_gpu_work():
             parse_variant(bad)
         with pytest.raises(SystemExit):  # argparse's error, before torch or a GPU is touched
             main(["--variants", bad])
+
+
+def test_cuda_twin_rows_include_the_conditional_rescaling_build():
+    """bench_cuda times the CUDA twin with FA4's conditional rescaling beside the plain twin in
+    the same rounds, at the head dims it is built at, under names that say which is which."""
+    from instruments.bench_cuda import twin_tiles
+    from kernels import cuda
+
+    assert twin_tiles(128, {"": (128, 128), "_128x176": (128, 176)}) == {
+        "cuda_fa3": ((128, 128), False), "cuda_fa3_128x176": ((128, 176), False),
+        "cuda_fa3_cond": ((128, 128), True), "cuda_fa3_128x176_cond": ((128, 176), True)}
+    assert 256 not in cuda.COND_RESCALE_DIMS
+    assert twin_tiles(256, {"_128x80": (128, 80)}) == {"cuda_fa3_128x80": ((128, 80), False)}
