@@ -15,6 +15,8 @@
 #   probes      Proton timelines, with their time, of instruments.trace.PROBES (the s2/s3 rings,
 #               the in-line attention kernels: their copies' hand-offs and their clocks)
 #   issue       wgmma issue microbenchmark: issue cost, queue depth, SS vs RS
+#   clock_streams the SM clock under ~2 s of a wgmma, an L2 (TMA) and an exp2 stream on every SM
+#               (instruments/micro/clock.py -> h200-clock.json: points of the power cap's plane)
 #   l2_probe    Nsight Compute: L2 hit rate, DRAM bytes, SM clock of each fidelity kernel
 #   stall_probe Nsight Compute's full set on the plain attention kernels: cycles, pipes, stall
 #               reasons per SASS instruction (instruments/tools/stall_probe.py)
@@ -61,7 +63,7 @@ step_run() {  # name timeout command...  (the timeout shrinks to what is left of
 for step in "$@"; do
   case $step in
   micro)
-    step_run micro_pytest 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/kernels/test_micro_gpu.py
+    step_run micro_pytest 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/instruments/test_micro_gpu.py
     step_run micro 300 python3 -m instruments.bench micro --out "$OUT" ;;
   attn_probe)
     step_run attn_probe_fresh 150 python3 -m instruments.tools.order_probe fresh
@@ -91,6 +93,9 @@ for step in "$@"; do
       $(python3 -c "from instruments.trace import PROBES; print(*PROBES)") ;;
   issue)
     TAIL=30 step_run issue "200" python3 -m instruments.micro.issue --out "$OUT" ;;
+  clock_streams)  # the short GPU tests first (a hang or a failed check costs seconds, not 2 s runs)
+    TAIL=6 step_run clock_tests 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/instruments/test_micro_gpu.py -k "clock"
+    TAIL=8 step_run clock_streams 150 python3 -m instruments.micro.clock --out "$OUT" ;;
   l2_probe)
     # keep only the metrics this ncu knows (an unknown one fails the whole run)
     ncu --query-metrics --chip gh100 > "$OUT/ncu_metrics.txt" 2>&1

@@ -6,85 +6,11 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import subprocess
-import time
 
 from . import common, mbar, tma, units, wgmma
+from .clock import clock_under_load, iters_for
 
 NS = (64, 128, 256)
-
-
-def _smi_clock() -> float | None:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=10, check=False)
-        return float(out.stdout.strip().splitlines()[0]) * 1e6 if out.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        return None
-
-
-def _smi_state() -> str | None:
-    """Power, temperature and why the clock is held down (as nvidia-smi words them), or None."""
-    for q in ("power.draw,temperature.gpu,clocks_event_reasons.active",
-              "power.draw,temperature.gpu,clocks_throttle_reasons.active"):
-        try:
-            out = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=10, check=False)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        if out.returncode == 0 and out.stdout.strip():
-            return f"{q}: {out.stdout.strip().splitlines()[0]}"
-    return None
-
-
-def _iters_for(seconds: float, clk_per_iter: float, clock_hz: float = 1.98e9) -> int:
-    return max(16, int(seconds * clock_hz / clk_per_iter))
-
-
-def clock_under_load(gen, wgmma_row: dict | None, seconds: float = 1.0) -> dict:
-    """The SM clock while every SM runs back-to-back m64n256k16 (fp16, 2 warpgroups) for about
-    ``seconds``: clock64 over globaltimer per CTA (median), the CTA's cycles over the launch's
-    CUDA-event time, and nvidia-smi's clocks.sm sampled while the kernel runs."""
-    import torch
-
-    from .common import cta_stats, median
-
-    N, wgs, unroll = 256, 2, 8
-    per_instr = (wgmma_row or {}).get("clk_per_instr") or (N / 2 + 40)
-    iters = _iters_for(seconds, per_instr * wgs * unroll)
-    grid = common.sm_count()
-    a = torch.randn(64 * wgs, 16, device=common.DEVICE, generator=gen).half()
-    b = torch.randn(16, N, device=common.DEVICE, generator=gen).half()
-    out = torch.empty(64 * wgs, N, device=common.DEVICE)
-    kw = {"N": N, "UNROLL": unroll, "WAIT": 1, "num_warps": 4 * wgs}
-    stats = common.stats_buffer(grid)
-    wgmma.wgmma_rate_kernel[(grid,)](a, b, out, stats, 16, **kw)  # compile + warm-up
-    common.sync()
-    stats = common.stats_buffer(grid)
-    e0, e1 = common.event(), common.event()
-    e0.record()
-    wgmma.wgmma_rate_kernel[(grid,)](a, b, out, stats, iters, **kw)
-    e1.record()
-    samples = []
-    time.sleep(0.05)
-    state = _smi_state() if common.DEVICE == "cuda" else None
-    while not e1.query():
-        c = _smi_clock()
-        if c is not None:
-            samples.append(c)
-        else:
-            time.sleep(0.05)
-    common.sync()
-    s = cta_stats(stats)
-    ms = e0.elapsed_time(e1)
-    hz = (s["cycles"] / s["ns"]).median().item() * 1e9
-    return {"bench": "clock", "load": f"wgmma m64n{N}k16 fp16 {wgs}wg on every SM",
-            "iters": iters, "seconds": ms / 1e3, "ok": s["written"] and s["one_cta_per_sm"],
-            "clock_hz_globaltimer": hz,
-            "clock_hz_globaltimer_min": float((s["cycles"] / s["ns"]).min()) * 1e9,
-            "clock_hz_events": median(s["cycles"]) / (ms * 1e-3),
-            "clock_hz_smi_samples": samples, "smi_state_during": state,
-            "clock_hz_smi_median": sorted(samples)[len(samples) // 2] if samples else None}
 
 
 def _fit_intercept(points: list[tuple[float, float]]) -> float | None:
@@ -166,13 +92,13 @@ def bench_micro(seed: int = 0, quick: bool = False) -> tuple[list[dict], dict]:
     for dt in dtypes:
         for wgs in (1, 2):
             for N in NS:
-                iters = _iters_for(sec, 8 * wgs * (N / 2 + 40))
+                iters = iters_for(sec, 8 * wgs * (N / 2 + 40))
                 add(wgmma.run, N, wgs, 1, dt, iters, gen)
     for N in NS:  # each instruction's whole latency: issue, wait 0
-        add(wgmma.run, N, 1, 0, torch.float16, _iters_for(sec, 8 * (N + 100)), gen)
+        add(wgmma.run, N, 1, 0, torch.float16, iters_for(sec, 8 * (N + 100)), gen)
     # 2-3. SFU exp2, FP32 FMA
-    add(units.run, "exp2", _iters_for(sec, 16 * 8 * 256 / 16), gen)
-    add(units.run, "fma", _iters_for(sec, 16 * 8 * 256 / 128), gen)
+    add(units.run, "exp2", iters_for(sec, 16 * 8 * 256 / 16), gen)
+    add(units.run, "fma", iters_for(sec, 16 * 8 * 256 / 128), gen)
     # 4. TMA latency (one copy at a time), then bandwidth with 1..4 in flight on every SM
     for mode in ("l2", "hbm"):
         for BR in ((8, 64, 128, 256) if mode == "l2" else (64, 256)):

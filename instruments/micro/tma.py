@@ -172,6 +172,8 @@ def run_bandwidth(BR: int, depth: int, mode: str, gen, iters: int = 2000,
     from .common import cta_stats, median
 
     grid = grid or common.sm_count()
+    if (iters + depth) * grid >= 2**31:  # the kernel's tile index pid + c·grid is an int32
+        raise ValueError(f"{iters} copies on {grid} SMs overflow the kernel's int32 tile index")
     src, n_tiles = _source(mode, BR, gen)
     out = torch.full((grid, depth, BR, BC), float("nan"), device=common.DEVICE, dtype=torch.float16)
     stats = common.stats_buffer(grid)

@@ -11,9 +11,9 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
-from kernels.cuda import compile as cc
 from instruments.micro import (
     beside,
+    clock,
     common,
     issue,
     launch,
@@ -25,6 +25,7 @@ from instruments.micro import (
     units,
     wgmma,
 )
+from kernels.cuda import compile as cc
 
 ONE_CTA = int(common.ONE_CTA_SMEM)  # > half an SM's shared memory: one CTA per SM
 
@@ -182,6 +183,71 @@ def test_unit_rate(which, op):
     assert k.metadata.shared >= ONE_CTA, "one CTA per SM"
     s = sass(k)
     assert count(s, r"MUFU\.EX2" if which == "exp2" else r"FFMA") == 8 * 16
+
+
+@pytest.mark.parametrize("bench,has,hasnt", [
+    ("clock", r"wgmma\.mma_async\.sync\.aligned\.m64n256k16", r"cp\.async\.bulk|ex2\."),
+    ("clock_l2", r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", r"wgmma|ex2\."),
+    ("clock_exp", r"ex2\.approx\.ftz\.f32", r"wgmma|cp\.async|mbarrier")])
+def test_clock_stream_kernels(bench, has, hasnt):
+    """Each clock stream's kernel, as it runs it, loads the unit its name says and no other the
+    power cap's plane counts: the L2 stream has TMA copies and no wgmma, the exp stream exps
+    and no wgmma or copy. Each reads %clock64 and %globaltimer before and after its loop (the
+    clock is the one over the other) and holds 128 KiB (one CTA per SM)."""
+    k = clock.compile_sm90(bench)
+    ptx = k.asm["ptx"]
+    timers(ptx)
+    assert count(ptx, r"mov\.u64 %rd\d+, %globaltimer;") == 2
+    assert count(ptx, has) > 0 and count(ptx, hasnt) == 0
+    assert k.metadata.shared >= ONE_CTA
+
+
+def test_clock_stream_lengths():
+    """Sized for SECONDS at the ceiling clock and the short runs' rates: ~2 s there, longer (never
+    shorter) as the limit pulls the clock down to the wgmma stream's 1.55 GHz; the L2 stream's
+    copy index stays inside the kernel's int32 on 132 SMs."""
+    runs = {"clock_l2": (clock.l2_iters(clock.SECONDS),
+                         128 * tma.BC * 2 / clock.L2_BYTES_PER_CLK),
+            "clock_exp": (clock.exp_iters(clock.SECONDS), 16 * 8 * 32 * 8 / clock.EXP_PER_CLK)}
+    for bench, (iters, clk) in runs.items():
+        at_ceiling = iters * clk / clock.CEILING_HZ
+        assert at_ceiling == pytest.approx(clock.SECONDS, rel=1e-3), bench
+        assert clock.SECONDS < iters * clk / 1.55e9 < 1.3 * clock.SECONDS, bench
+    assert clock.l2_iters(2.0) * 128 * 128 / 36.0 / 1.98e9 == pytest.approx(2.0, rel=1e-3)
+    assert (clock.l2_iters(clock.SECONDS) + clock.L2_DEPTH) * 132 < 2**31
+    assert clock.exp_iters(2.0) == pytest.approx(2 * clock.exp_iters(1.0), abs=1)
+
+
+def test_smi_log_parsing():
+    text = ("1545, 699.12, 51, 0x0000000000000004\n[N/A], 1.0, 40, 0x0\n1530, 700.40, 53, 0x0"
+            "000000000000004\n1980, 2")
+    assert clock.parse_smi(text) == [(1545e6, 699.12, 51.0, "0x0000000000000004"),
+                                     (1530e6, 700.40, 53.0, "0x0000000000000004")]
+    f = clock.smi_fields(clock.parse_smi(text))
+    assert f["clock_hz_smi_median"] == 1537.5e6 and f["power_w_smi_max"] == 700.40
+    assert f["temperature_c_smi_max"] == 53.0
+    assert f["clock_event_reasons"] == ["0x0000000000000004"]
+    none = clock.smi_fields([])
+    assert none["clock_hz_smi_median"] is None and none["clock_hz_smi_samples"] == []
+
+
+def test_smi_log_samples_while_the_block_runs(monkeypatch, tmp_path):
+    """The sampling loop against a stand-in nvidia-smi on PATH: samples come back, and stop
+    with the block."""
+    import os
+    import time
+
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho '1545, 699.5, 50, 0x0000000000000004'\nsleep 0.02\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(common, "DEVICE", "cuda")
+    with clock.smi_log() as samples:
+        time.sleep(0.3)
+    n = len(samples)
+    assert 3 <= n and set(samples) == {(1545e6, 699.5, 50.0, "0x0000000000000004")}
+    time.sleep(0.1)
+    assert len(samples) == n
 
 
 @pytest.mark.parametrize("BR", [8, 256])
@@ -355,7 +421,6 @@ def on_cpu(monkeypatch):
     monkeypatch.setattr(cm, "DEVICE", "cpu")
     monkeypatch.setattr(cm, "sm_count", lambda: 8)
     monkeypatch.setattr(tma, "SOURCE_BYTES", {"l2": 1 << 20, "hbm": 4 << 20})
-    monkeypatch.setattr(run, "_smi_clock", lambda: None)
     for mod, name, fn in ((wgmma, "wgmma_rate_kernel", fake_wgmma),
                           (units, "exp2_rate_kernel", fake_exp2),
                           (units, "fma_rate_kernel", fake_fma),
@@ -395,6 +460,54 @@ def test_host_side_with_fake_kernels(on_cpu, tmp_path, capsys):
     run.print_table(rows, constants)
     out = capsys.readouterr().out
     assert "model constants" in out and "wgmma" in out and "!" not in out.split("model")[0][-200:]
+
+
+def test_clock_streams_host_side(on_cpu, monkeypatch, tmp_path):
+    """The clock streams on the fakes: each row carries the activity the fake ran (the TMA fake
+    lands 20 B/clk per copy in flight, the exp2 fake 16 exps/clk) and its clock, over ~2 s; in
+    the file `fidelity.calibrate` reads, they become clock points of no family. An exp kernel
+    that computes the wrong function fails its check, and calibrate takes no point
+    from it."""
+    import json
+
+    from fidelity.calibrate import stream_points
+
+    rows = clock.rows(torch.Generator(), seconds=2.0)
+    assert [r["bench"] for r in rows] == ["clock", "clock_l2", "clock_exp"]
+    assert all(r["ok"] for r in rows), not_ok(rows)
+    _, l2, exp = rows
+    assert l2["l2_bytes_per_clk_per_sm"] == pytest.approx(40, rel=1e-3)
+    assert exp["exps_per_clk_per_sm"] == pytest.approx(16, rel=1e-3)
+    assert l2["exps_per_clk_per_sm"] == exp["l2_bytes_per_clk_per_sm"] == 0.0
+    assert l2["tensor_util"] == exp["tensor_util"] == 0.0
+    for r in rows:
+        assert r["clock_hz_globaltimer"] == pytest.approx(CLK, rel=1e-3), r["bench"]
+        assert "MHz over" in clock.line(r)
+    # sized for 2 s at 1.98 GHz, 36 B/clk and 16 exp/clk; the fakes run at 1.5 GHz, 40 B/clk
+    # and 16 exp/clk: 2.38 s and 2.64 s (the wgmma row's seconds are CUDA events: host time here)
+    assert l2["seconds"] == pytest.approx(2.0 * 1.98 / 1.5 * 36 / 40, rel=1e-3)
+    assert exp["seconds"] == pytest.approx(2.0 * 1.98 / 1.5, rel=1e-3)
+    path = tmp_path / "h200-clock.json"
+    path.write_text(json.dumps(rows))
+    pts = stream_points(path)
+    assert [(p.name, p.tensor_util, p.workload) for p in pts] == [("L2 stream", 0.0, "micro"),
+                                                                  ("exp2 stream", 0.0, "micro")]
+    assert (pts[0].l2_bytes_per_clk, pts[1].exps_per_clk) == (l2["l2_bytes_per_clk_per_sm"],
+                                                              exp["exps_per_clk_per_sm"])
+
+    def natural_exp(grid, x, a, out, stats, iters, VEC, UNROLL, num_warps):
+        # (not a kernel that skips a few steps: the chain contracts to a fixed point, so the
+        # check cannot see those; the count per loop body is test_unit_rate's, on the SASS)
+        fake_exp2(grid, x, a, out, stats, iters, VEC, UNROLL, num_warps)
+        for _ in range(64):
+            x = torch.exp(a - x)
+        out.copy_(x)
+
+    monkeypatch.setattr(units, "exp2_rate_kernel", Fake(natural_exp))
+    bad = clock.clock_exp(torch.Generator(), seconds=2.0)
+    assert not bad["ok"] and bad["clock_hz_globaltimer"] is None and "no timed run" in clock.line(bad)
+    path.write_text(json.dumps([l2, bad]))
+    assert [p.name for p in stream_points(path)] == ["L2 stream"]
 
 
 def test_a_wrong_kernel_fails_its_check(on_cpu, monkeypatch):

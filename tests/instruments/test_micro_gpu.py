@@ -153,6 +153,23 @@ def test_clock_under_load(gen):
     assert abs(r["clock_hz_events"] / r["clock_hz_globaltimer"] - 1) < 0.1, r
 
 
+@pytest.mark.parametrize("bench", ["clock_l2", "clock_exp"])
+def test_clock_streams(gen, bench):
+    """A short run of each stream (0.2 s: not sustained, so not a point of the plane): its check
+    passes, its rate is the short benchmark's (L2 ~36 B/clk, exp2 ~16 /clk per SM, wide ranges)
+    and its clock is a clock."""
+    from instruments.micro import clock
+
+    r = getattr(clock, bench)(gen, seconds=0.2)
+    assert r["ok"], r
+    assert 0.5e9 < r["clock_hz_globaltimer"] < 2.2e9, r
+    assert 0.1 < r["seconds"] < 0.5, r
+    if bench == "clock_l2":
+        assert 10 < r["l2_bytes_per_clk_per_sm"] < 100 and r["exps_per_clk_per_sm"] == 0, r
+    else:
+        assert 8 < r["exps_per_clk_per_sm"] < 33 and r["l2_bytes_per_clk_per_sm"] == 0, r
+
+
 def test_bench_micro_quick_writes_the_file(gen, tmp_path):
     """The whole suite in its quick form; the file has the shape sim reads."""
     import json
