@@ -36,7 +36,7 @@ from sim import attention
 from sim.config import AttentionConfig
 from sim.hardware import Hardware
 from sim.hardware import get as get_hardware
-from sim.predict import EXACT_UP_TO, _cta_time, _lengths, _makespan, _settle, predict
+from sim.predict import EXACT_UP_TO, _cta_time, _lengths, _makespan, _settle, predict, typical
 
 GRID_FILE = "h200-attention-grid.json"
 HEAD_DIMS = (64, 128, 256)
@@ -77,7 +77,7 @@ def account(cfg: AttentionConfig, hw: Hardware) -> Account:
     cfg = attention.prepare(cfg, hw)
     per_sm = attention.ctas_per_sm(cfg, hw)
     lengths = _lengths(cfg)
-    n_typ, m_typ = max(set(lengths), key=lengths.count)
+    n_typ, m_typ = typical(lengths)
     last: dict = {}
 
     def steady(h):

@@ -69,7 +69,7 @@ for v in ("fa3", "overlap3"):
 
 # %%
 md(f"The third stage hides more softmax, but with K/V blocks of {blocks['overlap3']} instead of "
-   f"{blocks['fa3']} every wgmma is narrower (more instructions, each paying its fixed overhead) "
+   f"{blocks['fa3']} every wgmma is narrower (more instructions, each paying its issue and descriptor work) "
    f"and every block pays its barrier waits and row reductions over fewer FLOPs. The model, like "
    f"the paper, finds the 2-stage pipeline faster. Try other head dims:")
 

@@ -178,6 +178,20 @@ class TileCosts:
         return self.extra(*tiles[0]) + sum(self.tile(n, m) for n, m in tiles)
 
 
+def typical(lengths: list[tuple[int, int]]) -> tuple[int, int]:
+    """The (blocks, masked) tile whose run the prediction reads its clock and utilization off:
+    the work-weighted median, so half of all K/V blocks are in tiles at most that long. The
+    board's power follows the launch's activity over its time, which the long tiles fill;
+    non-causal every tile has the same length, causal each q-block's is its own."""
+    ordered = sorted(lengths)
+    half, seen = sum(n for n, _ in ordered) / 2, 0
+    for n, m in ordered:
+        seen += n
+        if seen >= half:
+            return n, m
+    raise ValueError("a launch needs at least one tile")
+
+
 def predict_attention_persistent(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = False,
                                  tiles_of=None) -> Prediction:
     """min(tiles, SMs) CTAs, one per SM, each walking its tiles in the kernel's order
@@ -188,7 +202,7 @@ def predict_attention_persistent(cfg: AttentionConfig, hw: Hardware, keep_trace:
     cfg = attention.prepare(cfg, hw)
     lists = (tiles_of or persistent.tiles_of)(cfg, hw)
     lengths = [t for tiles in lists for t in tiles]
-    n_typ, m_typ = max(set(lengths), key=lengths.count)
+    n_typ, m_typ = typical(lengths)
     n_s = min(n_typ, EXACT_UP_TO)
     k_s = max(2, min(max(map(len, lists)), EXACT_UP_TO // n_s))
 
@@ -214,7 +228,7 @@ def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = Fal
     cfg = attention.prepare(cfg, hw)
     per_sm = attention.ctas_per_sm(cfg, hw)
     lengths = _lengths(cfg)
-    n_typ, m_typ = max(set(lengths), key=lengths.count)
+    n_typ, m_typ = typical(lengths)
 
     def steady(h):
         return attention.simulate(cfg, h, min(n_typ, EXACT_UP_TO), min(m_typ, n_typ))
