@@ -55,9 +55,9 @@ H200_MEASURED = {
     # a busy tensor core's cost to the softmax beside it, and the softmax's dependency tail:
     # chosen by `python -m fidelity.calibrate --softmax` (a grid of the two) for the smallest worst
     # error of the six attention kernels' cycles per K/V block (results/h200-stall.json: within
-    # 9.4 %); h100's tab. 2 fit (FA3's own kernels) wants 1.5 and 0.02. The softmax
-    # microbenchmark (results/h200-softmax.json) then reads 1083 clk alone (measured 851), two
-    # side by side 1371 (1228), beside a wgmma stream 1816 (1240): inside our kernels the
+    # 9.4 %); FA3's own kernels on the same die, fitted with tab. 2 (`h100`), want 2.0 and 0.
+    # The softmax microbenchmark (results/h200-softmax.json) then reads 1083 clk alone (measured
+    # 851), two side by side 1371 (1228), beside a wgmma stream 1816 (1240): inside our kernels the
     # softmax is slower than the microbenchmark's beside the same work, and the model's stands
     # for that (tests/fidelity/test_softmax_measured.py holds the gap).
     "softmax_beside_mma": 2.0,
