@@ -9,7 +9,8 @@ from dataclasses import replace
 
 from .machine import KIB, Hardware, PowerCap
 
-__all__ = ["B200", "BOARD", "GH100", "H100", "H100_STATIC_NS", "H200", "H200_DATASHEET", "H200_MEASURED", "H200_MICRO", "KIB",
+__all__ = ["B200", "BOARD", "GH100", "H100", "H100_STATIC_NS", "H200", "H200_DATASHEET",
+           "H200_MEASURED", "H200_MICRO", "KIB",
            "PRESETS", "Hardware", "PowerCap", "get"]
 
 # H200 SXM: the same GH100 die and compute (NVIDIA H200 datasheet), more and faster HBM3e.
@@ -135,9 +136,9 @@ H200 = H200_DATASHEET.with_(name="h200", **H200_MICRO, **H200_MEASURED)
 BOARD = ("clock_hz", "power_cap", "softmax_beside_mma", "softmax_stall_per_elem")
 GH100 = {k: v for k, v in {**H200_MICRO, **H200_MEASURED}.items() if k not in BOARD}
 H100_STATIC_NS = -0.08          # the tab. 2 fit: h100's power cap base_ns less h200's
+_DIE_CAP = H200_MEASURED["power_cap"]
 H100 = Hardware(name="h100", **GH100, softmax_beside_mma=2.0, softmax_stall_per_elem=0.0,
-                power_cap=replace(H200_MEASURED["power_cap"], base_ns=H200_MEASURED["power_cap"].base_ns
-                                  + H100_STATIC_NS))
+                power_cap=replace(_DIE_CAP, base_ns=_DIE_CAP.base_ns + H100_STATIC_NS))
 
 # Blackwell what-if for chapter 06 (a model, not a measurement: no Blackwell here). FA4 §2.2:
 # 8192 dense fp16 FLOP/clk/SM, MUFU still 16 exp/clk/SM; 148 SMs, and 2.25 PF dense bf16
