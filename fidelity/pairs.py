@@ -116,8 +116,9 @@ def attention_pairs() -> dict[str, tuple]:
     from sim.attention import overlap, persistent, ws, ws_pingpong
     kernel_ws = Source("kernels/attention/ws.py", "consumer")
     kernel_overlap = Source("kernels/attention/overlap.py", "consumer")
-    # the shipped kernels' FENCE, and the rescale of O after the wait (SOFTMAX's rescale_early off)
-    fence = {"FENCE": True, "HOISTED": "hoisted", "EARLY": False}
+    # the shipped kernels' FENCE, and the rescale of O after the wait (SOFTMAX's rescale_early off),
+    # and fa3's barriers as built by default (one_release, named_turns off)
+    fence = {"FENCE": True, "HOISTED": "hoisted", "EARLY": False, "JOINT": False, "NAMED": False}
     return {
         "ws": (ws.consumer, {}, kernel_ws, {"TURNS": False, "REFILL": 0}),
         "ws_pingpong": (ws_pingpong.consumer, {}, kernel_ws,

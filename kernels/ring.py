@@ -11,9 +11,16 @@ A fresh mbarrier counts as having completed the phase before phase 0, so a wait 
 fresh barrier falls through: the producer's first lap over ``empty`` does not wait (the ring
 starts empty), and neither does warpgroup 0's first wait for its turn.
 
-Turns: Gluon has no named-barrier API, so consumers that take turns on the tensor cores do it
-with one mbarrier of count 1 each; a warpgroup waits on its own and, once its GEMMs are issued,
-arrives on the next one's. Warpgroup 0 goes first.
+Turns: consumers that take turns on the tensor cores do it with one mbarrier of count 1 each; a
+warpgroup waits on its own and, once its GEMMs are issued, arrives on the next one's. Warpgroup 0
+goes first. ``NAMED`` (fa3's ``named_turns``): the same hand-over on named barriers instead, as
+FA3 does (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, ``warp_scheduler_barrier_sync``/``_arrive``):
+warpgroup w's turn is named barrier ``TURN_BARRIER + w`` over 256 threads, completed by its own
+128 threads' ``bar.sync`` and its predecessor's 128 ``bar.arrive``. Gluon 3.6 has no named-barrier
+op, so they are inline PTX; Triton 3.6 itself uses ids 0-3 here (0 and 2-3: a partition's own
+``bar.sync id, 128``, 1: the CTA-wide one around the partitions). Triton's membar pass sees no
+shared memory in an inline asm, so unlike an mbarrier arrive a ``bar.arrive`` gets no warpgroup
+``bar.sync`` before it (``tests/kernels/test_attention_compile.py`` counts them).
 """
 from __future__ import annotations
 
@@ -54,13 +61,41 @@ def turn_parity(k, WG: gl.constexpr):
     return (k & 1) ^ (WG == 0)
 
 
-@gluon.jit
-def wait_turn(turn, k, WG: gl.constexpr):
-    """Warpgroup WG's k-th wait for its turn on the tensor cores."""
-    mbarrier.wait(turn.index(WG), turn_parity(k, WG))
+TURN_BARRIER = gl.constexpr(8)  # named barriers 8, 9, 10: above Triton's 0-3, below Hopper's 16
+
+
+@gluon.constexpr_function
+def named_barrier_asm(op, barrier):
+    """``bar.sync``/``bar.arrive`` on named barrier ``barrier`` over two warpgroups (the turn's
+    owner and its predecessor); the asm returns a dummy 0 (an inline asm op needs a result)."""
+    return f"{op} {barrier}, 256; mov.b32 $0, 0;"
 
 
 @gluon.jit
-def pass_turn(turn, WG: gl.constexpr, CONSUMERS: gl.constexpr):
-    """Warpgroup WG's GEMMs are issued: the next warpgroup's turn."""
-    mbarrier.arrive(turn.index((WG + 1) % CONSUMERS))
+def named_barrier(ASM: gl.constexpr):
+    gl.inline_asm_elementwise(ASM, "=r", [], dtype=gl.int32, is_pure=False, pack=1)
+
+
+@gluon.jit
+def wait_turn(turn, k, WG: gl.constexpr, NAMED: gl.constexpr = False, FIRST: gl.constexpr = False):
+    """Warpgroup WG's k-th wait for its turn on the tensor cores (``FIRST``: k = 0, which for
+    warpgroup 0 needs no wait: on an mbarrier its parity falls through; a named barrier has no
+    phase before phase 0, so there it is skipped)."""
+    if NAMED:
+        if not (FIRST and WG == 0):
+            named_barrier(named_barrier_asm("bar.sync", TURN_BARRIER + WG))
+    else:
+        mbarrier.wait(turn.index(WG), turn_parity(k, WG))
+
+
+@gluon.jit
+def pass_turn(turn, WG: gl.constexpr, CONSUMERS: gl.constexpr, NAMED: gl.constexpr = False,
+              LAST: gl.constexpr = False):
+    """Warpgroup WG's GEMMs are issued: the next warpgroup's turn (``LAST``: the CTA's last
+    hand-over; warpgroup 0 waits for no turn after it, and on a named barrier an arrive nobody
+    syncs with would be left half-counted at exit, so the last warpgroup skips it)."""
+    if NAMED:
+        if not (LAST and WG == CONSUMERS - 1):
+            named_barrier(named_barrier_asm("bar.arrive", TURN_BARRIER + (WG + 1) % CONSUMERS))
+    else:
+        mbarrier.arrive(turn.index((WG + 1) % CONSUMERS))

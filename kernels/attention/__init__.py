@@ -45,11 +45,13 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     ``return_lse``, (O, LSE) with LSE float32 (batch, heads, seq), natural log. ``fence``
     (overlap, fa3): True (default), False or "hoisted", where the wait for P·V goes
     (``overlap.py``). ``softmax`` (overlap, fa3): names from ``SOFTMAX_SWITCHES`` ("tree_max",
-    "lane_sum": the softmax's shorter chains; "rescale_early": O rescaled under Q·Kᵀ; "no_turns",
-    fa3 only: no turns on the tensor cores; ``steps.py``), replacing ``host.SOFTMAX_DEFAULT``
-    (None: the default at d, lane_sum at d 256). ``persistent`` (fa3): one CTA per SM over a
-    list of tiles (``persistent.py``; None: ``host.PERSISTENT_DEFAULT`` for fa3, off for the
-    others); an int n: persistent with at most n CTAs (tests: many tiles a CTA on small problems).
+    "lane_sum": the softmax's shorter chains; "rescale_early": O rescaled under Q·Kᵀ; fa3 only:
+    "no_turns", no turns on the tensor cores, "one_release", one arrive a block frees K_j and
+    V_{j-1}, "named_turns", the turns on named barriers; ``steps.py``), replacing
+    ``host.SOFTMAX_DEFAULT`` (None: the default at d, lane_sum at d 256). ``persistent`` (fa3):
+    one CTA per SM over a list of tiles (``persistent.py``; None: ``host.PERSISTENT_DEFAULT`` for
+    fa3, off for the others); an int n: persistent with at most n CTAs (tests: many tiles a CTA
+    on small problems).
     Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)

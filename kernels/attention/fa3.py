@@ -15,7 +15,9 @@ This is the FlashAttention-3 forward (FA3 §3, tab. 2's 661 TFLOP/s on an H100):
 ``SOFTMAX`` bits (``steps.py``): ``RESCALE_EARLY`` rescales O under Q·K_jᵀ (``overlap.py``);
 ``NO_TURNS`` drops wait_turn/pass_turn: each consumer issues as soon as its K and V are in, the
 tensor cores take the GEMMs in issue order, and what keeps them busy is each warpgroup's own
-GEMM/softmax overlap (FA3 turns the turns off above d 128).
+GEMM/softmax overlap (FA3 turns the turns off above d 128). ``ONE_RELEASE`` frees K_j's and
+V_{j-1}'s slots with one arrive, ``NAMED_TURNS`` takes the turns on named barriers: a warpgroup
+``bar.sync`` fewer per block each (``overlap.py``).
 ``PERSISTENT`` (default False): one CTA per SM over a list of tiles (``persistent.py``); the
 launcher's grid is then 1-D, ``min(tiles, SMs)``.
 """
@@ -27,7 +29,7 @@ from triton.experimental.gluon import language as gl
 from .overlap import consumer
 from .partitions import producer, warp_specialized
 from .persistent import fa3_persistent
-from .steps import NO_TURNS, RESCALE_EARLY
+from .steps import NAMED_TURNS, NO_TURNS, ONE_RELEASE, RESCALE_EARLY
 
 
 @gluon.jit
@@ -38,11 +40,14 @@ def fa3_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.
     gl.static_assert(num_warps == 4, "the default partition is consumer 0 (one warpgroup)")
     if PERSISTENT:
         gl.static_assert(not PROFILE, "persistent fa3 has no Proton scopes")
-        gl.static_assert(not (SOFTMAX & (RESCALE_EARLY | NO_TURNS)),
-                         "rescale_early, no_turns: the plain grid's fa3 only")
+        gl.static_assert(not (SOFTMAX & (RESCALE_EARLY | NO_TURNS | ONE_RELEASE | NAMED_TURNS)),
+                         "rescale_early, no_turns, one_release, named_turns: the plain grid's "
+                         "fa3 only")
         fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                        CONSUMERS, CAUSAL, FENCE, SOFTMAX)
     else:
+        gl.static_assert(not (SOFTMAX & NO_TURNS and SOFTMAX & NAMED_TURNS),
+                         "named_turns: turns on named barriers; no_turns: no turns")
         warp_specialized(consumer, producer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen,
                          qk_scale, BM, STAGES, CONSUMERS, CAUSAL, TURNS=not (SOFTMAX & NO_TURNS),
                          PROFILE=PROFILE, FENCE=FENCE, SOFTMAX=SOFTMAX)

@@ -38,6 +38,23 @@ and P_{j-1}·V_{j-1} then accumulates onto the rescaled O — the same products 
         qk: S_j = Q K_jᵀ (async); rescale O (alpha_{j-1}); pv: O += P_{j-1} V_{j-1} (async)
         ...
         wgmma_wait(0) -> O;    release(v, j-1);  pack P_j
+
+Two more switches take barriers out of fa3's loop (issue 23 item 4). Triton 3.6's membar pass
+puts a ``bar.sync`` of the warpgroup before an mbarrier arrive that follows another arrive or
+wait (it counts an arrive as touching all of shared memory: ``lib/Analysis/Membar.cpp``), so
+the loop's three arrives — ``pass_turn``, ``release(k, j)``, ``release(v, j-1)`` — cost a
+``bar.sync`` each, and the next block's first wait a fourth.
+
+* ``SOFTMAX & ONE_RELEASE`` (``JOINT``): no ``release(k, j)`` after the scores' wait; the arrive
+  after P_{j-1}·V_{j-1}'s wait, at ring position j of ``k_empty``, frees K_j's slot and V_{j-1}'s
+  at once (the producer waits for it as both: ``partitions.producer``). Block 0's release frees
+  K_0 alone, the last one V_{n-1} alone. Safe: when that arrive is made this warpgroup has
+  waited for every wgmma it issued (``warpgroup_mma_wait(0)``), the two that read K_j and
+  V_{j-1} included, and the producer reloads neither slot before every consumer has arrived.
+  The price: K_j's slot goes back a softmax later than before.
+* ``SOFTMAX & NAMED_TURNS`` (``NAMED``): ``wait_turn``/``pass_turn`` on named barriers
+  (``bar.sync``/``bar.arrive``, ``kernels/ring.py``), no mbarrier, so no ``bar.sync`` before
+  the hand-over and no turn mbarrier wait.
 """
 from __future__ import annotations
 
@@ -49,7 +66,9 @@ from ..ring import acquire, pass_turn, wait_turn
 from ..scopes import enter, exit
 from .partitions import REFILL_EACH, fill_rings, release, single_partition
 from .steps import (
+    NAMED_TURNS,
     NO_TURNS,
+    ONE_RELEASE,
     RESCALE_EARLY,
     epilogue,
     hold,
@@ -69,13 +88,24 @@ HOISTED = gl.constexpr("hoisted")  # FENCE: the wait for P·V written before the
 
 
 @gluon.jit
-def wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, j, n, row0, STAGES: gl.constexpr,
-            REFILL: gl.constexpr, PROFILE: gl.constexpr):
-    """P_{j}·V_{j} done: O is in, and V_j's slot goes back."""
+def v_release(k_empty, v_empty, j, JOINT: gl.constexpr):
+    """Where V_j's slot goes back: ring position j of ``v_empty``, or (``JOINT``) position j + 1
+    of ``k_empty``, the one arrive that also frees K_{j+1}."""
+    if JOINT:
+        return k_empty, j + 1
+    else:
+        return v_empty, j
+
+
+@gluon.jit
+def wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, k_empty, j, n, row0, STAGES: gl.constexpr,
+            REFILL: gl.constexpr, PROFILE: gl.constexpr, JOINT: gl.constexpr):
+    """P_{j}·V_{j} done: O is in, and V_j's slot goes back (``JOINT``: K_{j+1}'s with it)."""
     enter("PV", PROFILE)
     acc = warpgroup_mma_wait(0, deps=(o_tok,))
     exit("PV", PROFILE)
-    release(v_desc, v_ring, v_full, v_empty, j, n, row0, STAGES, REFILL)
+    empty, at = v_release(k_empty, v_empty, j, JOINT)
+    release(v_desc, v_ring, v_full, empty, at, n, row0, STAGES, REFILL)
     return acc
 
 
@@ -88,6 +118,9 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              SOFTMAX: gl.constexpr = 0):
     gl.static_assert(REFILL != 2, "overlap refills each slot as soon as its GEMM is done")
     EARLY: gl.constexpr = SOFTMAX & RESCALE_EARLY
+    JOINT: gl.constexpr = SOFTMAX & ONE_RELEASE
+    NAMED: gl.constexpr = SOFTMAX & NAMED_TURNS
+    gl.static_assert(REFILL == 0 or not (JOINT or NAMED), "one_release, named_turns: fa3 only")
     M: gl.constexpr = q_smem.type.shape[1]
     D: gl.constexpr = q_smem.type.shape[2]
     BN: gl.constexpr = k_ring.type.shape[1]
@@ -108,10 +141,10 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     # block 0: the scores alone (nothing to overlap them with yet)
     ks = acquire(k_full, 0, STAGES)
     if TURNS:
-        wait_turn(turn, 0, WG)
+        wait_turn(turn, 0, WG, NAMED, FIRST=True)
     s = qk(q, k_ring.index(ks), num_warps)
     if TURNS:
-        pass_turn(turn, WG, CONSUMERS)
+        pass_turn(turn, WG, CONSUMERS, NAMED)
     release(k_desc, k_ring, k_full, k_empty, 0, n, row0, STAGES, REFILL)
     p, alpha, m_i, l_i = softmax(s, m_i, l_i, 0, m0, rows, seqlen, qk_scale, BN, CAUSAL,
                                   SOFTMAX)
@@ -130,7 +163,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
         exit("wait V", PROFILE)
         if TURNS:
             enter("wait turn", PROFILE)
-            wait_turn(turn, j, WG)
+            wait_turn(turn, j, WG, NAMED)
             exit("wait turn", PROFILE)
         enter("QK", PROFILE)
         s_tok = qk(q, k_ring.index(ks), num_warps, is_async=True)  # S_j = Q K_jᵀ
@@ -138,13 +171,14 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             acc = rescale(acc, hold(alpha, lse_ptr, seqlen))
         o_tok = pv(p, v_ring.index(vs), acc, is_async=True)  # O += P_{j-1} V_{j-1}
         if TURNS:
-            pass_turn(turn, WG, CONSUMERS)  # both queued: the next WG's turn
+            pass_turn(turn, WG, CONSUMERS, NAMED)  # both queued: the next WG's turn
         s = warpgroup_mma_wait(1, deps=(s_tok,))  # the scores only
         exit("QK", PROFILE)
         if FENCE == HOISTED:
-            acc = wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, j - 1, n, row0, STAGES, REFILL,
-                          PROFILE)
-        release(k_desc, k_ring, k_full, k_empty, j, n, row0, STAGES, REFILL)
+            acc = wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, k_empty, j - 1, n, row0,
+                          STAGES, REFILL, PROFILE, JOINT)
+        if not JOINT:  # (JOINT: K_j's slot goes back with V_{j-1}'s, in wait_pv)
+            release(k_desc, k_ring, k_full, k_empty, j, n, row0, STAGES, REFILL)
         enter("softmax", PROFILE)
         p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL,
                                       SOFTMAX)
@@ -152,8 +186,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
         if FENCE != HOISTED:
             if FENCE:
                 schedule_fence(lse_ptr, seqlen)  # or ptxas hoists the wait above the softmax
-            acc = wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, j - 1, n, row0, STAGES, REFILL,
-                          PROFILE)
+            acc = wait_pv(o_tok, v_desc, v_ring, v_full, v_empty, k_empty, j - 1, n, row0,
+                          STAGES, REFILL, PROFILE, JOINT)
         enter("softmax", PROFILE)
         if not EARLY:
             acc = rescale(acc, alpha)
@@ -163,13 +197,16 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     # the last P·V
     vs = acquire(v_full, n - 1, STAGES)
     if TURNS:
-        wait_turn(turn, n, WG)
+        wait_turn(turn, n, WG, NAMED)
     if EARLY:
         acc = rescale(acc, alpha)
     acc = pv(p, v_ring.index(vs), acc)
     if TURNS:
-        pass_turn(turn, WG, CONSUMERS)
-    release(v_desc, v_ring, v_full, v_empty, n - 1, n, row0, STAGES, REFILL)
+        pass_turn(turn, WG, CONSUMERS, NAMED, LAST=True)
+        if NAMED:  # or ptxas sinks the bar.arrive below ~290 epilogue instructions (d 128)
+            schedule_fence(lse_ptr, seqlen)
+    empty, at = v_release(k_empty, v_empty, n - 1, JOINT)
+    release(v_desc, v_ring, v_full, empty, at, n, row0, STAGES, REFILL)
     enter("epilogue", PROFILE)
     epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps)
     exit("epilogue", PROFILE)
@@ -181,5 +218,7 @@ def overlap_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM:
                    num_warps: gl.constexpr, PROFILE: gl.constexpr = False,
                    FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0):
     gl.static_assert(not (SOFTMAX & NO_TURNS), "no_turns: overlap takes no turns (fa3 does)")
+    gl.static_assert(not (SOFTMAX & (ONE_RELEASE | NAMED_TURNS)),
+                     "one_release, named_turns: overlap has no producer and no turns (fa3 does)")
     single_partition(consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM,
                      STAGES, CONSUMERS, CAUSAL, REFILL_EACH, num_warps, PROFILE, FENCE, SOFTMAX)

@@ -23,7 +23,15 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from triton.language.core import _unwrap_if_constexpr
 
 from .. import ring
-from .steps import load_block, load_q, num_blocks, produce, tile_position
+from .steps import (
+    NAMED_TURNS,
+    ONE_RELEASE,
+    load_block,
+    load_q,
+    num_blocks,
+    produce,
+    tile_position,
+)
 
 NO_REFILL = gl.constexpr(0)  # a producer warp loads (ws, ws_pingpong, fa3)
 REFILL_EACH = gl.constexpr(1)  # in-line: refill each slot once its GEMM is done (pipelined, overlap)
@@ -32,10 +40,12 @@ REFILL_BLOCK = gl.constexpr(2)  # in-line: load block j+1 once block j is done (
 
 @gluon.jit
 def allocate(q_desc, k_desc, v_desc, STAGES: gl.constexpr, PARTS: gl.constexpr,
-             CONSUMERS: gl.constexpr, WS: gl.constexpr, TURNS: gl.constexpr):
+             CONSUMERS: gl.constexpr, WS: gl.constexpr, TURNS: gl.constexpr,
+             SOFTMAX: gl.constexpr = 0):
     """Q (``PARTS`` boxes), the K and V rings with their ``full`` mbarriers, and where a producer
-    refills the rings their ``empty`` mbarriers (one arrive per consumer warpgroup); ``turn``
-    mbarriers (count 1) where consumers take turns on the tensor cores."""
+    refills the rings their ``empty`` mbarriers (one arrive per consumer warpgroup; with
+    ``ONE_RELEASE`` only ``k_empty``, which then frees both rings); ``turn`` mbarriers (count 1)
+    where consumers take turns on the tensor cores (not with ``NAMED_TURNS``: named barriers)."""
     q_smem = gl.allocate_shared_memory(q_desc.dtype, [PARTS] + q_desc.block_type.shape, q_desc.layout)
     k_ring = gl.allocate_shared_memory(k_desc.dtype, [STAGES] + k_desc.block_type.shape, k_desc.layout)
     v_ring = gl.allocate_shared_memory(v_desc.dtype, [STAGES] + v_desc.block_type.shape, v_desc.layout)
@@ -51,8 +61,9 @@ def allocate(q_desc, k_desc, v_desc, STAGES: gl.constexpr, PARTS: gl.constexpr,
         mbarrier.init(v_full.index(s), count=1)
         if WS:
             mbarrier.init(k_empty.index(s), count=CONSUMERS)  # one arrive per consumer
-            mbarrier.init(v_empty.index(s), count=CONSUMERS)
-    if TURNS:
+            if not (SOFTMAX & ONE_RELEASE):
+                mbarrier.init(v_empty.index(s), count=CONSUMERS)
+    if TURNS and not (SOFTMAX & NAMED_TURNS):
         for w in gl.static_range(CONSUMERS):
             mbarrier.init(turn.index(w), count=1)
     fence_async_shared()  # the initialised barriers are visible to the TMA unit (async proxy)
@@ -90,7 +101,7 @@ def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_d
     1.. are 4-warp workers with ``consumer_regs`` registers, the producer a 1-warp worker with
     ``producer_regs`` (``worker_num_regs`` -> setmaxnreg)."""
     q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn = allocate(
-        q_desc, k_desc, v_desc, STAGES, CONSUMERS, CONSUMERS, True, TURNS)
+        q_desc, k_desc, v_desc, STAGES, CONSUMERS, CONSUMERS, True, TURNS, SOFTMAX)
     CR: gl.constexpr = consumer_regs(CONSUMERS)
     PR: gl.constexpr = producer_regs(CONSUMERS)
     # (the argument tuples are spelled out: a tuple built with + loses its constexprs)
@@ -104,7 +115,7 @@ def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_d
                         k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
             (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, PROFILE)),
+                        k_empty, v_empty, turn, PROFILE, SOFTMAX)),
         ], [4, 1], [CR, PR])
     else:
         gl.static_assert(CONSUMERS == 3, "1 producer + 2 or 3 consumer warpgroups")
@@ -120,7 +131,7 @@ def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_d
                         k_empty, v_empty, turn, 2, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
             (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, PROFILE)),
+                        k_empty, v_empty, turn, PROFILE, SOFTMAX)),
         ], [4, 4, 1], [CR, CR, PR])
 
 
@@ -128,15 +139,25 @@ def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_d
 def producer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
-             PROFILE: gl.constexpr = False):
+             PROFILE: gl.constexpr = False, SOFTMAX: gl.constexpr = 0):
     """The producer warp (FA3 alg. 1; ``sim/attention/ws.py``): ``load_q`` once, then for each
-    block ``produce`` K_j and V_j (wait for a free slot, expect its bytes, TMA)."""
+    block ``produce`` K_j and V_j (wait for a free slot, expect its bytes, TMA).
+
+    ``ONE_RELEASE`` (``overlap.py``): the consumers' arrive at ring position i of ``k_empty``
+    says K_i and V_{i-1} are read (their last wgmma reading either is waited for). K_j's slot
+    held K_{j-S} (S = ``STAGES``), freed at position j - S as before; V_j's held V_{j-S}, freed
+    with K_{j-S+1} at position j - S + 1 (``LAG`` 1). So each slot is still reloaded only once
+    every consumer has waited for the last wgmma that read it; V_{S-1}, the V ring's first
+    lap, now also waits for position 0 (K_0 read), which it did not need."""
     BN: gl.constexpr = k_desc.block_type.shape[0]
     row0, m0 = tile_position(seqlen, BM, CAUSAL)
     load_q(q_desc, q_smem, q_full, row0, m0, CONSUMERS)
     for j in range(num_blocks(m0, seqlen, BM, BN, CAUSAL)):
         produce(k_desc, k_ring, k_full, k_empty, j, row0, STAGES, PROFILE)  # wait k.empty, TMA K_j
-        produce(v_desc, v_ring, v_full, v_empty, j, row0, STAGES, PROFILE)  # wait v.empty, TMA V_j
+        if SOFTMAX & ONE_RELEASE:  # wait k.empty at j + 1, TMA V_j
+            produce(v_desc, v_ring, v_full, k_empty, j, row0, STAGES, PROFILE, 1)
+        else:  # wait v.empty, TMA V_j
+            produce(v_desc, v_ring, v_full, v_empty, j, row0, STAGES, PROFILE)
 
 
 @gluon.jit

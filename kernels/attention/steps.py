@@ -75,10 +75,13 @@ def load_block(desc, ring, full, j, row0, STAGES: gl.constexpr, pred=True):
 
 
 @gluon.jit
-def produce(desc, ring, full, empty, j, row0, STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
-    """Producer: wait until block j's slot is free (the first lap falls through), then load it."""
+def produce(desc, ring, full, empty, j, row0, STAGES: gl.constexpr, PROFILE: gl.constexpr = False,
+            LAG: gl.constexpr = 0):
+    """Producer: wait until block j's slot is free (the first lap falls through), then load it.
+    The slot is freed by the release at ring position ``j + LAG - STAGES`` of ``empty`` (``LAG``
+    1: ``one_release``'s V ring, ``partitions.producer``)."""
     enter("wait slot", PROFILE)
-    wait_slot(empty, j, STAGES)
+    wait_slot(empty, j + LAG, STAGES)
     exit("wait slot", PROFILE)
     enter("TMA issue", PROFILE)
     load_block(desc, ring, full, j, row0, STAGES)
@@ -91,13 +94,18 @@ def produce(desc, ring, full, empty, j, row0, STAGES: gl.constexpr, PROFILE: gl.
 # 2 (lane % 4) + r: r and i in its registers, the lane's 2 bits across the 4 threads of a row);
 # ``gl.max``/``gl.sum`` along a row fold a thread's BN/4 values one after another (a chain of
 # BN/4 - 1 dependent FMNMX / FADD per row, the S1 reading: depth ~35 at BN 128), then across the
-# 4 lanes (2 shuffles). The other two move or drop steps of the loop (``overlap.py``, ``fa3.py``).
+# 4 lanes (2 shuffles). The others move or drop steps or barriers of the loop (``overlap.py``,
+# ``fa3.py``).
 # All but ``LANE_SUM`` (the row sums add in another order) leave O and the LSE bit-identical.
 TREE_MAX = gl.constexpr(1)  # halve the block in registers (log2(BN/8) levels), then reduce 8 columns
 LANE_SUM = gl.constexpr(2)  # row sums kept per thread ([M, 8]: 4 a thread), lanes summed once, at the end
 RESCALE_EARLY = gl.constexpr(4)  # O *= alpha_{j-1} under Q·K_jᵀ, before P_{j-1}·V_{j-1} is issued
 NO_TURNS = gl.constexpr(8)  # fa3: the consumers issue their GEMMs without taking turns
-SOFTMAX_BITS = {"tree_max": 1, "lane_sum": 2, "rescale_early": 4, "no_turns": 8}
+# fa3's barriers (issue 23 item 4): Triton puts a warpgroup bar.sync before every mbarrier arrive
+ONE_RELEASE = gl.constexpr(16)  # one arrive a block frees K_j's and V_{j-1}'s slots (overlap.py)
+NAMED_TURNS = gl.constexpr(32)  # the turns on named barriers, not mbarriers (kernels/ring.py)
+SOFTMAX_BITS = {"tree_max": 1, "lane_sum": 2, "rescale_early": 4, "no_turns": 8,
+                "one_release": 16, "named_turns": 32}
 
 
 @gluon.jit

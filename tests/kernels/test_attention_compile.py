@@ -269,6 +269,7 @@ def test_softmax_switch_names():
     assert host.softmax_bits("lane_sum") == 2
     assert host.softmax_bits(("rescale_early", "no_turns")) == 12
     assert host.softmax_bits(("lane_sum", "no_turns")) == 10
+    assert host.softmax_bits(("one_release", "named_turns")) == 48
     with pytest.raises(ValueError, match="softmax switches"):
         host.softmax_bits(("fast",))
     with pytest.raises(ValueError, match="only the overlapped variants"):
@@ -345,15 +346,160 @@ def test_no_turns_drops_the_turn_barriers(compiled, d):
         assert count(turns.asm["ptx"], op) == count(free.asm["ptx"], op), op
 
 
+def loop_barriers(sass: str) -> list[dict]:
+    """The barriers of each consumer loop in SASS (from the target of the backward branch that
+    closes the loop holding a wait for the scores alone, ``DEPBAR.LE gsb0, 0x1``, to that
+    branch), in order: ``("sync", id, threads)`` and ``("arv", id, threads)`` for named
+    barriers, ``"wait"`` and ``"arrive"`` for mbarriers, ``"qk"`` for the ``WARPGROUP.ARRIVE``
+    that opens Q·K_jᵀ, ``"scores"`` for the DEPBAR 1, ``"pv"`` for P·V's last HGMMA."""
+    ins = re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?);", sass)
+    addr = [int(a, 16) for a, _ in ins]
+    loops = []
+    for i, (_, text) in enumerate(ins):
+        if "DEPBAR.LE gsb0, 0x1" not in text:
+            continue
+        for end in range(i, len(ins)):
+            m = re.search(r"\bBRA (0x[0-9a-f]+)", ins[end][1])
+            if m and int(m.group(1), 16) < addr[i]:
+                break
+        out = []
+        for _, t in ins[addr.index(int(m.group(1), 16)):end + 1]:
+            bar = re.search(r"BAR\.(SYNC|ARV)\S* (0x[0-9a-f]+), (0x[0-9a-f]+)", t)
+            if bar:
+                out.append(({"SYNC": "sync", "ARV": "arv"}[bar.group(1)], int(bar.group(2), 16),
+                            int(bar.group(3), 16)))
+            elif "TRYWAIT" in t:
+                out.append("wait")
+            elif "SYNCS.ARRIVE" in t:
+                out.append("arrive")
+            elif "WARPGROUP.ARRIVE" in t and "qk" not in out:
+                out.append("qk")
+            elif "DEPBAR.LE gsb0, 0x1" in t:
+                out.append("scores")
+            elif "HGMMA" in t and ".tnspB" in t:
+                if out[-1] == "pv":
+                    out.pop()
+                out.append("pv")
+        loops.append(out)
+    return loops
+
+
+# fa3's per-block barriers by build, per consumer loop: (warpgroup bar.syncs, turn syncs over
+# 256 threads, bar.arrives, mbarrier arrives, mbarrier waits)
+BARRIER_BUILDS = {(): (4, 0, 0, 3, 3), ("one_release",): (3, 0, 0, 2, 3),
+                  ("named_turns",): (3, 1, 1, 2, 2), ("one_release", "named_turns"): (2, 1, 1, 1, 2)}
+
+
+def barrier_counts(loop: list) -> tuple[int, ...]:
+    bars = [b for b in loop if isinstance(b, tuple)]
+    return (sum(b[0] == "sync" and b[2] == 128 for b in bars),
+            sum(b[0] == "sync" and b[2] == 256 for b in bars),
+            sum(b[0] == "arv" for b in bars), loop.count("arrive"), loop.count("wait"))
+
+
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("switches", list(BARRIER_BUILDS), ids=lambda s: "+".join(s) or "fa3")
+def test_barrier_switches_drop_a_bar_sync_per_block(compiled, switches, d):
+    """``one_release`` (overlap.py): one mbarrier arrive and one warpgroup ``bar.sync`` fewer
+    per block, the same waits; ``named_turns`` (ring.py): the turn's mbarrier wait becomes a
+    ``bar.sync`` of named barrier 8 + WG over 256 threads right before Q·K_jᵀ's issue, its
+    arrive a ``bar.arrive`` of the next warpgroup's barrier after P_{j-1}·V_{j-1}'s last HGMMA
+    and before the scores' wait, and the warpgroup ``bar.sync`` Triton put before that arrive
+    is gone; both: two warpgroup ``bar.sync`` a block instead of four."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    cfg, k = compiled("fa3", d, softmax=switches)
+    loops = loop_barriers(cc.sass_of_cubin(k.asm["cubin"]))
+    assert len(loops) == cfg.consumers
+    assert [barrier_counts(loop) for loop in loops] == [BARRIER_BUILDS[switches]] * cfg.consumers
+    if "named_turns" not in switches:
+        return
+    c = cfg.consumers
+    turns = sorted(([b for b in loop if isinstance(b, tuple) and b[2] == 256] for loop in loops),
+                   key=lambda bars: bars[0][1])
+    for w, (sync, arv) in enumerate(turns):  # turn of WG w: barrier 8 + w; it hands to w + 1
+        assert sync == ("sync", 8 + w, 256) and arv == ("arv", 8 + (w + 1) % c, 256)
+    for loop in loops:
+        order = [x if isinstance(x, str) else "turn" if x[:1] + x[2:] == ("sync", 256) else x[0]
+                 for x in loop]
+        assert order.index("turn") == order.index("qk") - 1  # the turn, then Q·K_jᵀ's issue
+        assert order.index("pv") < order.index("arv") < order.index("scores")
+
+
+def bar_ids(ptx: str) -> set[int]:
+    return {int(x) for x in re.findall(r"\b(?:bar|barrier)\.(?:sync|arrive)\s+(\d+)", ptx)}
+
+
+@pytest.mark.parametrize("d", [64, 128])
+def test_named_turns_replace_the_turn_mbarriers(compiled, d):
+    """``named_turns``: no turn mbarrier (per consumer three waits, three arrives and an init
+    fewer in the TTGIR and the PTX); named barriers 8 .. 8 + consumers - 1, above every id Triton
+    uses in the default build (0: the default partition, 1: the CTA around the partitions,
+    2, 3: the worker partitions) and below Hopper's 16; WG w ``bar.sync``s its barrier once a
+    turn but for warpgroup 0's first (n + 1 turns a CTA), ``bar.arrive``s the next one's once
+    a turn but for the last warpgroup's last; the GEMMs and the ring's barriers unchanged."""
+    cfg, plain = compiled("fa3", d)
+    _, named = compiled("fa3", d, softmax=("named_turns",))
+    c = cfg.consumers
+    for ir, ops in (("ttgir", (r"ttng\.wait_barrier", r"ttng\.arrive_barrier",
+                               r"ttng\.init_barrier")),
+                    ("ptx", (r"mbarrier\.try_wait", r"mbarrier\.arrive\.shared::cta\.b64",
+                             r"mbarrier\.init"))):
+        got = [count(plain.asm[ir], op) - count(named.asm[ir], op) for op in ops]
+        assert got == [3 * c, 3 * c, c], (ir, got)
+    triton_ids = bar_ids(plain.asm["ptx"])
+    assert max(triton_ids) < 8 and bar_ids(named.asm["ptx"]) - triton_ids == set(range(8, 8 + c))
+    ptx = named.asm["ptx"]
+    # the PTX has each consumer's block 0, loop body and last P·V once
+    for w in range(c):
+        assert count(ptx, rf"bar\.sync {8 + w}, 256;") == (2 if w == 0 else 3)
+        assert count(ptx, rf"bar\.arrive {8 + (w + 1) % c}, 256;") == (2 if w == c - 1 else 3)
+    for op in (r"wgmma\.mma_async", r"mbarrier\.arrive\.expect_tx", r"wgmma\.wait_group"):
+        assert count(plain.asm["ptx"], op) == count(ptx, op), op
+
+
+def producer_waits(sass: str) -> list[str]:
+    """The mbarrier each of the producer's TMA issues waited on: the ``TRYWAIT`` just before
+    each expect-tx arrive (``SYNCS.ARRIVE.TRANS64 RZ, [..], R``; Q's has none)."""
+    ins = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", sass)
+    out = []
+    for i, t in enumerate(ins):
+        if re.search(r"SYNCS\.ARRIVE\.TRANS64 RZ, \[[^]]*\], R\d", t):
+            waits = [re.search(r"\+(0x[0-9a-f]+)\]", x) for x in ins[max(0, i - 16):i]
+                     if "TRYWAIT" in x]
+            if waits:
+                out.append(waits[-1].group(1))
+    return out
+
+
+def test_one_release_producer_waits_on_k_empty_for_both_rings(compiled):
+    """``one_release``: the producer waits for K_j's slot and V_j's on the same barrier ring
+    (``k_empty``; ``v_empty`` is not even initialised: STAGES mbarrier inits fewer, and the
+    barriers' offsets move); without it, on two."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    cfg, plain = compiled("fa3", 128)
+    _, joint = compiled("fa3", 128, softmax=("one_release",))
+    plain_waits, joint_waits = (producer_waits(cc.sass_of_cubin(k.asm["cubin"]))
+                                for k in (plain, joint))
+    assert len(plain_waits) == len(joint_waits) == 2
+    assert len(set(plain_waits)) == 2 and len(set(joint_waits)) == 1
+    inits = r"mbarrier\.init"
+    assert count(plain.asm["ptx"], inits) - count(joint.asm["ptx"], inits) == cfg.stages
+
+
 @pytest.mark.parametrize("variant,softmax,persistent", [
     ("overlap", ("no_turns",), False), ("fa3", ("no_turns",), True),
-    ("fa3", ("rescale_early",), True)])
+    ("fa3", ("rescale_early",), True), ("overlap", ("one_release",), False),
+    ("overlap", ("named_turns",), False), ("fa3", ("one_release",), True),
+    ("fa3", ("named_turns",), True), ("fa3", ("no_turns", "named_turns"), False)])
 def test_schedule_switches_refused_where_they_do_not_apply(variant, softmax, persistent):
-    """overlap has no turns to drop; the persistent fa3 has neither switch."""
+    """overlap has no turns to drop or name and no producer to release to; the persistent fa3
+    has none of these switches; no_turns and named_turns contradict each other."""
     from triton.compiler.errors import CompilationError
 
     cfg = config(variant, 128, persistent=persistent)
-    with pytest.raises(CompilationError, match="no_turns|rescale_early"):
+    with pytest.raises(CompilationError, match="no_turns|rescale_early|one_release|named_turns"):
         host.compile_sm90(KERNELS[variant], cfg, softmax=softmax)
 
 

@@ -121,7 +121,9 @@ def test_softmax_switches_large_magnitude():
         check("fa3", q * 20, k * 20, v, causal, 2e-2, softmax=("tree_max", "lane_sum"))
 
 
-SCHEDULE_BUILDS = [("rescale_early",), ("no_turns",), ("rescale_early", "no_turns")]
+SCHEDULE_BUILDS = [("rescale_early",), ("no_turns",), ("rescale_early", "no_turns"),
+                   ("one_release",), ("named_turns",), ("one_release", "named_turns"),
+                   ("rescale_early", "one_release", "named_turns"), ("no_turns", "one_release")]
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -129,9 +131,10 @@ SCHEDULE_BUILDS = [("rescale_early",), ("no_turns",), ("rescale_early", "no_turn
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("switches", SCHEDULE_BUILDS, ids=["+".join(s) for s in SCHEDULE_BUILDS])
 def test_schedule_switches_match_float64(switches, dtype, d, causal):
-    """fa3 with O rescaled under Q·K_jᵀ (``rescale_early``) and/or without turns
-    (``no_turns``), beside the default softmax bits at d, on ragged lengths. Both only move or
-    drop steps (the same products, in the same order, per warpgroup), so O and the LSE are
+    """fa3 with O rescaled under Q·K_jᵀ (``rescale_early``), without turns (``no_turns``), with
+    one release a block (``one_release``), with turns on named barriers (``named_turns``),
+    beside the default softmax bits at d, on ragged lengths. All only move or drop steps or
+    barriers (the same products, in the same order, per warpgroup), so O and the LSE are
     bit-identical to the build without them."""
     from kernels.attention import attention, host
 
@@ -146,12 +149,15 @@ def test_schedule_switches_match_float64(switches, dtype, d, causal):
         assert torch.equal(o0, o1) and torch.equal(l0, l1), f"{switches}: not bit-identical"
 
 
-def test_schedule_switches_large_magnitude_and_tile_edges():
-    switches = ("rescale_early", "no_turns")
+@pytest.mark.parametrize("switches", [("rescale_early", "no_turns"),
+                                      ("one_release", "named_turns")], ids="+".join)
+def test_schedule_switches_large_magnitude_and_tile_edges(switches):
+    """Large scores; at d 256 (BN 64) one block (S 1: no loop, only block 0's and the last P·V's
+    releases and turns), two, a ragged seventh, and (S 4099) 65 blocks: 32 laps of the rings."""
     for causal in (False, True):
         q, k, v = (torch.randn(1, 2, 520, 64, device="cuda", dtype=torch.float16) for _ in range(3))
         check("fa3", q * 20, k * 20, v, causal, 2e-2, softmax=switches)
-        for S in (1, 128, 385):
+        for S in (1, 128, 385, 4099):
             q, k, v = (torch.randn(2, 2, S, 256, device="cuda", dtype=torch.float16)
                        for _ in range(3))
             check("fa3", q, k, v, causal, TOL[torch.float16], softmax=("lane_sum",) + switches)
@@ -169,7 +175,8 @@ CONSAN_SCRIPT = textwrap.dedent("""
     import torch, triton
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     from kernels.attention import attention
-    builds = (("ws", None), ("ws_pingpong", None), ("fa3", None), ("fa3", ("rescale_early", "no_turns")))
+    builds = (("ws", None), ("ws_pingpong", None), ("fa3", None), ("fa3", ("rescale_early", "no_turns")),
+              ("fa3", ("one_release", "named_turns")))
     for variant, softmax in builds:
         for causal in (False, True):
             q, k, v = (torch.randn(1, 2, 300, 128, device="cuda", dtype=torch.float16) for _ in range(3))
@@ -186,13 +193,14 @@ CONSAN_SCRIPT = textwrap.dedent("""
 def test_consan_ws_variants(tmp_path):
     """Triton's concurrency sanitizer (ConSan) instruments the mbarrier/TMA/wgmma protocol and
     traps on a race or a missing wait; the run must finish clean and correct (fa3 also without
-    turns and with O rescaled under Q·Kᵀ)."""
+    turns and with O rescaled under Q·Kᵀ, and with one release a block and named-barrier turns:
+    ConSan sees the mbarriers, not the named barriers, which order issue, not memory)."""
     env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
                TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", CONSAN_SCRIPT], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert proc.stdout.count(" ok ") == 8
+    assert proc.stdout.count(" ok ") == 10
 
 
 # ------------------------------------------------------------------------- persistent fa3
