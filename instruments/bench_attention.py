@@ -12,8 +12,8 @@ Headline: FA3 tab. 2's setting (B 4, H 16, S 8448, d 128, fp16, non-causal, and 
 ``--grid``: that grid alone (d 64/128/256 x S 1K/4K/16K x causal) for every ``--variants``
 entry beside the peers, the headline only for ``--headline-variants``; ``--dims`` keeps some of
 its head dims (so a d-specific A/B compiles only what it times). A variant name may carry
-the SOFTMAX switches: ``fa3+tree_max+lane_sum``, ``fa3+rescale_early``, ``fa3+no_turns``
-(``kernels/attention/steps.py``; named switches replace ``host.SOFTMAX_DEFAULT``, so at d 256
+the SOFTMAX switches: ``fa3+tree_max+lane_sum``, ``fa3+rescale_early``, ``fa3+no_turns``,
+``fa3+one_release``, ``fa3+named_turns`` (``host.SOFTMAX_SWITCHES``, ``kernels/attention/steps.py``; named switches replace ``host.SOFTMAX_DEFAULT``, so at d 256
 ``fa3`` is ``fa3+lane_sum``), and ``+persistent`` (fa3: one CTA per SM,
 ``kernels/attention/persistent.py``) or ``+plain`` (not persistent, whatever
 ``host.PERSISTENT_DEFAULT`` says). Names are checked (``parse_variant``) before anything runs.

@@ -9,12 +9,16 @@
 #   attn_tests    the attention GPU tests of fa3 (the softmax switches among them)
 #   attn_ab       the headline (full, causal): fa3 with each softmax switch, cuDNN, SDPA flash
 #   grid          the grid (d x S x causal): fa3 builds in $GRID_VARIANTS beside cuDNN, SDPA flash
-#   sched_tests   the GPU tests of rescale_early / no_turns (float64, bit-identical, ConSan)
+#   sched_tests   the GPU tests of rescale_early / no_turns / one_release / named_turns
+#                 (float64, bit-identical, ConSan)
 #   sched         (if sched_tests passed) the headline and the grid at d 64, 128: fa3 beside
 #                 fa3+rescale_early, fa3+no_turns and both ($SCHED_VARIANTS), cuDNN, SDPA flash
 #   sched256      (if sched_tests passed) the grid at d 256: fa3 (lane_sum, the default there)
 #                 beside the same switches on top of lane_sum ($SCHED256_VARIANTS: FA3's d 256 is
 #                 both), cuDNN, SDPA flash
+#   barriers      (if sched_tests passed) fa3's barriers (issue 23 item 4): the headline and the
+#                 grid at every d, fa3 beside fa3+one_release, fa3+named_turns and both
+#                 ($BARRIER_VARIANTS; at d 256 each on top of lane_sum), cuDNN, SDPA flash
 set -u
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -23,6 +27,7 @@ AB=${AB_VARIANTS:-fa3,fa3+tree_max,fa3+lane_sum,fa3+tree_max+lane_sum}
 GRID=${GRID_VARIANTS:-fa3,fa3+tree_max+lane_sum}
 SCHED=${SCHED_VARIANTS:-fa3,fa3+rescale_early,fa3+no_turns,fa3+rescale_early+no_turns}
 SCHED256=${SCHED256_VARIANTS:-fa3,fa3+lane_sum+rescale_early,fa3+lane_sum+no_turns,fa3+lane_sum+rescale_early+no_turns}
+BARRIERS=${BARRIER_VARIANTS:-fa3,fa3+one_release,fa3+named_turns,fa3+one_release+named_turns}
 sched_ok=1
 for step in "$@"; do
   t0=$(date +%s)
@@ -50,6 +55,11 @@ for step in "$@"; do
     if [ $sched_ok = 1 ]; then
       timeout ${T_SCHED256:-240} python3 -m instruments.bench_attention --grid --dims 256 --variants "$SCHED256" --out "$OUT/sched256" 2>&1 | tee "$OUT/sched256.log" | grep -v '^{'
     else echo "sched256 skipped: the tests failed"; fi ;;
+  barriers)
+    if [ $sched_ok = 1 ]; then
+      timeout ${T_BARRIERS:-300} python3 -m instruments.bench_attention --grid --dims 64,128 --variants "$BARRIERS" --headline-variants "$BARRIERS" --out "$OUT/barriers" 2>&1 | tee "$OUT/barriers.log" | grep -v '^{'
+      timeout ${T_BARRIERS256:-180} python3 -m instruments.bench_attention --grid --dims 256 --variants "${BARRIERS//fa3+/fa3+lane_sum+}" --out "$OUT/barriers256" 2>&1 | tee "$OUT/barriers256.log" | grep -v '^{'
+    else echo "barriers skipped: the tests failed"; fi ;;
   esac
   echo "step $step: $(( $(date +%s) - t0 )) s" | tee -a "$OUT/steps.log"
 done
