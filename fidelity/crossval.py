@@ -17,8 +17,9 @@ datasheet figure or one measurement, named beside it):
   (`calibrate.fit_h200_alignment`). No headline row is misaligned, so it moves no prediction
   here; it is refitted all the same.
 
-(The `h100` preset's tab. 2 fit is to the FA3 paper's numbers, not to our measurements, so no
-family of ours is in it: it is the prior below.)
+(The `h100` preset is the same die: it takes these constants, and fits three of its own to FA3
+tab. 2 — the power cap's static term and FA3's softmax pair. ``--tab2`` cross-validates those:
+each of tab. 2's three kernels predicted from a fit to the other two.)
 
 **Families** are read off the measured rows `fidelity.compare` predicts: the GEMM ladder (every
 GEMM row), each attention variant, each head dim — an attention row belongs to two. A fit
@@ -30,7 +31,8 @@ procedure, and predict the family's rows on the `h200` preset with the refitted 
 fit whose targets the family leaves whole is not rerun: its constants stay the preset's (which is
 that fit: tests/fidelity/test_power_cap.py and test_crossval.py hold them to it). A fit left with
 no targets falls back to the prior the `h200` preset sits on (`H200_DATASHEET`: for the softmax,
-h100's tab. 2 fit; no misaligned-copy penalty). In-sample is the preset itself — the error
+tab. 2's fit on datasheet constants alone, none of our measurements in it; no misaligned-copy
+penalty). In-sample is the preset itself — the error
 `python -m fidelity` prints. A row's held-out error, over all rows, is its worst over the
 families that hold it out.
 
@@ -296,13 +298,25 @@ def write_readme(cv: CrossVal, path: Path = README) -> None:
     path.write_text(text.replace(old, readme_block(cv)))
 
 
+def tab2_table() -> str:
+    """`h100`'s three tab. 2 constants, each kernel of tab. 2 held out in turn."""
+    lines = [f"{'held out':12s} {'fitted to the other two':58s} {'held-out error':>14s}"]
+    for v, (fit, err) in calibrate.tab2_held_out().items():
+        shown = ", ".join(f"{k.removeprefix('softmax_')} {x:g}" for k, x in fit.items())
+        lines.append(f"{v:12s} {shown:58s} {err:+14.1%}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    unknown = set(argv) - {"--all", "--readme", "--rows"}
+    unknown = set(argv) - {"--all", "--readme", "--rows", "--tab2"}
     if unknown:
-        print("usage: python -m fidelity crossval [--all] [--rows] [--readme]; "
+        print("usage: python -m fidelity crossval [--all] [--rows] [--readme] | --tab2; "
               f"unknown {sorted(unknown)}", file=sys.stderr)
         return 2
+    if "--tab2" in argv:
+        print(tab2_table())
+        return 0
     if "--readme" in argv and "--all" in argv:
         print("--readme writes the headline table only", file=sys.stderr)
         return 2
