@@ -19,7 +19,8 @@ names in the same order, `fidelity.pairs` holds them together):
 The schedule switches (`AttentionConfig.switches`, the kernel's `softmax=` names):
 ``rescale_early`` rescales O by the last block's correction between the two issues, under Q·Kⱼᵀ,
 instead of after P·V's wait (the bracketed `rescale`s; FA3 does so above d 128); ``no_turns``
-(fa3) issues without turns, as FA3 does above d 128.
+(fa3) issues without turns, as FA3 does above d 128; ``one_release`` (fa3) gives K_j's slot back
+with V_{j-1}'s, after P·V's wait.
 """
 from . import pipelined
 from .cta import AttentionCTA
@@ -42,19 +43,24 @@ def release(cta: AttentionCTA, w: int, ring, j: int, inline_tma: bool):
         cta.release(ring, j)
 
 
-def wait_pv(cta: AttentionCTA, w: int, out, j: int, inline_tma: bool):
-    """P_j·V_j done (wgmma_wait<0>): O is in, and V_j's slot goes back (the kernel's `wait_pv`)."""
+def wait_pv(cta: AttentionCTA, w: int, out, j: int, inline_tma: bool, joint: bool = False):
+    """P_j·V_j done (wgmma_wait<0>): O is in, and V_j's slot goes back (the kernel's `wait_pv`);
+    `joint` (``one_release``): K_{j+1}'s with it, in the same arrive."""
     yield out
     yield from release(cta, w, cta.v, j, inline_tma)
+    if joint and j + 1 < cta.n_blocks:
+        cta.release(cta.k, j + 1)
 
 
 def consumer(cta: AttentionCTA, w: int, producer: bool = False, turns: bool = False,
-             fence: bool = FENCE, early: bool = False):
+             fence: bool = FENCE, early: bool = False, joint: bool = False):
     """With a `producer` (fa3) a producer role loads; without, warpgroup 0 loads in-line. With
     `turns` the GEMM issue waits for this warpgroup's turn. `fence=False` is the kernel as ptxas
     compiles it without `common.schedule_fence`: the wait for P_{j-1}·V_{j-1} before the
     softmax, and the pack of P_j among its exps (as its SASS shows). `early`: the rescale of O
-    between the issues (``rescale_early``)."""
+    between the issues (``rescale_early``). `joint` (``one_release``, fa3): K_j's slot goes back
+    with V_{j-1}'s after P·V's wait, not after the scores' (the arrive's bar.sync it saves in the
+    kernel is no cost here: the model sees only the later release)."""
     me, n = cta.wg(w), cta.n_blocks
     inline_tma = not producer
     if inline_tma and w == 0:
@@ -89,10 +95,11 @@ def consumer(cta: AttentionCTA, w: int, producer: bool = False, turns: bool = Fa
         if turns:
             cta.pass_turn(w)                                    # both queued: the next WG's turn
         yield scores                                            # wgmma_wait<1>: scores only
-        yield from release(cta, w, cta.k, j, inline_tma)
+        if not joint:
+            yield from release(cta, w, cta.k, j, inline_tma)
         if fence:
             yield from cta.softmax(w, j)                        # under P_{j-1} V_{j-1}
-        yield from wait_pv(cta, w, out, j - 1, inline_tma)      # wgmma_wait<0>
+        yield from wait_pv(cta, w, out, j - 1, inline_tma, joint)   # wgmma_wait<0>
         if not fence:                                           # the softmax after P·V, its
             yield from cta.softmax(w, j, pack=True)             # pack among the exps
         if not early:

@@ -73,3 +73,22 @@ def test_the_cli_takes_the_benchs_names(capsys):
     assert "attention fa3+no_turns on h200" in capsys.readouterr().out
     assert main(["predict", "--variant", "fa3+lane_sum"]) != 0
     assert "'lane_sum' is not one the model takes" in capsys.readouterr().err
+
+
+def test_one_release_gives_k_back_with_v():
+    """one_release: after block 0, every arrive on K's empty barrier is made at the moment of an
+    arrive on V's (one arrive in the kernel: K_j's slot with V_{j-1}'s, after P·V's wait); by
+    default K_j's goes back after the scores' wait, on its own."""
+    from sim import event_dict, simulate
+
+    def k_with_v(switches):
+        run = simulate(AttentionConfig(variant="fa3", block_n=128, switches=switches), H200,
+                       n_blocks=BLOCKS)
+        arrives = [e for e in map(event_dict, run.events) if e["kind"] == "arrive"]
+        v = {e["t"] for e in arrives if e["barrier"].startswith("v.empty")}
+        k = [e["t"] for e in arrives if e["barrier"].startswith("k.empty")][2:]   # block 0's
+        return sum(t in v for t in k), len(k)
+    together, n = k_with_v(("one_release",))
+    assert together == n > 0
+    together, n = k_with_v(())
+    assert together == 0 < n
