@@ -16,7 +16,7 @@
 #   sched256      (if sched_tests passed) the grid at d 256: fa3 (lane_sum, the default there)
 #                 beside the same switches on top of lane_sum ($SCHED256_VARIANTS: FA3's d 256 is
 #                 both), cuDNN, SDPA flash
-#   barriers      (if sched_tests passed) fa3's barriers (issue 23 item 4): the headline and the
+#   barriers      (if sched_tests passed) fa3's barriers: the headline and the
 #                 grid at every d, fa3 beside fa3+one_release, fa3+named_turns and both
 #                 ($BARRIER_VARIANTS; at d 256 each on top of lane_sum), cuDNN, SDPA flash
 set -u

@@ -39,7 +39,7 @@ and P_{j-1}·V_{j-1} then accumulates onto the rescaled O — the same products 
         ...
         wgmma_wait(0) -> O;    release(v, j-1);  pack P_j
 
-Two more switches take barriers out of fa3's loop (issue 23 item 4). Triton 3.6's membar pass
+Two more switches take barriers out of fa3's loop. Triton 3.6's membar pass
 puts a ``bar.sync`` of the warpgroup before an mbarrier arrive that follows another arrive or
 wait (it counts an arrive as touching all of shared memory: ``lib/Analysis/Membar.cpp``), so
 the loop's three arrives — ``pass_turn``, ``release(k, j)``, ``release(v, j-1)`` — cost a

@@ -101,7 +101,7 @@ TREE_MAX = gl.constexpr(1)  # halve the block in registers (log2(BN/8) levels), 
 LANE_SUM = gl.constexpr(2)  # row sums kept per thread ([M, 8]: 4 a thread), lanes summed once, at the end
 RESCALE_EARLY = gl.constexpr(4)  # O *= alpha_{j-1} under Q·K_jᵀ, before P_{j-1}·V_{j-1} is issued
 NO_TURNS = gl.constexpr(8)  # fa3: the consumers issue their GEMMs without taking turns
-# fa3's barriers (issue 23 item 4): Triton puts a warpgroup bar.sync before every mbarrier arrive
+# fa3's barriers: Triton puts a warpgroup bar.sync before every mbarrier arrive
 ONE_RELEASE = gl.constexpr(16)  # one arrive a block frees K_j's and V_{j-1}'s slots (overlap.py)
 NAMED_TURNS = gl.constexpr(32)  # the turns on named barriers, not mbarriers (kernels/ring.py)
 SOFTMAX_BITS = {"tree_max": 1, "lane_sum": 2, "rescale_early": 4, "no_turns": 8,
