@@ -36,7 +36,7 @@ from sim import attention
 from sim.config import AttentionConfig
 from sim.hardware import Hardware
 from sim.hardware import get as get_hardware
-from sim.predict import EXACT_UP_TO, _cta_time, _lengths, _makespan, _settle, predict, typical
+from sim.predict import EXACT_UP_TO, _cta_time, _lengths, _makespan, _settle, typical
 
 GRID_FILE = "h200-attention-grid.json"
 HEAD_DIMS = (64, 128, 256)
