@@ -1,6 +1,6 @@
 """Head dim and sequence length as physics — `python -m fidelity grid [--hardware h200|h100]`.
 
-Run R4 measured our `fa3` beside cuDNN and SDPA-flash on a grid (`results/h200-attention-grid.json`:
+Our `fa3` was measured beside cuDNN and SDPA-flash on a grid (`results/h200-attention-grid.json`:
 d ∈ {64, 128, 256} × S ∈ {1K, 4K, 16K}, B·S = 16K, H·d = 2048, causal and not). Here the model
 predicts each point at the tile the kernel ran (`fidelity.compare._kernel_tile`: 192×128 with 3
 consumers at d 64, 128×128 at d 128, 128×64 at d 256) and says, from its own units, where the

@@ -224,7 +224,7 @@ else:
 # %% [markdown]
 # ## Head dim and sequence length
 #
-# Run R4 measured our `fa3` beside cuDNN on FA3 fig. 5's grid: head dim 64, 128 and 256 by sequence
+# Our `fa3` was measured beside cuDNN on FA3 fig. 5's grid: head dim 64, 128 and 256 by sequence
 # 1K, 4K, 16K, B·S = 16K, H·d = 2048, causal and not (`results/h200-attention-grid.json`). Two
 # costs set the shape of that grid, and the model has both in its units:
 #

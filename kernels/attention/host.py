@@ -28,8 +28,8 @@ OVERLAP_VARIANTS = ("overlap", "fa3")
 PERSISTENT_VARIANTS = ("fa3",)  # the PERSISTENT constexpr (persistent.py)
 # Whether fa3 runs persistent unless asked. Off: persistent is on by default only for shapes
 # where it measured at or above the plain grid with the tile order it ships with (the zigzag
-# longest-first order for causal), and that order has no measurement yet (the lab notebook,
-# runs R5a and R5b, has what was measured and what is still to run).
+# longest-first order for causal), and that order has no measurement yet
+# (results/h200-attention-persistent.json holds the earlier order's).
 PERSISTENT_DEFAULT = False
 HEAD_DIMS = (64, 128, 256)
 SMEM_PER_BLOCK = 227 * 1024  # bytes of shared memory one block may use on Hopper (sm_90)

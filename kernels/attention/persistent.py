@@ -2,8 +2,9 @@
 ``persistent=True``): one CTA per SM walks a list of (batch·head, Q tile) tiles instead of one CTA
 per tile, so a CTA's fixed costs — the cold Q load, filling the rings, draining the last P·V, the
 epilogue — run under the neighbouring tiles' GEMMs instead of on an idle SM (FA3 §3's persistent
-scheduler; the lab notebook's runs R4/R5: at S 1K a CTA of the plain grid pays ~6.7 K clk of
-them over only 8 blocks)::
+scheduler; at S 1K a CTA of the plain grid walks only 8 blocks, so they are a large share of
+it: results/traces/attention_fa3_s1k.summary.json has a CTA span 29.1 K clk for 8 periods of
+3.1 K)::
 
     producer (1 warp)                            consumer WG w (4 warps), 64 rows of each tile
     for each tile t of this CTA:                 for each tile t of this CTA:
@@ -96,8 +97,9 @@ def cta_tile(i, P, CAUSAL: gl.constexpr):
     """This CTA's i-th tile (it may be past the last: the caller skips it). Round-robin; causal,
     in a zigzag (even rounds CTA p takes the p-th tile of the round, odd rounds the (P-1-p)-th):
     the tiles come longest first, and plain round-robin gives CTA 0 the longest tile of every
-    round (run R5: -11..-20 % against the plain grid at causal S 4K-16K; by the host's count
-    CTA 0 got 1.16-1.42x the mean blocks, the zigzag over this order 1.00-1.03x)."""
+    round (11-20 % under the plain grid at causal S 4K-16K, results/h200-attention-persistent.json;
+    by the host's count CTA 0 got 1.16-1.42x the mean blocks, the zigzag over this order
+    1.00-1.03x)."""
     p = gl.program_id(0)
     if CAUSAL:
         p = gl.where(i % 2 == 0, p, P - 1 - p)

@@ -545,14 +545,14 @@ def test_persistent_switch_is_fa3s_alone():
     assert host.grid(4, 16, 8448, cfg, 132) == (132,)
     assert host.grid(1, 1, 1000, cfg, 132) == (8,)
     assert host.grid(4, 16, 8448, config("fa3", 128)) == (66, 64)
-    assert host.PERSISTENT_DEFAULT is False  # lab notebook, run R5
+    assert host.PERSISTENT_DEFAULT is False  # until the zigzag order is measured
 
 
 def test_persistent_tile_order():
     """persistent.tile_coords and cta_tile on the host: every (head, Q tile) exactly once;
     causal, the longest (last) Q tiles first, and the 132 CTAs' K/V blocks within 3 % of each
     other (plain round-robin over FA3's L2 sections of heads gave CTA 0 1.16-1.42x the mean
-    blocks: run R5's causal losses)."""
+    blocks, and lost at causal S 4K-16K)."""
 
     def coords(t, n_m, heads, causal):  # the device functions, line for line
         if causal:
