@@ -16,7 +16,8 @@ the SOFTMAX switches: ``fa3+tree_max+lane_sum``, ``fa3+rescale_early``, ``fa3+no
 ``fa3+one_release``, ``fa3+named_turns`` (``host.SOFTMAX_SWITCHES``, ``kernels/attention/steps.py``; named switches replace ``host.SOFTMAX_DEFAULT``, so at d 256
 ``fa3`` is ``fa3+lane_sum``), and ``+persistent`` (fa3: one CTA per SM,
 ``kernels/attention/persistent.py``) or ``+plain`` (not persistent, whatever
-``host.PERSISTENT_DEFAULT`` says). Names are checked (``parse_variant``) before anything runs.
+``host.PERSISTENT_DEFAULT`` says), and ``@BMxBN`` after the variant (``fa3@128x128+persistent``:
+another tile, ``attention(tile=...)``). Names are checked (``parse_variant``) before anything runs.
 Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
 last.
 """
@@ -50,6 +51,20 @@ def reference(q, k, v, causal):
     if causal:
         s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
     return torch.softmax(s, dim=-1) @ vd
+
+
+def split_tile(name: str) -> tuple[str, tuple[int, int] | None]:
+    """``"fa3@128x64+persistent"`` -> ``("fa3+persistent", (128, 64))``; no ``@``: (name, None).
+    Raises ValueError for a tile that is not two integers."""
+    head, at, rest = name.partition("@")
+    if not at:
+        return name, None
+    dims, plus, switches = rest.partition("+")
+    try:
+        bm, bn = (int(x) for x in dims.split("x"))
+    except ValueError:
+        raise ValueError(f"{name}: a tile is @BMxBN, e.g. fa3@128x128") from None
+    return head + plus + switches, (bm, bn)
 
 
 def parse_variant(name: str) -> tuple[str, int | None, tuple[str, ...] | None, bool | None]:
@@ -101,15 +116,17 @@ def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_
                 fn = peer_fn(name, q, k, v, causal)
                 o = fn()
             else:
-                variant, st, sm, pers = parse_variant(name)
-                row["stages"] = config(variant, D, causal, st).stages
+                base, tile = split_tile(name)
+                variant, st, sm, pers = parse_variant(base)
+                cfg = config(variant, D, causal, st, tile)
+                row.update(stages=cfg.stages, tile=[cfg.BM, cfg.BN])
                 if sm is not None:
                     row["softmax"] = list(sm)
                 if pers is not None:
                     row["persistent"] = pers
-                fn = lambda n=variant, s=st, q=q, k=k, v=v, o=out, sm=sm, p=pers: (
+                fn = lambda n=variant, s=st, q=q, k=k, v=v, o=out, sm=sm, p=pers, t=tile: (
                     attention(q, k, v, causal=causal, variant=n, stages=s, out=o, softmax=sm,
-                              persistent=p))
+                              persistent=p, tile=t))
                 out.fill_(float("nan"))  # poison: an unwritten element fails the check
                 o = fn()
             torch.cuda.synchronize()
@@ -180,6 +197,8 @@ def main(argv=None) -> int:
     p.add_argument("--variants", default=",".join(VARIANTS))
     p.add_argument("--dims", default="64,128,256",
                    help="head dims of --sweep / --grid (comma-separated)")
+    p.add_argument("--seqlens", default="1024,4096,16384",
+                   help="sequence lengths of --sweep / --grid (comma-separated; B = 16K / S)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None)
     args = p.parse_args(argv)
@@ -187,12 +206,15 @@ def main(argv=None) -> int:
     headline = [v for v in (args.headline_variants or "").split(",") if v]
     for name in variants + headline:
         try:
-            parse_variant(name)
+            parse_variant(split_tile(name)[0])
         except ValueError as e:
             p.error(str(e))
     if not set(args.dims.split(",")) <= {"64", "128", "256"}:
         p.error(f"--dims: head dims are 64, 128, 256; got {args.dims}")
     dims = [int(d) for d in args.dims.split(",")]
+    seqlens = [int(x) for x in args.seqlens.split(",")]
+    if not set(seqlens) <= {1024, 2048, 4096, 8192, 16384}:
+        p.error(f"--seqlens: powers of two from 1024 to 16384 (B = 16384 / S); got {args.seqlens}")
 
     import torch
 
@@ -216,7 +238,7 @@ def main(argv=None) -> int:
         sweep_variants = variants if args.grid else [v for v in variants if v == "fa3"]
         if (args.sweep or args.grid) and sweep_variants:
             for D in dims:
-                for S in (1024, 4096, 16384):
+                for S in seqlens:
                     for causal in (False, True):
                         one_setting(16384 // S, 2048 // D, S, D, causal, torch.float16,
                                     sweep_variants, gen, rows, 3, clock_log)
