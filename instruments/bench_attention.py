@@ -13,12 +13,13 @@ Headline: FA3 tab. 2's setting (B 4, H 16, S 8448, d 128, fp16, non-causal, and 
 entry beside the peers, the headline only for ``--headline-variants``; ``--dims`` keeps some of
 its head dims (so a d-specific A/B compiles only what it times). A variant name may carry
 the SOFTMAX switches: ``fa3+tree_max+lane_sum``, ``fa3+rescale_early``, ``fa3+no_turns``,
-``fa3+one_release``, ``fa3+named_turns`` (``host.SOFTMAX_SWITCHES``, ``kernels/attention/steps.py``; named switches replace ``host.SOFTMAX_DEFAULT``, so at d 256
+``fa3+one_release``, ``fa3+named_turns`` (``host.SOFTMAX_SWITCHES``,
+``kernels/attention/steps.py``; named switches replace ``host.SOFTMAX_DEFAULT``, so at d 256
 ``fa3`` is ``fa3+lane_sum``), and ``+persistent`` (fa3: one CTA per SM,
-``kernels/attention/persistent.py``) or ``+plain`` (not persistent, whatever
-``host.PERSISTENT_DEFAULT`` says), and ``@BMxBN`` after the variant (``fa3@128x128+persistent``:
-another tile, ``attention(tile=...)``). Names are checked (``parse_variant``) before anything runs.
-Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
+``kernels/attention/persistent.py``) or ``+plain`` (the head dim's tile, one CTA per tile,
+whatever ``host.launch_defaults`` says), and ``@BMxBN`` after the variant
+(``fa3@128x128+persistent``: another tile, ``attention(tile=...)``). Names are checked
+(``parse_variant``) before anything runs. Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
 last.
 """
 from __future__ import annotations
@@ -70,7 +71,7 @@ def split_tile(name: str) -> tuple[str, tuple[int, int] | None]:
 def parse_variant(name: str) -> tuple[str, int | None, tuple[str, ...] | None, bool | None]:
     """``"fa3:s3+tree_max+persistent"`` -> (variant, ring stages, softmax switches, persistent):
     ``"fa3", 3, ("tree_max",), True``. None: the variant's default (stages), ``SOFTMAX_DEFAULT``
-    (no switch named), ``PERSISTENT_DEFAULT`` (neither ``+persistent`` nor ``+plain``). Raises
+    (no switch named), ``host.launch_defaults`` (neither ``+persistent`` nor ``+plain``). Raises
     ValueError for an unknown variant or switch."""
     from kernels.attention import host
 

@@ -49,9 +49,10 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     "no_turns", no turns on the tensor cores, "one_release", one arrive a block frees K_j and
     V_{j-1}, "named_turns", the turns on named barriers; ``steps.py``), replacing
     ``host.SOFTMAX_DEFAULT`` (None: the default at d, lane_sum at d 256). ``persistent`` (fa3):
-    one CTA per SM over a list of tiles (``persistent.py``; None: ``host.PERSISTENT_DEFAULT`` for
-    fa3, off for the others); an int n: persistent with at most n CTAs (tests: many tiles a CTA
-    on small problems).
+    one CTA per SM over a list of tiles (``persistent.py``); an int n: persistent with at most n
+    CTAs (tests: many tiles a CTA on small problems). None, with no ``tile``, ``stages`` or
+    ``softmax`` named and the default fence: ``host.launch_defaults``'s rule (fa3 at short
+    sequences: persistent, d 64 at 128x128); otherwise not persistent.
     Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)
@@ -60,14 +61,16 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool; got {type(causal).__name__}")
     ctas = None
+    B, H, S, D = q.shape
     if persistent is None:
-        persistent = host.PERSISTENT_DEFAULT and variant in host.PERSISTENT_VARIANTS
+        default_build = tile is None and stages is None and softmax is None and fence is True
+        tile, persistent = (host.launch_defaults(variant, D, S, causal) if default_build
+                            else (tile, False))
     elif isinstance(persistent, int) and not isinstance(persistent, bool):
         if persistent < 1:
             raise ValueError(f"persistent: True, False or a CTA count >= 1; got {persistent}")
         ctas, persistent = persistent, True
     host.persistent_args(KERNELS[variant], persistent)
-    B, H, S, D = q.shape
     cfg = config(variant, D, causal, stages, tile, persistent)
     scale = host.default_scale(D) if scale is None else float(scale)
     if not scale > 0:

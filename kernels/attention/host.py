@@ -26,11 +26,26 @@ VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
 WARP_SPECIALIZED = ("ws", "ws_pingpong", "fa3")
 OVERLAP_VARIANTS = ("overlap", "fa3")
 PERSISTENT_VARIANTS = ("fa3",)  # the PERSISTENT constexpr (persistent.py)
-# Whether fa3 runs persistent unless asked. Off: persistent is on by default only for shapes
-# where it measured at or above the plain grid with the tile order it ships with (the zigzag
-# longest-first order for causal), and that order has no measurement yet
-# (results/h200-attention-persistent.json holds the earlier order's).
-PERSISTENT_DEFAULT = False
+# fa3's launch at short sequences (S <= SHORT_SEQ: at most 8 K/V blocks of 128 a row), where a
+# CTA's fixed part (Q's cold load, the epilogue: about a fifth of a d 128 CTA) and, at d 64, the
+# 192-row tile's uneven causal tiles decide. The rule, from fa3 beside cuDNN in the same rounds
+# (results/h200-attention-short-launch.json, results/h200-attention-grid-persistent-zigzag.json):
+# persistent gains 2-9 % at S 1K non-causal (its next tile's Q load runs under the current tile's
+# loop) and loses 3-10 % at most causal and longer points (a head's tiles spread over all CTAs);
+# d 64 at 128x128 gains 20 % causal at S 1K (27 % persistent) and loses 8-13 % at S 4K and 16K.
+SHORT_SEQ = 1024
+
+
+def launch_defaults(variant: str, head_dim: int, seqlen: int, causal: bool
+                    ) -> tuple[tuple[int, int] | None, bool]:
+    """(tile, persistent) fa3 runs with when the caller names neither: (None, False) — the
+    head dim's TILES entry, not persistent — except at S <= SHORT_SEQ, where d 64 runs 128x128
+    persistent and d 128 / 256 run persistent when not causal."""
+    if variant != "fa3" or seqlen > SHORT_SEQ:
+        return None, False
+    if head_dim == 64:
+        return (128, 128), True
+    return None, not causal
 HEAD_DIMS = (64, 128, 256)
 SMEM_PER_BLOCK = 227 * 1024  # bytes of shared memory one block may use on Hopper (sm_90)
 REGISTERS_PER_SM = 65536

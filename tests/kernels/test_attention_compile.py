@@ -545,7 +545,27 @@ def test_persistent_switch_is_fa3s_alone():
     assert host.grid(4, 16, 8448, cfg, 132) == (132,)
     assert host.grid(1, 1, 1000, cfg, 132) == (8,)
     assert host.grid(4, 16, 8448, config("fa3", 128)) == (66, 64)
-    assert host.PERSISTENT_DEFAULT is False  # until the zigzag order is measured
+
+
+
+def test_launch_defaults_rule():
+    """fa3's default launch at short sequences is the measured rule's; elsewhere, and for the
+    other variants, the head dim's tile and no persistence."""
+    ld = host.launch_defaults
+    assert ld("fa3", 64, 1024, True) == ((128, 128), True)
+    assert ld("fa3", 64, 1024, False) == ((128, 128), True)
+    assert ld("fa3", 128, 1024, False) == (None, True)
+    assert ld("fa3", 128, 1024, True) == (None, False)
+    assert ld("fa3", 256, 512, False) == (None, True)
+    assert ld("fa3", 256, 1024, True) == (None, False)
+    for d in (64, 128, 256):
+        for causal in (False, True):
+            assert ld("fa3", d, host.SHORT_SEQ + 1, causal) == (None, False)
+            for v in VARIANTS:
+                if v != "fa3":
+                    assert ld(v, d, 128, causal) == (None, False)
+    # every tile the rule names is one config() accepts, persistent
+    assert config("fa3", 64, True, None, (128, 128), True).BM == 128
 
 
 def test_persistent_tile_order():
