@@ -52,7 +52,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     one CTA per SM over a list of tiles (``persistent.py``); an int n: persistent with at most n
     CTAs (tests: many tiles a CTA on small problems). None, with no ``tile``, ``stages`` or
     ``softmax`` named and the default fence: ``host.launch_defaults``'s rule (fa3 at short
-    sequences: persistent, d 64 at 128x128); otherwise not persistent.
+    sequences: persistent when not causal, and at d 64); otherwise not persistent.
     Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)

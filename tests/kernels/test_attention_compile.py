@@ -552,8 +552,8 @@ def test_launch_defaults_rule():
     """fa3's default launch at short sequences is the measured rule's; elsewhere, and for the
     other variants, the head dim's tile and no persistence."""
     ld = host.launch_defaults
-    assert ld("fa3", 64, 1024, True) == ((128, 128), True)
-    assert ld("fa3", 64, 1024, False) == ((128, 128), True)
+    assert ld("fa3", 64, 1024, True) == (None, True)
+    assert ld("fa3", 64, 1024, False) == (None, True)
     assert ld("fa3", 128, 1024, False) == (None, True)
     assert ld("fa3", 128, 1024, True) == (None, False)
     assert ld("fa3", 256, 512, False) == (None, True)
@@ -564,8 +564,6 @@ def test_launch_defaults_rule():
             for v in VARIANTS:
                 if v != "fa3":
                     assert ld(v, d, 128, causal) == (None, False)
-    # every tile the rule names is one config() accepts, persistent
-    assert config("fa3", 64, True, None, (128, 128), True).BM == 128
 
 
 def test_persistent_tile_order():

@@ -232,6 +232,27 @@ def test_persistent_matches_float64(dtype, d, causal):
 
 
 @PERSISTENT_TIMEOUT
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_short_launch_defaults(d, causal):
+    """fa3 as ``attention`` launches it unasked at S <= ``host.SHORT_SEQ`` (``launch_defaults``:
+    persistent when not causal and at d 64) on ragged lengths, tile edges and the edge of the
+    rule; at d 64 also the 128x128 tile, plain and persistent (measured faster at S 1K, a
+    candidate default once this passes)."""
+    from kernels.attention import host
+
+    gen = torch.Generator(device="cuda").manual_seed(hash(("short", d, causal)) % 2**31)
+    for B, H, S in ((1, 2, 1), (2, 3, 77), (2, 3, 300), (1, 2, 1000),
+                    (2, 2, host.SHORT_SEQ), (1, 2, host.SHORT_SEQ + 1)):
+        q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=torch.float16, generator=gen)
+                   for _ in range(3))
+        check("fa3", q, k, v, causal, TOL[torch.float16])
+        if d == 64:
+            check("fa3", q, k, v, causal, TOL[torch.float16], tile=(128, 128), persistent=False)
+            check("fa3", q, k, v, causal, TOL[torch.float16], tile=(128, 128), persistent=True)
+
+
+@PERSISTENT_TIMEOUT
 @pytest.mark.parametrize("d", [64, 128, 256])
 def test_persistent_lengths_on_tile_edges(d):
     """One row (S = 1: one block, q_empty released at block 0), exact multiples of the tiles,
