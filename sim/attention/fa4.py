@@ -161,13 +161,13 @@ def mma(f: FA4CTA):
             if j > 0:
                 yield from cta.wait(me, f.p_full[s], (j - 1) & 1)   # P_s of block j-1 in TMEM
                 yield from cta.wait(me, f.o_ready[s], (j - 1) & 1)  # O_s rescaled for it
-                pv = f.mma("PV", d, bn, False, j - 1)               # O_s += P_s V_{j-1} (P: TMEM)
+                pv = f.mma("O += PV", d, bn, False, j - 1)               # O_s += P_s V_{j-1} (P: TMEM)
                 if s == 1:
                     f.commit(pv, f.kv.empty[f.kv.slot(2 * j - 1)[0]])   # V_{j-1}'s slot back
                 if j == f.n:
                     f.commit(pv, f.o_full[s])
             if j < f.n:
-                qk = f.mma("QKᵀ", bn, d, True, j)                   # S_s = Q_s K_jᵀ
+                qk = f.mma("S = QKᵀ", bn, d, True, j)                   # S_s = Q_s K_jᵀ
                 f.commit(qk, f.s_full[s])
                 if s == 1:
                     f.commit(qk, f.kv.empty[f.kv.slot(2 * j)[0]])   # K_j's slot back
