@@ -149,25 +149,27 @@ def load(f: FA4CTA):
 
 
 def mma(f: FA4CTA):
+    """FA4's order per block j: wait V_{j-1}; tile 0's P·V; wait K_j; tile 0's QKᵀ; tile 1's
+    P·V (V_{j-1}'s slot back when it is done); tile 1's QKᵀ (K_j's slot back)."""
     cta, me = f.cta, f"{f.cta.name}mma"
     d, bn = cta.cfg.headdim, cta.cfg.block_n
     yield from cta.wait(me, cta.q_full, 0)
     for j in range(f.n + 1):
-        if j < f.n:
-            yield from cta.acquire(me, f.kv, 2 * j)             # K_j landed
         if j > 0:
             yield from cta.acquire(me, f.kv, 2 * j - 1)         # V_{j-1} landed
         for s in (0, 1):
             if j > 0:
                 yield from cta.wait(me, f.p_full[s], (j - 1) & 1)   # P_s of block j-1 in TMEM
                 yield from cta.wait(me, f.o_ready[s], (j - 1) & 1)  # O_s rescaled for it
-                pv = f.mma("O += PV", d, bn, False, j - 1)               # O_s += P_s V_{j-1} (P: TMEM)
+                pv = f.mma("O += PV", d, bn, False, j - 1)          # O_s += P_s V_{j-1} (P: TMEM)
                 if s == 1:
                     f.commit(pv, f.kv.empty[f.kv.slot(2 * j - 1)[0]])   # V_{j-1}'s slot back
                 if j == f.n:
                     f.commit(pv, f.o_full[s])
             if j < f.n:
-                qk = f.mma("S = QKᵀ", bn, d, True, j)                   # S_s = Q_s K_jᵀ
+                if s == 0:
+                    yield from cta.acquire(me, f.kv, 2 * j)         # K_j landed
+                qk = f.mma("S = QKᵀ", bn, d, True, j)               # S_s = Q_s K_jᵀ
                 f.commit(qk, f.s_full[s])
                 if s == 1:
                     f.commit(qk, f.kv.empty[f.kv.slot(2 * j)[0]])   # K_j's slot back
