@@ -127,7 +127,7 @@ md(f"{fa4.tflops:.0f} TFLOP/s, {fa4.tflops / B200.peak_tflops:.0%} of peak. Read
 # a time (`sim.config.FA4_SWITCHES` turn each off), and after each ask which unit is busiest.
 
 # %%
-off = list(FA4_SWITCHES)                       # no_correction_wg, no_conditional_rescale, no_poly_exp
+off = list(FA4_SWITCHES)     # no_correction_wg, no_conditional_rescale, no_poly_exp
 steps = {"fa3 on b200": ("fa3", ()),
          "FA4 pipeline (TMEM, 128×N, 2 Q tiles)": ("fa4", tuple(off)),
          "+ correction WG": ("fa4", tuple(off[1:])),
@@ -185,8 +185,10 @@ fig, ax = plt.subplots(figsize=(7, 3.6))
 for v, ys in sweep.items():
     ax.plot(range(len(seqlens)), ys, marker="o", label=f"model: {v} on b200")
 ax.axhline(FA4_PUBLISHED, color="#d62728", linestyle=":", label="FA4 published best")
-ax.axhline(FA4_PUBLISHED / 1.3, color="#999933", linestyle=":", label="cuDNN 9.13: best / 1.3 (abstract)")
-ax.axhline(FA4_PUBLISHED / 2.7, color="#117733", linestyle=":", label="Triton: best / 2.7 (abstract)")
+ax.axhline(FA4_PUBLISHED / 1.3, color="#999933", linestyle=":",
+           label="cuDNN 9.13: best / 1.3 (abstract)")
+ax.axhline(FA4_PUBLISHED / 2.7, color="#117733", linestyle=":",
+           label="Triton: best / 2.7 (abstract)")
 ax.set_xticks(range(len(seqlens)), [f"{s // 1024}K" for s in seqlens])
 ax.set_xlabel("sequence length (batch = 32K / S), d 128, non-causal")
 ax.set_ylabel("TFLOP/s")

@@ -70,7 +70,9 @@ OPS: dict[str, str] = {
     "k.full": "wait_full", "v.full": "wait_full", "ab.full": "wait_full",
     "k.empty": "wait_slot", "v.empty": "wait_slot", "ab.empty": "wait_slot",
     "turn": "wait_turn", "q_full": "wait_q", "bar.sync": "wait_sync", "wgmma issue": "wait_issue",
-    "S = QKᵀ": "umma_qk", "O += PV": "umma_pv", "softmax: exp (polynomial)": "exp_poly", "tmem load S": "tmem_ld", "tmem load O": "tmem_ld",
+    # fa4's intervals and waits (sim/attention/fa4.py)
+    "S = QKᵀ": "umma_qk", "O += PV": "umma_pv", "softmax: exp (polynomial)": "exp_poly",
+    "tmem load S": "tmem_ld", "tmem load O": "tmem_ld",
     "tmem store P": "tmem_st", "tmem store O": "tmem_st", "kv.full": "wait_full",
     "kv.empty": "wait_slot", "s_full": "wait_tmem", "p_full": "wait_tmem", "o_ready": "wait_tmem",
     "o_full": "wait_tmem", "stats": "wait_stats",

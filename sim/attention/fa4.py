@@ -76,7 +76,8 @@ class FA4CTA:
     def __init__(self, cta: AttentionCTA):
         self.cta, env, hw = cta, cta.env, cta.hw
         self.n, self.sw = cta.n_blocks, cta.cfg.switches
-        self.kv = Ring(env, f"{cta.name}kv", cta.cfg.stages, 1, hw.mbarrier_clk, hw.mbarrier_probe_clk)
+        self.kv = Ring(env, f"{cta.name}kv", cta.cfg.stages, 1, hw.mbarrier_clk,
+                       hw.mbarrier_probe_clk)
         self.tmem = Unit(env, "tmem", cta.trace)
 
         def bars(what):
