@@ -25,9 +25,10 @@ TIMELINE_VARIANTS = ("ws", "ws_pingpong", "overlap", "fa3")
 def _config(a) -> AttentionConfig | GemmConfig:
     if a.workload == "attention":
         variant, *switches = a.variant.split("+")       # the bench's names: fa3+rescale_early
-        if variant not in attention.VARIANTS:
+        if variant not in attention.VARIANTS + attention.BLACKWELL_VARIANTS:
             raise ValueError(f"unknown attention variant {variant!r}: expected one of "
-                             f"{', '.join(attention.VARIANTS)}, then any +switch")
+                             f"{', '.join(attention.VARIANTS + attention.BLACKWELL_VARIANTS)}, "
+                             "then any +switch")
         return AttentionConfig(batch=a.batch, heads=a.heads, seqlen=a.seqlen, headdim=a.headdim,
                                causal=a.causal, dtype=a.dtype, variant=variant,
                                block_m=a.block_m, block_n=a.block_n, stages=a.stages or 2,
@@ -45,7 +46,7 @@ def _workload_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workload", default="attention", choices=("attention", "gemm"))
     p.add_argument("--variant", default="fa3",
                    help="attention: a variant, then any +switch of its kernel's (fa3+rescale_early"
-                        "+no_turns; sim/config.py SCHEDULE_SWITCHES)")
+                        "+no_turns; sim/config.py SCHEDULE_SWITCHES; fa4's: FA4_SWITCHES, on b200)")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--heads", type=int, default=16)
     p.add_argument("--seqlen", type=int, default=8448)

@@ -32,6 +32,15 @@ SCHEDULE_SWITCHES = {"rescale_early": ("overlap", "fa3"), "no_turns": ("fa3",),
                      "one_release": ("fa3",)}
 
 
+# FA4's forward on sm_100 (flash_attn/cute/flash_fwd_sm100.py in Dao-AILab/flash-attention,
+# its q_stage 2): two Q tiles of 128 rows per CTA, one per softmax warpgroup; K/V blocks of 128.
+FA4_TILE = (256, 128)
+# FA4's moves that the model's `fa4` schedule takes, each a switch that turns one *off* (so plain
+# `fa4` is FA4, and the ablation adds them back one by one; sim/attention/fa4.py says what each
+# does).
+FA4_SWITCHES = ("no_correction_wg", "no_conditional_rescale", "no_poly_exp")
+
+
 def _kib(nbytes: int) -> str:
     return f"{nbytes / KIB:g} KiB"
 
@@ -64,6 +73,10 @@ class AttentionConfig:
     def resolved(self) -> AttentionConfig:
         """Fill in the paper's tile defaults for this head dim and variant."""
         from dataclasses import replace
+        if self.variant == "fa4":
+            bm, bn = FA4_TILE
+            return replace(self, block_m=self.block_m or bm, block_n=self.block_n or bn,
+                           consumers=self.consumers or 2)
         if self.variant == "fa2":
             bm, bn = FA2_TILES[_nearest(self.headdim, FA2_TILES)]
             return replace(self, block_m=self.block_m or bm, block_n=self.block_n or bn,
@@ -230,3 +243,38 @@ def check_gemm(cfg: GemmConfig, hw: Hardware, rows_per_wg: int, warp_specialized
     if regs > budget:
         raise ValueError(f"consumer needs {regs} registers/thread (accumulator {rows_per_wg}×"
                          f"{cfg.block_n} fp32 + {BOOKKEEPING_REGS}) > {budget}")
+
+
+def check_fa4(cfg: AttentionConfig, hw: Hardware) -> AttentionConfig:
+    """FA4's limits: a machine with tensor memory, S and O of both Q tiles in its columns, Q and O
+    staged in shared memory with as many K/V stages as the rest holds (FA4's rule); returns `cfg`
+    with those stages."""
+    from dataclasses import replace
+    check_common(cfg.dtype, 1)
+    for name in ("batch", "heads", "seqlen"):
+        if getattr(cfg, name) < 1:
+            raise ValueError(f"{name} must be >= 1, got {getattr(cfg, name)}")
+    for name in cfg.switches:
+        if name not in FA4_SWITCHES:
+            raise ValueError(f"switches: {name!r} is not one of fa4's; expected any of "
+                             f"{list(FA4_SWITCHES)}")
+    if cfg.persistent:
+        raise ValueError("persistent: only fa3 has a persistent schedule; got 'fa4'")
+    if not hw.tmem_columns:
+        raise ValueError(f"fa4 needs tensor memory (tcgen05, sm_100); {hw.name} has none")
+    d, bm, bn, c = cfg.headdim, cfg.block_m, cfg.block_n, cfg.consumers
+    if c != 2 or bm != 2 * 128:
+        raise ValueError(f"fa4 runs two Q tiles of 128 rows (the tcgen05 MMA's M), one per softmax "
+                         f"warpgroup: block_m 256 with 2 consumers, got {bm} with {c}")
+    if d % 16 or not 16 <= d <= 256 or bn % 16 or not 16 <= bn <= 256:
+        raise ValueError(f"head dim {d} and block_n {bn} must be multiples of 16 and <= 256 "
+                         "(the MMA's N and K)")
+    columns = 2 * bn + 2 * d                  # S (P inside it) and O of each Q tile, 32 bit each
+    if columns > hw.tmem_columns:
+        raise ValueError(f"tensor memory: S 2 × {bn} + O 2 × {d} = {columns} columns > "
+                         f"{hw.tmem_columns} per SM")
+    el = DTYPES[cfg.dtype]
+    stage = bn * d * el                       # one K or V block: K and V share one ring
+    stages = (hw.smem_per_block - 2 * bm * d * el) // stage
+    check_smem("Q + O + K/V ring", stage, max(stages, 2), 2 * bm * d * el, "Q + O", hw)
+    return replace(cfg, stages=stages)

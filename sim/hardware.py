@@ -140,12 +140,20 @@ _DIE_CAP = H200_MEASURED["power_cap"]
 H100 = Hardware(name="h100", **GH100, softmax_beside_mma=2.0, softmax_stall_per_elem=0.0,
                 power_cap=replace(_DIE_CAP, base_ns=_DIE_CAP.base_ns + H100_STATIC_NS))
 
-# Blackwell what-if for chapter 06 (a model, not a measurement: no Blackwell here). FA4 §2.2:
-# 8192 dense fp16 FLOP/clk/SM, MUFU still 16 exp/clk/SM; 148 SMs, and 2.25 PF dense bf16
-# (B200 datasheet) = 148 · 8192 · 1.856 GHz; 8 TB/s HBM3e. Assumption, not data: an MMA's fixed
-# cycles shrink with its math cycles (half the datasheet presets' wgmma overhead).
+# Blackwell for chapter 06 (a model, not a measurement: no Blackwell here; docs/constants.md
+# names each source). FA4 §2.2: 8192 dense fp16/bf16 FLOP/clk/SM, MUFU still 16 exp/clk/SM; 148
+# SMs, and 2.25 PF dense bf16 (B200 datasheet) = 148 · 8192 · 1.856 GHz, the clock the preset runs
+# at (its loss under the 1000 W cap is not modelled: no B200 clock was measured); 8 TB/s HBM3e.
+# The MMA costs its math alone, as our H200 measured for wgmma (`H200_MEASURED`): the datasheet
+# presets' 34 clk per wgmma stands for Hopper's clock under its power cap, which this preset
+# does not model. Tensor memory: 512 columns × 128 lanes × 32 bit = 256 KiB per SM (PTX ISA,
+# "Tensor Memory"; FA4 §2.2). Its bandwidth is not published: we assume a sub-partition's warp
+# moves one 32-bit column of its 32 lanes a clock, as it reads a register operand — 4 × 32 × 4 B
+# = 512 B/clk per SM (chapter 06 shows what the prediction does when it is halved or doubled).
+# Packed FP32 add/mul/fma (add/sub/mul/fma .f32x2, PTX ISA 8.6, sm_100): two elements a slot.
 B200 = Hardware(name="b200", sms=148, tensor_flop_per_clk=8192, clock_hz=1.856e9,
-                hbm_bytes_per_s=8.0e12, wgmma_overhead_clk=H200_DATASHEET.wgmma_overhead_clk / 2)
+                hbm_bytes_per_s=8.0e12, wgmma_overhead_clk=0.0,
+                tmem_columns=512, tmem_bytes_per_clk=512.0, fp32_pack=2)
 
 PRESETS: dict[str, Hardware] = {h.name: h for h in (H100, H200, H200_DATASHEET, B200)}
 

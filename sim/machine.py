@@ -179,6 +179,13 @@ class Hardware:
     fa2_ctas_per_sm: int = 2
     # None: the model runs at clock_hz. Otherwise each kernel's clock comes from its activity.
     power_cap: PowerCap | None = None
+    # --- Blackwell (sm_100) only: the Hopper presets keep these defaults, which nothing reads ----
+    # Tensor memory (TMEM): columns of 128 lanes × 32 bits per SM (0: none, as on Hopper), and the
+    # bytes per clock that tcgen05.ld / tcgen05.st move between it and the registers.
+    tmem_columns: int = 0
+    tmem_bytes_per_clk: float = 0.0
+    # FP32 elements per FMA-pipe slot of an add/mul/fma: 2 where the ISA has .f32x2 (sm_100).
+    fp32_pack: int = 1
 
     # --- derived -------------------------------------------------------------------------------
     @property

@@ -45,6 +45,14 @@ PALETTE: dict[str, tuple[str, str, str]] = {
     "wait_q":          ("#99DDFF", "wait: Q to land",                             "wait"),
     "wait_sync":       ("#CCDDAA", "wait: the other consumers (bar.sync)",        "wait"),
     "wait_issue":      ("#77AADD", "wait: to issue a wgmma (queue full)",         "wait"),
+    # Blackwell (sim/attention/fa4.py)
+    "umma_qk":         ("#004488", "S = QKᵀ (tcgen05, into TMEM)",               "work"),
+    "umma_pv":         ("#33BBEE", "O += PV (tcgen05, P from TMEM)",             "work"),
+    "exp_poly":        ("#EE7733", "softmax: exp as a polynomial (FMA)",          "work"),
+    "tmem_ld":         ("#009988", "tcgen05.ld: TMEM to registers (S, O)",        "work"),
+    "tmem_st":         ("#0077BB", "tcgen05.st: registers to TMEM (P, O)",        "work"),
+    "wait_tmem":       ("#DDDDDD", "wait: a TMEM hand-off (S, P, O)",            "wait"),
+    "wait_stats":      ("#EEDD88", "wait: the row max (correction)",              "wait"),
 }
 
 # Operation names -> kind: the model's interval ops (sim/*/), its waits' barrier names with the
@@ -62,6 +70,12 @@ OPS: dict[str, str] = {
     "k.full": "wait_full", "v.full": "wait_full", "ab.full": "wait_full",
     "k.empty": "wait_slot", "v.empty": "wait_slot", "ab.empty": "wait_slot",
     "turn": "wait_turn", "q_full": "wait_q", "bar.sync": "wait_sync", "wgmma issue": "wait_issue",
+    # fa4's intervals and waits (sim/attention/fa4.py)
+    "S = QKᵀ": "umma_qk", "O += PV": "umma_pv", "softmax: exp (polynomial)": "exp_poly",
+    "tmem load S": "tmem_ld", "tmem load O": "tmem_ld",
+    "tmem store P": "tmem_st", "tmem store O": "tmem_st", "kv.full": "wait_full",
+    "kv.empty": "wait_slot", "s_full": "wait_tmem", "p_full": "wait_tmem", "o_ready": "wait_tmem",
+    "o_full": "wait_tmem", "stats": "wait_stats",
     # the kernels' Proton scopes
     "QK": "qk", "softmax": "softmax", "TMA issue": "tma_issue",
     "wait K": "wait_full", "wait V": "wait_full", "wait full": "wait_full",

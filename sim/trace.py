@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-UNITS = ("tma", "tensor", "sfu", "fma", "lsu")   # lsu: the warps' own loads and stores (fa2's
-                                                 # ldmatrix, attention's O)
+UNITS = ("tma", "tensor", "sfu", "fma", "lsu",   # lsu: the warps' own loads and stores (fa2's
+         "tmem")                                 # ldmatrix, attention's O); tmem: Blackwell's
+                                                 # tcgen05.ld/st (sim/attention/fa4.py)
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,13 @@ from ..trace import Trace
 from .cta import AttentionCTA
 
 VARIANTS = ("sequential", "fa2", "pipelined", "ws", "ws_pingpong", "overlap", "fa3", "overlap3")
+BLACKWELL_VARIANTS = ("fa4",)   # need tensor memory (the `b200` preset)
 
 
 def module(variant: str):
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown attention variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+    if variant not in VARIANTS + BLACKWELL_VARIANTS:
+        raise ValueError(f"unknown attention variant {variant!r}: expected one of "
+                         f"{', '.join(VARIANTS + BLACKWELL_VARIANTS)}")
     return import_module(f"{__name__}.{variant}")
 
 
@@ -26,6 +28,8 @@ def prepare(cfg: AttentionConfig, hw: Hardware) -> AttentionConfig:
     widest block that fits its registers), and check every limit."""
     mod = module(cfg.variant)
     cfg = cfg.resolved()
+    if hasattr(mod, "check"):                   # a schedule with limits of its own (fa4)
+        return mod.check(cfg, hw)
     if getattr(mod, "STAGES", None):
         cfg = replace(cfg, stages=mod.STAGES)
     if getattr(mod, "SHRINK_BLOCK_N", False):
