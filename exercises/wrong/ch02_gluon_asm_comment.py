@@ -1,6 +1,6 @@
 # exercise: ch02_ws_gluon
 # file: ws_gemm.py
-# loses: test_consumer_protocol, test_gpu_consan
+# loses: test_consumer_protocol, test_many_laps, test_gpu_consan
 # may-lose: test_gpu_correct
 # bug: the consumers' wait on full[s] is only the text of a PTX comment in an inline-asm
 #      statement (one that copies a register nobody reads): the PTX spells

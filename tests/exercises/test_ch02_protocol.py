@@ -136,6 +136,11 @@ def test_source_keeps_every_rule(key, bind):
     assert not any(v.values()), v
 
 
+def test_source_keeps_every_rule_over_many_laps():
+    """The hidden test's reading: the source's protocol holds over 13 laps of its ring."""
+    assert not many_laps_violations(compiled("source"))
+
+
 def test_source_protocol_as_read():
     """What the analysis reads of the source: the roles, the registers, and one producer and one
     consumer k-step, against the values ws_gemm.py's own constants imply."""
@@ -206,7 +211,18 @@ def _loses(path: Path) -> set[str]:
 
 
 GRADER_TESTS = {"test_producer_protocol", "test_consumer_protocol", "test_compiles_for_sm90a",
-                "test_setmaxnreg", "test_gpu_correct", "test_gpu_consan"}
+                "test_setmaxnreg", "test_gpu_correct", "test_gpu_consan", "test_many_laps"}
+
+
+def many_laps_violations(k: dict, laps: int = 13) -> dict:
+    """What the hidden test_many_laps finds: the rules over `laps` laps of the ring (K set in the
+    compile's shapes: A's shape[1] and stride[0], B's shape[0]), or the ring too shallow to run."""
+    if k["stages"] < 2:
+        return {"stages": [k["stages"]]}
+    n, args = k["stages"] * laps + 1, list(k["scalar_args"])
+    args[2] = args[3] = args[6] = n * (args[2] // k["k_steps"])
+    p = protocol.analyze(k["ttgir_ws"], k["stages"], n, args)
+    return {rule: msgs for rule, msgs in protocol.check(p).items() if msgs}
 WRONG_FILES = sorted(p.name for p in WRONG.glob("ch02_*.py")
                      if "# exercise: ch02_ws_gluon\n" in p.read_text())
 
@@ -229,6 +245,7 @@ def test_wrong_file_loses_what_its_header_says(fname):
     for test, rules in protocol.RULES_BY_TEST.items():
         broken = set(v) & set(rules)
         assert bool(broken) == (test in loses), (test, json.dumps(v, indent=1))
+    assert bool(many_laps_violations(compiled(fname, path))) == ("test_many_laps" in loses)
 
 
 def test_text_is_not_an_op():
