@@ -41,5 +41,6 @@ def test_softmax_masked():
     """A masked block pays the select on top of the max."""
     s = sub()
     for (r, n), ref in zip(SOFTMAX, MASKED_REF):
-        got = forms.number(s.softmax_clk(DATASHEET, r, n, masked=True), f"softmax_clk({r}, {n}, masked)", 0)
+        got = forms.number(s.softmax_clk(DATASHEET, r, n, masked=True),
+                           f"softmax_clk({r}, {n}, masked)", 0)
         assert got == pytest.approx(ref, rel=1e-6), (r, n)

@@ -32,7 +32,8 @@ def tables(m, stages: int, n_blocks: int) -> dict:
     for j, t in itertools.product(range(n_blocks), TILES):
         out[j, t] = (forms.integer(m.slot(j, t, stages), f"slot({j}, {t!r}, {stages})", 0,
                                    stages - 1),
-                     forms.parity(m.full_parity(j, t, stages), f"full_parity({j}, {t!r}, {stages})"),
+                     forms.parity(m.full_parity(j, t, stages),
+                                  f"full_parity({j}, {t!r}, {stages})"),
                      forms.parity(m.empty_parity(j, t, stages),
                                   f"empty_parity({j}, {t!r}, {stages})"))
     return out

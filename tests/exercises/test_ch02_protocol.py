@@ -35,10 +35,9 @@ CONSUMER_WAITS = ("        mbarrier.wait(full_a.index(s), (it // STAGES) & 1)\n"
 CONSUMER_WAIT = "        mbarrier.wait(full_b.index(s), (it // STAGES) & 1)\n"
 PRODUCER_WAIT = "        mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)\n"
 EXPECT = "        mbarrier.expect(full.index(s), desc.block_type.nbytes)\n"
-COPIES = ("        if IS_B:\n"
-          "            tma.async_copy_global_to_shared(desc, [k, off], full.index(s), ring.index(s))\n"
-          "        else:\n"
-          "            tma.async_copy_global_to_shared(desc, [off, k], full.index(s), ring.index(s))\n")
+COPY = "tma.async_copy_global_to_shared(desc, {}, full.index(s), ring.index(s))\n"
+COPIES = ("        if IS_B:\n            " + COPY.format("[k, off]")
+          + "        else:\n            " + COPY.format("[off, k]"))
 CALL_LOADERS = ("        (loader, (a_desc, a_ring, full_a, empty, STAGES, False)),\n"
                 "        (loader, (b_desc, b_ring, full_b, empty, STAGES, True)),\n")
 

@@ -17,7 +17,8 @@ FP8_REF = [measure_wgmma(H200, *c) for c in FP8]
 # every rate the two functions may read, changed: an answer with a preset's number typed in fails
 SLOW_HW = DATASHEET.with_(
     wgmma_overhead_clk=rng.uniform(4, 24), sfu_exp_per_clk=rng.choice([8, 32]),
-    softmax_stall_per_elem=rng.uniform(0.02, 0.2), tensor_flop_per_clk=rng.choice([1024, 2048, 8192]),
+    softmax_stall_per_elem=rng.uniform(0.02, 0.2),
+    tensor_flop_per_clk=rng.choice([1024, 2048, 8192]),
     fp8_speedup=rng.choice([1.5, 3.0, 4.0]), smem_bytes_per_clk=rng.choice([32, 64, 256]),
     fma_lanes_per_clk=rng.uniform(40, 200), row_reduce_clk=rng.uniform(5, 60),
     softmax_fma_per_elem=rng.uniform(1, 8))

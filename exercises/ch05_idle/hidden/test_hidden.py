@@ -10,10 +10,12 @@ pub = harness.public(__file__, "test_idle.py")
 rng = random.SystemRandom()              # drawn afresh each grading run: no table can hold them
 # every rate the prediction reads, changed: a rate typed in from a preset or the whitepaper fails
 OTHER_HW = DATASHEET.with_(wgmma_overhead_clk=rng.uniform(6, 24),
-                           sfu_exp_per_clk=rng.choice([8, 32]), wgmma_latency_clk=rng.uniform(40, 160),
+                           sfu_exp_per_clk=rng.choice([8, 32]),
+                           wgmma_latency_clk=rng.uniform(40, 160),
                            tensor_flop_per_clk=rng.choice([2048, 3072, 8192]),
                            smem_bytes_per_clk=rng.choice([64, 96, 256]),
-                           fma_lanes_per_clk=rng.uniform(48, 200), row_reduce_clk=rng.uniform(5, 60),
+                           fma_lanes_per_clk=rng.uniform(48, 200),
+                           row_reduce_clk=rng.uniform(5, 60),
                            softmax_fma_per_elem=rng.uniform(1, 6),
                            softmax_stall_per_elem=rng.uniform(0.02, 0.2),
                            softmax_pack_per_elem=rng.uniform(0.5, 3))
