@@ -11,8 +11,9 @@ from sim import H200_DATASHEET as DATASHEET
 rng = random.SystemRandom()              # a private draw each grading run: nothing to memorise
 # k is drawn from 1..192, most of it not a multiple of 16: the last instruction of a group covers
 # a partial k-step (k // 16 and ceil differ); dtypes fp8, bf16 and fp16 all appear.
-FP8 = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16), rng.randint(1, 192), "fp8",
-        rng.random() < .5) for _ in range(6)]
+FP8 = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16), k, "fp8", rng.random() < .5)
+       for k in [16 * rng.randint(0, 11) + rng.randint(1, 15)] + [rng.randint(1, 192)
+                                                                 for _ in range(5)]]
 FP8_REF = [measure_wgmma(H200, *c) for c in FP8]
 # every rate the two functions may read, changed: an answer with a preset's number typed in fails
 SLOW_HW = DATASHEET.with_(
@@ -22,8 +23,9 @@ SLOW_HW = DATASHEET.with_(
     fp8_speedup=rng.choice([1.5, 3.0, 4.0]), smem_bytes_per_clk=rng.choice([32, 64, 256]),
     fma_lanes_per_clk=rng.uniform(40, 200), row_reduce_clk=rng.uniform(5, 60),
     softmax_fma_per_elem=rng.uniform(1, 8))
-OTHER = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 8), rng.randint(1, 160), dt,
-          rng.random() < .5) for dt in ("fp16", "bf16", "fp8", "fp8")]  # one warpgroup's shapes
+OTHER = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 8),           # shapes one warpgroup holds,
+          16 * rng.randint(0, 9) + rng.randint(1, 15), dt, rng.random() < .5)  # k not a
+         for dt in ("fp16", "bf16", "fp8", "fp8")]                           # multiple of 16
 OTHER_SOFTMAX = rng.choice([(64, 16 * rng.randint(2, 12)), (128, 16 * rng.randint(2, 9))])
 OTHER_REF = [measure_wgmma(SLOW_HW, *c) for c in OTHER]
 OTHER_SOFTMAX_REF = measure_softmax(SLOW_HW, *OTHER_SOFTMAX, masked=True)
