@@ -222,7 +222,7 @@ if best:
            f"dtype and layout, tuned; on one large square GEMM a plain ring of three or four stages is enough.")
 
 # %% [markdown]
-# **Exercise** [`exercises/ch01_ring`](../exercises/ch01_ring/README.md): the ring's bookkeeping —
-# the slot of block j, the parity the consumers wait for on `full` and the producer on `empty`, and
-# when a parity wait passes — checked against the waits the model's GEMM logs and by a ring in the
-# model that runs on your functions.
+# **Exercise** [`exercises/ch01_ring`](../exercises/ch01_ring/README.md): one ring for K and V —
+# K_0, V_0, K_1, … stream through the same slots — and its bookkeeping: the slot of each tile, the
+# parity the consumers wait for on `full` and the producer on `empty`. The grader runs a CTA in
+# the model on your answers, with rings of 1 to 4 stages and many laps, and reads its event log.

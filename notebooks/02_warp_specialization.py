@@ -140,6 +140,7 @@ gemm_ladder(["sequential", "pipelined", "ws", "ws_pingpong"]);
 # `full` barrier per slot — and let the grader hold it to the ring's rules from the run's event log
 # (every block once into its slot, no refill before release, bytes expected = bytes copied, the
 # consumers never starved). [`exercises/ch02_ws_gluon`](../exercises/ch02_ws_gluon/README.md):
-# fill in the producer partition of a warp-specialized Gluon GEMM — the `empty` wait, the
-# `expect`, the TMA copies — graded by compiling it for sm_90a and reading the PTX (and, on a
-# Hopper GPU, by running it).
+# split the producer of a warp-specialized Gluon GEMM into a loader warp per operand — each with
+# its own `full` barrier, both waiting on one `empty` — and write the consumers' waits and the
+# `warp_specialize` call; graded by compiling it for sm_90a and reading the protocol from the
+# compiler's IR (and, on a Hopper GPU, by running it).

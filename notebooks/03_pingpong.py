@@ -379,6 +379,8 @@ md(f"**The paper's +{paper_pp[0] / paper_ws - 1:.0%} (§3.1).** Nowhere at d 128
    f"of tab. 2's pingpong over §3.1's `ws`, as strict known misses (`tests/model/test_paper.py`).")
 
 # %% [markdown]
-# **Exercise** [`exercises/ch03_pingpong`](../exercises/ch03_pingpong/README.md): add the turn
-# barriers to a two-consumer schedule so that the consumers' Q·Kᵀ never overlap on the tensor
-# core — the grader runs your schedule in the model and checks the tensor lane.
+# **Exercise** [`exercises/ch03_pingpong`](../exercises/ch03_pingpong/README.md): FA3's turns in
+# the model — warpgroup 0 opens them with an arrive on its own barrier, every turn is a phase an
+# arrive completes, and the turn passes on as soon as Q·Kⱼᵀ is issued, before its wait (as in the
+# kernel above; the model's own `ws_pingpong` waits for the scores first). The grader runs your
+# consumer with 2 and 3 warpgroups and reads the event log: who issued when, who handed over when.

@@ -8,7 +8,18 @@ objects through them.
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 from .engine import MBarrier
+
+
+def _nbytes(n) -> int:
+    """A byte count a role hands the model: a whole number >= 0 (a NaN, an infinity or a
+    fraction would reach the copy engine's clock or a barrier's transaction count)."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"expected a whole number of bytes >= 0, got {n!r}")
+    return int(n)
 
 
 class BarrierView:
@@ -25,7 +36,7 @@ class BarrierView:
 
     def expect(self, nbytes: int) -> None:
         """mbarrier.arrive.expect_tx: one arrival that announces `nbytes` still to land."""
-        self._bar.expect(nbytes)
+        self._bar.expect(_nbytes(nbytes))
 
     def arrive(self) -> None:
         self._bar.arrive()
@@ -106,7 +117,11 @@ class RoleView:
         return self._cta.tile(what, j)
 
     def delay(self, clk: float):
-        """An event `clk` cycles from now (``yield cta.delay(clk)``)."""
+        """An event `clk` cycles from now (``yield cta.delay(clk)``): a finite number >= 0 (a NaN
+        or infinite clock would make every later time comparison false)."""
+        if isinstance(clk, bool) or not isinstance(clk, (int, float)) or not math.isfinite(clk) \
+                or clk < 0:
+            raise ValueError(f"delay: expected a finite number of cycles >= 0, got {clk!r}")
         return self._cta.env.timeout(clk)
 
     # barriers and copies
@@ -116,7 +131,7 @@ class RoleView:
 
     def tma_copy(self, actor: str, op: str, nbytes: int, bar: BarrierView, tile=None) -> None:
         """Issue a TMA copy of `nbytes` that completes on `bar` (after your `bar.expect`)."""
-        self._cta.tma_copy(actor, op, nbytes, _bar(bar), tile)
+        self._cta.tma_copy(actor, op, _nbytes(nbytes), _bar(bar), tile)
 
     def load_q(self, actor: str) -> None:
         """The CTA's Q tile, expected on and landing at `q_full`."""

@@ -1,7 +1,7 @@
 """Grader for chapter 00: the student's cycle counts against the model's, step by step."""
 import pytest
 
-from exercises.grading import harness
+from exercises.grading import forms, harness
 from sim import H200_DATASHEET as DATASHEET
 from sim import measure_softmax, measure_wgmma
 
@@ -23,7 +23,8 @@ def test_wgmma_fp16():
     """wgmma group cycles, fp16/bf16, SS and RS, tab. 2 shapes."""
     s = sub()
     for case, ref in zip(WGMMA, WGMMA_REF):
-        assert s.wgmma_group_clk(DATASHEET, *case) == pytest.approx(ref, rel=1e-6), case
+        got = forms.number(s.wgmma_group_clk(DATASHEET, *case), f"wgmma_group_clk{case}", 0)
+        assert got == pytest.approx(ref, rel=1e-6), case
 
 
 @pytest.mark.points(2)
@@ -31,7 +32,8 @@ def test_softmax():
     """Softmax cycles of one warpgroup on an unmasked block."""
     s = sub()
     for (r, n), ref in zip(SOFTMAX, SOFTMAX_REF):
-        assert s.softmax_clk(DATASHEET, r, n) == pytest.approx(ref, rel=1e-6), (r, n)
+        got = forms.number(s.softmax_clk(DATASHEET, r, n), f"softmax_clk({r}, {n})", 0)
+        assert got == pytest.approx(ref, rel=1e-6), (r, n)
 
 
 @pytest.mark.points(1)
@@ -39,4 +41,6 @@ def test_softmax_masked():
     """A masked block pays the select on top of the max."""
     s = sub()
     for (r, n), ref in zip(SOFTMAX, MASKED_REF):
-        assert s.softmax_clk(DATASHEET, r, n, masked=True) == pytest.approx(ref, rel=1e-6), (r, n)
+        got = forms.number(s.softmax_clk(DATASHEET, r, n, masked=True),
+                           f"softmax_clk({r}, {n}, masked)", 0)
+        assert got == pytest.approx(ref, rel=1e-6), (r, n)

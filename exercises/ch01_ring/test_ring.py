@@ -1,147 +1,173 @@
-"""Grader for chapter 01: a ring's slot and phase parities, checked against the course's model.
+"""Grader for chapter 01: one ring for K and V, run in the course's model on the student's slot
+and parity functions, judged from the run's event log.
 
-Every expected answer comes from the model, in this process, before the submission is imported:
-the waits its warp-specialized GEMM logs (`sim.simulate`'s event log), a ring it runs, and
-mbarriers it builds for the purpose. Nothing is typed in by hand.
+The model has no such ring (its `ws` gives K and V a ring each): the grader's producer streams
+K_0, V_0, K_1, ... through the CTA's ring ``k`` alone, and its consumers read them back, every slot
+and parity taken from the submission's functions (asked once per tile, their form checked, before
+the run). The checks replay the log the grader's model wrote: which tile each copy put in which
+slot and when it landed, when each wgmma read it, when the producer claimed a slot (its `expect`)
+and how often the consumers had released it.
 """
+import itertools
+
 import pytest
 
-from exercises.grading import harness
-from sim import H100, AttentionConfig, GemmConfig, simulate
+from exercises.grading import forms, harness
+from sim import H100
 
-STAGES, BLOCKS = 2, 8
-GEMM_STAGES = (2, 3, 4)
-
-
-def model_passes(completed: int, parity: int) -> bool:
-    """Ask the model: a role completes `completed` phases of a barrier with one expected arrival
-    (the CTA's `q_full`), then waits for `parity`. The run finishes iff the wait passes."""
-    def producer(cta):
-        for _ in range(completed):
-            cta.q_full.arrive()
-        yield from cta.wait(cta.producer_name, cta.q_full, parity)
-
-    def idle(cta, w):
-        return
-        yield
-
-    run = simulate(AttentionConfig(variant="ws"), H100, roles={"producer": producer,
-                   "consumer": idle}, n_blocks=1)
-    assert sum(e[0] == "complete" for e in run.events) == completed
-    return run.finished
-
-
-def gemm_waits(stages: int) -> dict[str, list[tuple[int, int]]]:
-    """(slot, parity) of every wait on the A/B ring of the course's `ws` GEMM, block by block: the
-    producer's on `empty` before it refills a slot, consumer 0's on `full` before it reads."""
-    run = simulate(GemmConfig(variant="ws", stages=stages, block_k=32), H100, n_tiles=2,
-                   k_blocks=7)                 # 14 blocks: the ring runs on across tiles
-    assert run.finished, run.error
-    out = {"empty": [], "full": []}
-    for kind, _t0, _t1, actor, bar, parity in (e for e in run.events if e[0] == "wait"):
-        for which, who in (("empty", "producer"), ("full", "consumer0")):
-            if bar.startswith(f"ab.{which}[") and actor == who:
-                out[which].append((int(bar[len(which) + 4:-1]), parity))
-    assert len(out["empty"]) == len(out["full"]) > 2 * stages
-    return out
-
-
-# References first, before any submission code runs in this process.
-PASSES = {(n, p): model_passes(n, p) for n in range(6) for p in (0, 1)}
-WAITS = {s: gemm_waits(s) for s in GEMM_STAGES}
-REF_CLK = harness.reference_clk("ws", BLOCKS, STAGES)
+TILES = ("K", "V")
+OP = {"K": "load K", "V": "load V"}
+READ = {"QKᵀ": "K", "PV": "V"}
+WAKE = max(H100.mbarrier_clk, H100.mbarrier_probe_clk)
 
 
 def sub():
     return harness.submission(__file__, "ring.py")
 
 
-def ring_roles(m):
-    """The `ws` attention producer and consumers, with every slot and parity from module `m`."""
+def tables(m, stages: int, n_blocks: int) -> dict:
+    """(j, tile) -> (slot, full parity, empty parity), each answer asked once and checked for its
+    form (an int slot in [0, stages), parities 0 or 1)."""
+    out = {}
+    for j, t in itertools.product(range(n_blocks), TILES):
+        out[j, t] = (forms.integer(m.slot(j, t, stages), f"slot({j}, {t!r}, {stages})", 0,
+                                   stages - 1),
+                     forms.parity(m.full_parity(j, t, stages),
+                                  f"full_parity({j}, {t!r}, {stages})"),
+                     forms.parity(m.empty_parity(j, t, stages),
+                                  f"empty_parity({j}, {t!r}, {stages})"))
+    return out
+
+
+def roles(table):
+    """The grader's producer and consumers for the shared ring, on the student's answers."""
     def producer(cta):
-        me = cta.producer_name
+        me, ring = cta.producer_name, cta.k
         cta.load_q(me)
         nbytes = cta.cfg.block_n * cta.cfg.headdim * cta.el
-        for j in range(cta.n_blocks):
-            for ring, op in ((cta.k, "load K"), (cta.v, "load V")):
-                s = m.slot(j, ring.stages)
-                yield from cta.wait(me, ring.empty[s], m.empty_parity(j, ring.stages))
-                ring.full[s].expect(nbytes)
-                cta.tma_copy(me, op, nbytes, ring.full[s], cta.tile("kv", j))
+        for j, t in itertools.product(range(cta.n_blocks), TILES):
+            s, _, parity = table[j, t]
+            yield from cta.wait(me, ring.empty[s], parity)
+            ring.full[s].expect(nbytes)
+            cta.tma_copy(me, OP[t], nbytes, ring.full[s], cta.tile("kv", j))
 
     def consumer(cta, w):
-        me = cta.wg(w)
+        me, ring = cta.wg(w), cta.k
 
-        def acquire(ring, j):
-            yield from cta.wait(me, ring.full[m.slot(j, ring.stages)], m.full_parity(j, ring.stages))
-
-        def release(ring, j):
-            ring.empty[m.slot(j, ring.stages)].arrive()
+        def acquire(j, t):
+            s, parity, _ = table[j, t]
+            yield from cta.wait(me, ring.full[s], parity)
 
         yield from cta.wait(me, cta.q_full, 0)
         for j in range(cta.n_blocks):
-            yield from acquire(cta.k, j)
+            yield from acquire(j, "K")
             yield cta.qk(w, j)
-            release(cta.k, j)
+            ring.empty[table[j, "K"][0]].arrive()
             yield from cta.softmax(w, j)
             yield from cta.rescale(w, j)
-            yield from acquire(cta.v, j)
+            yield from acquire(j, "V")
             yield from cta.pack(w, j)
             yield cta.pv(w, j)
-            release(cta.v, j)
+            ring.empty[table[j, "V"][0]].arrive()
         yield from cta.epilogue(w)
 
     return producer, consumer
 
 
-def run_ring(m, stages=STAGES, n_blocks=BLOCKS, **cfg):
-    producer, consumer = ring_roles(m)
-    return harness.run_cta(producer=producer, consumer=consumer, variant="ws", n_blocks=n_blocks,
-                           stages=stages, **cfg)
+def check(events, stages: int, table: dict, block_bytes: int) -> tuple[list, dict]:
+    """Replay the log: (the slots the tiles were copied into, in stream order; violations)."""
+    full = {f"k.full[{s}]": s for s in range(stages)}
+    empty = {f"k.empty[{s}]": s for s in range(stages)}
+    fills, released, free_at = [0] * stages, [0] * stages, {}
+    content: dict = {}                                   # slot -> (tile, block, landed?)
+    slots, last_claim = [], 0.0
+    bad = {k: [] for k in ("copy", "read_before_land", "overwrite", "starved")}
+    for kind, *f in events:
+        if kind == "expect" and f[1] in full:
+            t, name, _ = f
+            s, n = full[name], fills[full[name]]
+            if released[s] < n:
+                bad["overwrite"].append(f"t={t:.0f}: slot {s} claimed for its fill #{n + 1} while "
+                                        f"the consumers had released it {released[s]} time(s)")
+            elif t > max(free_at.get((s, n), 0.0), last_claim) + WAKE + 1e-6:
+                bad["starved"].append(f"t={t:.0f}: slot {s}'s fill #{n + 1} claimed "
+                                      f"{t - max(free_at.get((s, n), 0.0), last_claim):.0f} clk "
+                                      "after it was free")
+            fills[s], last_claim = n + 1, t
+        elif kind == "complete" and f[1] in empty:
+            s = empty[f[1]]
+            released[s] += 1
+            free_at[s, released[s]] = f[0]
+        elif kind == "tma" and f[3] in full:
+            t, _actor, op, bar, tile, nbytes = f
+            s = full[bar]
+            if nbytes != block_bytes:
+                bad["copy"].append(f"t={t:.0f}: {op} of {nbytes} bytes, a tile is {block_bytes}")
+            slots.append(s)
+            content[s] = (op[-1], tile[1], False)
+        elif kind == "landed" and f[3] in full:
+            s = full[f[3]]
+            if content.get(s) == (f[2][-1], f[4][1], False):
+                content[s] = (f[2][-1], f[4][1], True)
+        elif kind == "wgmma" and f[2] in READ:
+            t, actor, op, tile = f[:4]
+            tl, j = READ[op], tile[1]
+            s = table[j, tl][0]
+            if content.get(s) != (tl, j, True):
+                have = content.get(s)
+                what = "nothing" if have is None else (
+                    f"{have[0]}_{have[1]} ({'landed' if have[2] else 'still in flight'})")
+                bad["read_before_land"].append(f"t={t:.0f}: {actor} read {tl}_{j} from slot {s}, "
+                                               f"which holds {what}")
+    return slots, bad
+
+
+def run_ring(m, stages: int, n_blocks: int, hw=H100, **cfg):
+    """The CTA on the submission's functions: (run, slots copied into, violations)."""
+    table = tables(m, stages, n_blocks)
+    producer, consumer = roles(table)
+    r = harness.run_cta(producer=producer, consumer=consumer, variant="ws", n_blocks=n_blocks,
+                        stages=stages, hw=hw, **cfg)
+    block_bytes = r.run.config.block_n * r.run.config.headdim * (
+        1 if r.run.config.dtype == "fp8" else 2)
+    slots, bad = check(r.run.events, stages, table, block_bytes)
+    return r, slots, bad
+
+
+def assert_runs(r, slots, bad, n_blocks):
+    assert r.finished, r.error
+    assert len(slots) == 2 * n_blocks, f"{len(slots)} tiles copied, the stream has {2 * n_blocks}"
+    for rule in ("copy", "read_before_land", "overwrite", "starved"):
+        assert not bad[rule], f"{rule}: {bad[rule][:3]}"
 
 
 @pytest.mark.points(1)
-def test_passes_like_an_mbarrier():
-    """`passes(completed, parity)` says what the model's mbarrier does, for 0..5 completed phases
-    (a fresh barrier included) and both parities."""
+def test_slots_in_stream_order():
+    """K_0, V_0, K_1, ... go into the ring one slot after the other, starting at slot 0 (2 and 3
+    stages)."""
     m = sub()
-    wrong = [f"passes({n}, {p}) = {m.passes(n, p)!r}, the barrier {'lets it through' if want else 'blocks'}"
-             for (n, p), want in PASSES.items() if bool(m.passes(n, p)) != want]
-    assert not wrong, wrong
-
-
-@pytest.mark.points(1)
-def test_slots_match_the_model():
-    """Block j's slot is the one the course's `ws` GEMM waits on for block j (2, 3, 4 stages)."""
-    m = sub()
-    for s, waits in WAITS.items():
-        for which in ("empty", "full"):
-            got = [m.slot(j, s) for j in range(len(waits[which]))]
-            want = [slot for slot, _ in waits[which]]
-            assert got == want, f"{s} stages, {which} waits: slots {got}, the model's {want}"
-
-
-@pytest.mark.points(2)
-def test_parities_match_the_model():
-    """The producer's parity on `empty` and the consumers' on `full`, block by block, are the ones
-    the course's `ws` GEMM waits for (2, 3, 4 stages)."""
-    m = sub()
-    for s, waits in WAITS.items():
-        for which, fn in (("empty", m.empty_parity), ("full", m.full_parity)):
-            got = [fn(j, s) for j in range(len(waits[which]))]
-            want = [parity for _, parity in waits[which]]
-            assert got == want, f"{s} stages, {which}_parity: {got}, the model's {want}"
+    for stages in (2, 3):
+        table = tables(m, stages, 7)
+        got = [table[j, t][0] for j, t in itertools.product(range(7), TILES)]
+        after = [a for a, b in itertools.pairwise(got) if b != (a + 1) % stages]
+        assert got[0] == 0 and not after, f"{stages} stages: slots {got}, tile by tile"
 
 
 @pytest.mark.points(2)
 def test_a_ring_runs_on_your_functions():
-    """The `ws` attention CTA with every slot and parity taken from your functions: it runs to the
-    end, no consumer reads a slot before its block landed, the producer never refills a slot the
-    consumers still read, and it takes as long as the course's own (±0.5%)."""
-    r = run_ring(sub())
-    assert r.finished, r.error
-    assert r.copied["k"] == list(range(BLOCKS)) and r.copied["v"] == list(range(BLOCKS))
-    assert not r.violations["copy"], r.violations["copy"][:3]
-    assert not r.violations["read_before_land"], r.violations["read_before_land"][:3]
-    assert not r.violations["overwrite"], r.violations["overwrite"][:3]
-    assert r.clk == pytest.approx(REF_CLK, rel=5e-3)
+    """A 2-stage ring over 8 blocks: it runs to the end, no tile read before it landed, no slot
+    refilled before both consumers released it, each refill claimed as soon as the slot is free."""
+    assert_runs(*run_ring(sub(), 2, 8), 8)
+
+
+@pytest.mark.points(2)
+def test_odd_and_deep_rings():
+    """The same with 3 stages (K_j changes slot from block to block) over 7 blocks, many laps,
+    and 4 stages over one block (fewer tiles than slots)."""
+    m = sub()
+    for stages, n_blocks in ((3, 7), (4, 1)):
+        r, slots, bad = run_ring(m, stages, n_blocks, headdim=64, block_n=128)
+        try:
+            assert_runs(r, slots, bad, n_blocks)
+        except AssertionError as e:
+            raise AssertionError(f"{stages} stages, {n_blocks} blocks: {e}") from None

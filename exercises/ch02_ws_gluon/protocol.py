@@ -77,7 +77,10 @@ class Protocol:
     requested_regs: list = field(default_factory=list)
     actual_regs: list = field(default_factory=list)  # after allocate-warp-groups: default first
     maxnreg: int | None = None
-    tile_bytes: int = 0                             # one slot of each ring copied into or read
+    loaders: list = field(default_factory=list)     # worker partitions that issue TMA copies
+    ring_bytes: dict = field(default_factory=dict)  # ring alloc -> bytes of one slot
+    operands: dict = field(default_factory=dict)    # ring alloc -> "A" | "B" (the wgmma's operands)
+    full_names: dict = field(default_factory=dict)  # full barrier alloc -> "full_a" | "full_b"
     notes: list = field(default_factory=list)
 
 
@@ -282,8 +285,8 @@ class _Run:
         for header, ops in op.regions:
             name = header.split("(")[0].split()[0]
             w = re.search(r"num_warps\((\d{1,4})\)", header)
-            self.part = Partition({"default": "consumer", "partition0": "producer"}.get(
-                name, name), int(w.group(1)) if w else self.num_warps)
+            self.part = Partition("consumer" if name == "default" else name,
+                                  int(w.group(1)) if w else self.num_warps)
             # partitions other than the default see only their block arguments = the captures
             penv = dict(env) if name == "default" else dict(zip(_ARG.findall(header), captures))
             self.pending = True
@@ -313,10 +316,14 @@ def analyze(ttgir: str, stages: int, k_steps: int, scalar_args=None) -> Protocol
     except ValueError as e:
         p.notes.append(str(e))
         return p
-    # roles by use, not by name: the TMA copies complete on (and the expect is on) `full`; the
-    # producer waits on, and the consumers arrive on, `empty`
+    # roles by use, not by name: a loader is a worker partition that issues TMA copies; its copies
+    # complete on (and its expect is on) a `full` barrier; the loaders wait on, and the consumers
+    # arrive on, `empty`
     live = {k: [e for e in q.events if e.status != "no"] for k, q in p.partitions.items()}
-    prod, cons = live.get("producer", []), live.get("consumer", [])
+    p.loaders = [k for k, ev in live.items() if k != "consumer" and any(e.kind == "copy"
+                                                                        for e in ev)]
+    prod = [e for k in p.loaders for e in live[k]]
+    cons = live.get("consumer", [])
     full = {e.alloc for e in prod if e.kind in ("copy", "expect") and e.alloc}
     empty = {e.alloc for e in prod if e.kind == "wait" and e.alloc} | {
         e.alloc for e in cons if e.kind == "arrive" and e.alloc}
@@ -326,12 +333,15 @@ def analyze(ttgir: str, stages: int, k_steps: int, scalar_args=None) -> Protocol
                 sorted(full & empty)]
     rings = {d[0]: d[2] for e in prod + cons for d in ([e.dest] if e.kind == "copy" else e.dest
                                                if e.kind == "dot" else []) if d[0]}
-    p.tile_bytes = sum(rings.values())
+    p.ring_bytes = rings
+    dots = [e for e in cons if e.kind == "dot"]
+    p.operands = {d[0]: x for x, d in zip("AB", dots[0].dest)} if dots else {}
     return p
 
 
 def _label(p: Protocol, kind, alloc, slot, value, role=None) -> str:
-    where = f"{role or p.roles.get(alloc, alloc or '?')}[{'?' if slot is None else slot}]"
+    name = role or p.full_names.get(alloc) or p.roles.get(alloc, alloc or "?")
+    where = f"{name}[{'?' if slot is None else slot}]"
     return {"wait": f"wait on {where} with parity {value}", "arrive": f"arrive on {where}",
             "expect": f"expect of {value} bytes on {where}"}[kind]
 
@@ -361,66 +371,122 @@ def _one(out, p, part, it, kind, role, slot, value=None, optional=False):
     return evs[0] if evs and not msg else None
 
 
+def _name(p: Protocol, part) -> str:
+    """A loader's name by the operand it copies ("loader of A"), else the partition's."""
+    rings = {e.dest[0] for e in part.events if e.kind == "copy"}
+    ops = sorted(p.operands.get(r, "?") for r in rings)
+    return f"loader of {'+'.join(ops)}" if ops else part.name
+
+
 def check(p: Protocol) -> dict:
-    """Violations by rule (every name in RULES); an empty list is a rule kept."""
-    prod, cons = p.partitions.get("producer"), p.partitions.get("consumer")
-    if not p.found or prod is None or cons is None:
-        return {r: [("no ttg.warp_specialize with a default partition (the consumers) and a "
-                    "worker partition0 (the producer) in the TTGIR")] + p.notes for r in RULES}
+    """Violations by rule (every name in RULES); an empty list is a rule kept. The kernel has two
+    loader partitions, one for A and one for B, each with its own `full` barrier per slot and
+    both waiting on one `empty`; the consumers wait on both `full` barriers of a slot."""
+    cons = p.partitions.get("consumer")
+    loaders = [p.partitions[k] for k in p.loaders]
+    if not p.found or cons is None or not loaders:
+        return {r: [("no ttg.warp_specialize with a default partition (the consumers) and worker "
+                     "partitions that copy A and B (the loaders) in the TTGIR")] + p.notes
+                for r in RULES}
     v = {r: [] for r in RULES}
     S, n = p.stages, p.k_steps
+    copied = {q.name: {e.dest[0] for e in q.events if e.kind == "copy"} for q in loaders}
+    fulls = {q.name: {e.alloc for e in q.events if e.kind == "copy" and e.status != "no"}
+             for q in loaders}
     v["structure"] += p.notes + [
-        f"the {q.name}'s k-loop runs {q.trips} times; expected {n} (one per k-step)"
-        for q in (prod, cons) if q.trips is not None and q.trips != n] + [
-        f"{q.name} does barrier/TMA/wgmma work; expected only one worker partition"
-        for q in p.partitions.values() if q not in (prod, cons) and q.events]
-    rings = len({e.dest[0] for e in prod.events if e.kind == "copy"} | {
-        d[0] for e in cons.events if e.kind == "dot" for d in e.dest if d[0]})
+        f"the {_name(p, q)}'s k-loop runs {q.trips} times; expected {n} (one per k-step)"
+        for q in [*loaders, cons] if q.trips is not None and q.trips != n] + [
+        f"{q.name} does barrier/TMA/wgmma work but copies nothing; expected only the two loaders"
+        for k, q in p.partitions.items() if k != "consumer" and k not in p.loaders and q.events]
+    if len(loaders) != 2 or sorted(p.operands.get(r, "?") for c in copied.values()
+                                   for r in c) != ["A", "B"]:
+        v["structure"].append(
+            f"{len(loaders)} loader partition(s) copying "
+            + "; ".join(f"{q.name}: {sorted(p.operands.get(r, r) for r in copied[q.name])}"
+                        for q in loaders) + "; expected two, one copying A and one copying B")
+    elif fulls[loaders[0].name] & fulls[loaders[1].name]:
+        v["producer.copies"].append("both loaders' copies complete on the same full barrier; "
+                                    "expected one full barrier per operand (each counts one "
+                                    "arrival a phase: the loader's expect)")
+    own = {q.name: next(iter(fulls[q.name])) if len(fulls[q.name]) == 1 else None
+           for q in loaders}
+    p.full_names = {own[q.name]: "full_" + _name(p, q)[len("loader of "):].lower()
+                    for q in loaders if own[q.name] and len(copied[q.name]) == 1}
+    for q in loaders:
+        if len(fulls[q.name]) > 1:
+            v["producer.copies"].append(f"the {_name(p, q)}'s copies complete on "
+                                        f"{len(fulls[q.name])} different barriers; expected one")
     for it in range(n):
         s, ph = it % S, (it // S) & 1
-        # the first lap may skip the wait: a fresh barrier passes parity 1 at once
-        w = _one(v["producer.wait"], p, prod, it, "wait", "empty", s, ph ^ 1, optional=it < S)
-        x = _one(v["producer.expect"], p, prod, it, "expect", "full", s, p.tile_bytes)
-        copies, out = _at(prod, it, "copy"), v["producer.copies"]
-        if len({c.dest[0] for c in copies}) != len(copies) or len(copies) != max(2, rings):
-            out.append(f"producer, k-step {it}: {len(copies)} TMA copies run, into "
-                       + (", ".join(f"{c.dest[0]}[{c.dest[1]}]" for c in copies) or "nothing")
-                       + f"; expected one into slot {s} of each ring (A and B)")
-        for c in copies:
-            if c.dest[1] != s or (p.roles.get(c.alloc), c.slot) != ("full", s):
-                out.append(f"producer, k-step {it}: a TMA copy into {c.dest[0]}[{c.dest[1]}] "
-                           f"completes on {p.roles.get(c.alloc, c.alloc)}[{c.slot}]; expected "
-                           f"slot {s}, completing on full[{s}]")
-            out += [f"producer, k-step {it}: a TMA copy is issued before {what}"
-                    for before, what in ((w, "the wait on empty"), (x, "the expect"))
-                    if before and c.order < before.order]
-        if w and x and x.order < w.order:
-            v["producer.wait"].append(f"producer, k-step {it}: the expect comes before the wait")
-        w = _one(v["consumer.wait"], p, cons, it, "wait", "full", s, ph)
+        for q in loaders:
+            who, ring = _name(p, q), next(iter(copied[q.name])) if copied[q.name] else None
+            # the first lap may skip the wait: a fresh barrier passes parity 1 at once
+            w = _one(v["producer.wait"], p, q, it, "wait", "empty", s, ph ^ 1, optional=it < S)
+            x = _one(v["producer.expect"], p, q, it, "expect", "full", s,
+                     p.ring_bytes.get(ring))
+            if x and own[q.name] and x.alloc != own[q.name]:
+                v["producer.expect"].append(f"{who}, k-step {it}: its expect is on another "
+                                            f"barrier than the one its copy completes on")
+            copies, out = _at(q, it, "copy"), v["producer.copies"]
+            if len(copies) != 1:
+                out.append(f"{who}, k-step {it}: {len(copies)} TMA copies run, into "
+                           + (", ".join(f"{c.dest[0]}[{c.dest[1]}]" for c in copies) or "nothing")
+                           + f"; expected one, into slot {s} of its ring")
+            for c in copies:
+                if c.dest[1] != s or (p.roles.get(c.alloc), c.slot) != ("full", s):
+                    out.append(f"{who}, k-step {it}: a TMA copy into {c.dest[0]}[{c.dest[1]}] "
+                               f"completes on {p.roles.get(c.alloc, c.alloc)}[{c.slot}]; "
+                               f"expected slot {s}, completing on its full[{s}]")
+                out += [f"{who}, k-step {it}: a TMA copy is issued before {what}"
+                        for before, what in ((w, "the wait on empty"), (x, "the expect"))
+                        if before and c.order < before.order]
+            if w and x and x.order < w.order:
+                v["producer.wait"].append(f"{who}, k-step {it}: the expect comes before the wait")
+        waits, out = _at(cons, it, "wait"), v["consumer.wait"]
         dots = _at(cons, it, "dot")
+        for q in loaders:
+            ours = [e for e in cons.events if e.it == it and e.kind == "wait" and own[q.name]
+                    and e.alloc == own[q.name]]
+            mine = [e for e in ours if e.status == "yes"]
+            exp = (f"a wait on {p.full_names.get(own[q.name], 'its full')}[{s}] (the "
+                   f"{_name(p, q)}'s) with parity {ph}")
+            if len(mine) != 1 or (mine[0].slot, mine[0].value) != (s, ph):
+                why = (" (one depends on a run-time value)" if any(e.status == "cond" for e in ours)
+                       else " (one is behind a branch or predicate that is false here)"
+                       if ours else "")
+                out.append(f"consumer, k-step {it}: "
+                           + ("; ".join(_label(p, "wait", e.alloc, e.slot, e.value)
+                                        for e in mine) or f"no such wait runs{why}")
+                           + f"; expected {exp}")
+            elif dots and dots[0].order < mine[0].order:
+                out.append(f"consumer, k-step {it}: the wgmma is issued before {exp}")
+        out += [f"consumer, k-step {it}: {_label(p, 'wait', e.alloc, e.slot, e.value)} runs; "
+                "expected only the waits on the two full barriers" for e in waits
+                if e.alloc not in own.values()]
         if not dots:
             v["consumer.wgmma"].append(f"consumer, k-step {it}: no wgmma runs" + (
                 " (one depends on a run-time value)" if _at(cons, it, "dot", "cond") else ""))
         v["consumer.wgmma"] += [f"consumer, k-step {it}: the wgmma reads {a}[{sl}]; expected "
                                 f"slot {s}" for d in dots for a, sl, _ in d.dest if a and sl != s]
-        if w and dots and dots[0].order < w.order:
-            v["consumer.wait"].append(f"consumer, k-step {it}: the wgmma is issued before the "
-                                      f"wait on full[{s}]")
         if it > 0:     # k-step it-1's wgmma is done (wgmma_wait(1)): release its slot
             _one(v["consumer.arrive"], p, cons, it, "arrive", "empty", (it - 1) % S)
         v["consumer.arrive"] += [f"consumer, k-step 0: {_label(p, 'arrive', e.alloc, e.slot, 0)}"
                                  " runs; no earlier k-step has a slot to release"
                                  for e in _at(cons, 0, "arrive")] if it == 0 else []
     regs, cap, out = p.actual_regs or p.requested_regs, p.maxnreg, v["setmaxnreg"]
-    if not p.requested_regs:
-        out.append("warp_specialize has no requestedRegisters: the producer's register count "
-                   "was not given, so no setmaxnreg is emitted")
-    elif p.actual_regs and len(regs) >= 2 and cap:
-        out += [(f"the producer gets {regs[1]} registers; expected fewer than the {cap} at entry "
-                "(setmaxnreg.dec)")] * (regs[1] >= cap) + [
+    index = {q.name: int(q.name[len("partition"):]) for q in loaders
+             if q.name.startswith("partition") and q.name[len("partition"):].isdigit()}
+    if not p.requested_regs or any(i >= len(p.requested_regs) for i in index.values()):
+        out.append("warp_specialize has no requestedRegisters for every loader: a worker's "
+                   "register count was not given, so no setmaxnreg is emitted")
+    elif p.actual_regs and cap:
+        out += [f"the {_name(p, q)} gets {regs[index[q.name] + 1]} registers; expected fewer than "
+                f"the {cap} at entry (setmaxnreg.dec)" for q in loaders
+                if q.name in index and regs[index[q.name] + 1] >= cap] + [
                 (f"the consumers get {regs[0]} registers; expected more than the {cap} at entry "
-                "(setmaxnreg.inc)")] * (regs[0] <= cap)
-    elif cap and regs[0] >= cap:
-        out.append(f"the producer requests {regs[0]} registers; expected fewer than the {cap} "
-                   "at entry")
+                 "(setmaxnreg.inc)")] * (regs[0] <= cap)
+    elif cap:
+        out += [f"the {_name(p, q)} requests {p.requested_regs[index[q.name]]} registers; "
+                f"expected fewer than the {cap} at entry" for q in loaders
+                if q.name in index and p.requested_regs[index[q.name]] >= cap]
     return {r: m[:6] + [f"... and {len(m) - 6} more"] * (len(m) > 6) for r, m in v.items()}

@@ -1,5 +1,5 @@
 """Grader for chapter 02: the warp-specialized Gluon GEMM. The submission compiles its kernel for
-sm_90a in its sandbox (on a CPU) and hands back the IR; the grader reads the producer/consumer
+sm_90a in its sandbox (on a CPU) and hands back the IR; the grader reads the loaders'/consumers'
 protocol from the compiler's TTGIR (`protocol.py`: which barrier each partition waits on with
 which parity, what it expects and copies, in every k-step, only what runs), never from text the
 submission could spell. On a Hopper GPU, the submission's kernel runs on the grader's inputs."""
@@ -48,11 +48,11 @@ def violations(test):
 @pytest.mark.timeout(300)
 def test_compiles_for_sm90a():
     """The kernel compiles for sm_90a: a warp_specialize of 2 consumer warpgroups and the
-    producer's warps (12 warps in all)."""
+    loaders' warps (12 warps in all)."""
     k = compiled()
     assert isinstance(k.get("ptx"), str) and ".target sm_90a" in k["ptx"]
-    assert k.get("num_warps") == 12, (f"{k.get('num_warps')} warps: expected 8 consumer warps + 1 "
-                                      "producer, rounded to 12")
+    assert k.get("num_warps") == 12, (f"{k.get('num_warps')} warps: expected 8 consumer warps + 2 "
+                                      "loaders, rounded to 12")
     p = protocol.analyze(k.get("ttgir_ws") or k["ttgir"], k["stages"], k["k_steps"],
                          k.get("scalar_args"))
     assert p.found, "no warp_specialize in the kernel's IR"
@@ -61,9 +61,10 @@ def test_compiles_for_sm90a():
 @pytest.mark.points(2)
 @pytest.mark.timeout(300)
 def test_producer_protocol():
-    """The producer, in every k-step it: waits on empty[it % S] with parity ((it // S) & 1) ^ 1,
-    expects the bytes of one A and one B tile on full[it % S], then copies A and B into slot
-    it % S, completing on full[it % S] (read from the TTGIR: only ops that run count)."""
+    """Two loaders, one copying A and one copying B, each completing on its own full barrier;
+    each, in every k-step it: waits on empty[it % S] with parity ((it // S) & 1) ^ 1, expects its
+    tile's bytes on its full[it % S], then copies its tile into slot it % S (read from the TTGIR:
+    only ops that run count)."""
     bad = violations("test_producer_protocol")
     assert not bad, "\n".join(f"{r}: {m}" for r, ms in bad.items() for m in ms)
 
@@ -71,8 +72,9 @@ def test_producer_protocol():
 @pytest.mark.points(2)
 @pytest.mark.timeout(300)
 def test_consumer_protocol():
-    """The consumers, in every k-step it: wait on full[it % S] with parity (it // S) & 1 before
-    their wgmma reads slot it % S, and release the previous slot on empty."""
+    """The consumers, in every k-step it: wait on both full barriers of slot it % S (A's and B's)
+    with parity (it // S) & 1 before their wgmma reads the slot, and release the previous slot on
+    empty."""
     bad = violations("test_consumer_protocol")
     assert not bad, "\n".join(f"{r}: {m}" for r, ms in bad.items() for m in ms)
 
@@ -80,7 +82,7 @@ def test_consumer_protocol():
 @pytest.mark.points(1)
 @pytest.mark.timeout(300)
 def test_setmaxnreg():
-    """warp_specialize with worker_num_regs moves registers: the producer gets fewer than the
+    """warp_specialize with worker_num_regs moves registers: each loader gets fewer than the
     entry cap, the consumers more (what setmaxnreg.dec / .inc will set)."""
     bad = violations("test_setmaxnreg")
     assert not bad, "\n".join(f"{r}: {m}" for r, ms in bad.items() for m in ms)

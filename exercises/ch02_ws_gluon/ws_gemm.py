@@ -1,22 +1,27 @@
-"""Chapter 02 — a warp-specialized GEMM in Gluon (triton 3.6.0), one 128 × 128 tile per CTA.
+"""Chapter 02 — a warp-specialized GEMM in Gluon (triton 3.6.0), one 128 × 128 tile per CTA, with
+ONE LOADER PER OPERAND.
 
-The course's own version is ``kernels/gemm/ws.py`` (persistent, 128 × 256); this one is
-self-contained and smaller. Roles::
+The course's own version is ``kernels/gemm/ws.py`` (persistent, 128 × 256): one producer warp
+copies A and B into a slot and announces both on one `full` barrier. Here each operand has its
+own loader warp and its own `full` barrier per slot; both loaders wait on the slot's one `empty`
+barrier, which the consumers arrive on once they are done with the slot. Roles::
 
-    producer (1 warp, 40 registers)           consumers (2 warpgroups, the rest)
-    for each k-step `it`:                     for each k-step `it`:
-        wait empty[s]                             wait full[s]
-        expect full[s] <- bytes of A + B          wgmma slot s (async); wgmma_wait(1)
-        TMA A, B -> slot s                        arrive empty[slot of it - 1]
-                                              epilogue: C tile -> smem -> TMA store
+    loader of A (1 warp, 40 registers)   loader of B (the same)     consumers (2 warpgroups)
+    for each k-step `it`:                for each k-step `it`:      for each k-step `it`:
+        wait empty[s]                        wait empty[s]              wait full_a[s], full_b[s]
+        expect full_a[s] <- bytes of A       expect full_b[s] <- B      wgmma slot s; wgmma_wait(1)
+        TMA A -> slot s of a_ring            TMA B -> slot s of b_ring  arrive empty[slot of it-1]
+                                                                    epilogue: C -> smem -> TMA
 
-Fill in the three solution blocks: the producer's loop body, the consumers' wait on ``full``,
-and the ``gl.warp_specialize`` call (the consumers are the default partition; the producer gets
-``PRODUCER_WARPS`` warps and ``PRODUCER_REGS`` registers, which is what makes the compiler emit
-``setmaxnreg``). Slot ``s = it % STAGES``; its barriers' phase parity is ``(it // STAGES) & 1``.
+Fill in the three solution blocks: a loader's loop body (the same function loads A or B, as
+``IS_B`` says), the consumers' waits, and the ``gl.warp_specialize`` call (the consumers are the
+default partition; each loader is a worker of ``LOADER_WARPS`` warps and ``LOADER_REGS``
+registers, which is what makes the compiler emit ``setmaxnreg``). Slot ``s = it % STAGES``; its
+barriers' phase parity is ``(it // STAGES) & 1``. Every `full` barrier counts one arrival a phase
+(its loader's expect); every `empty` one (the consumers' arrive).
 
-The grader compiles the kernel for sm_90a on CPU (no GPU needed) and reads the PTX; on a Hopper
-GPU it also checks C against torch.
+The grader compiles the kernel for sm_90a on CPU (no GPU needed) and reads the protocol from the
+compiler's IR; on a Hopper GPU it also checks C against a float64 product.
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -31,8 +36,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 BM, BN, BK = 128, 128, 64
 STAGES = 3
 NUM_WARPS = 8                       # the consumers: two warpgroups, 64 rows of the tile each
-PRODUCER_WARPS = gl.constexpr(1)
-PRODUCER_REGS = gl.constexpr(40)
+LOADER_WARPS = gl.constexpr(1)
+LOADER_REGS = gl.constexpr(40)
 MAXNREG = 168                       # register cap at entry: 65536 / (3 warpgroups × 128 threads)
 
 
@@ -43,28 +48,31 @@ def acc_layout(BN, num_warps):
 
 
 @gluon.jit
-def producer(a_desc, b_desc, a_ring, b_ring, full, empty, STAGES: gl.constexpr):
-    BM: gl.constexpr = a_desc.block_type.shape[0]
-    BK: gl.constexpr = a_desc.block_type.shape[1]
-    BN: gl.constexpr = b_desc.block_type.shape[1]
-    off_m = gl.program_id(0) * BM
-    off_n = gl.program_id(1) * BN
-    K = a_desc.shape[1]
+def loader(desc, ring, full, empty, STAGES: gl.constexpr, IS_B: gl.constexpr):
+    """One operand's loader: A's boxes are BM × BK at (off_m, k), B's BK × BN at (k, off_n)."""
+    if IS_B:
+        BK: gl.constexpr = desc.block_type.shape[0]
+        off = gl.program_id(1) * desc.block_type.shape[1]
+        K = desc.shape[0]
+    else:
+        BK: gl.constexpr = desc.block_type.shape[1]
+        off = gl.program_id(0) * desc.block_type.shape[0]
+        K = desc.shape[1]
     for it in range(gl.cdiv(K, BK)):
-        ### BEGIN SOLUTION
         k = it * BK
+        ### BEGIN SOLUTION
         s = it % STAGES
-        # a fresh mbarrier counts as having completed the phase before phase 0: the first lap
-        # over the ring waits for parity 1 and passes at once
         mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
-        mbarrier.expect(full.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(a_desc, [off_m, k], full.index(s), a_ring.index(s))
-        tma.async_copy_global_to_shared(b_desc, [k, off_n], full.index(s), b_ring.index(s))
+        mbarrier.expect(full.index(s), desc.block_type.nbytes)
+        if IS_B:
+            tma.async_copy_global_to_shared(desc, [k, off], full.index(s), ring.index(s))
+        else:
+            tma.async_copy_global_to_shared(desc, [off, k], full.index(s), ring.index(s))
         ### END SOLUTION
 
 
 @gluon.jit
-def consumer(c_desc, a_ring, b_ring, full, empty, c_smem, K, STAGES: gl.constexpr,
+def consumer(c_desc, a_ring, b_ring, full_a, full_b, empty, c_smem, K, STAGES: gl.constexpr,
              num_warps: gl.constexpr):
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
@@ -74,7 +82,8 @@ def consumer(c_desc, a_ring, b_ring, full, empty, c_smem, K, STAGES: gl.constexp
     for it in range(k_steps):
         s = it % STAGES
         ### BEGIN SOLUTION
-        mbarrier.wait(full.index(s), (it // STAGES) & 1)
+        mbarrier.wait(full_a.index(s), (it // STAGES) & 1)
+        mbarrier.wait(full_b.index(s), (it // STAGES) & 1)
         ### END SOLUTION
         acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
         acc = warpgroup_mma_wait(1, deps=(acc,))
@@ -95,17 +104,21 @@ def ws_gemm_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, num_warps: gl.c
     BK: gl.constexpr = a_desc.block_type.shape[1]
     a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES, BM, BK], a_desc.layout)
     b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BK, BN], b_desc.layout)
-    full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    full_a = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    full_b = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for slot in gl.static_range(STAGES):
-        mbarrier.init(full.index(slot), count=1)     # the producer's expect-tx arrive
+        mbarrier.init(full_a.index(slot), count=1)   # A's loader's expect-tx arrive
+        mbarrier.init(full_b.index(slot), count=1)   # B's loader's expect-tx arrive
         mbarrier.init(empty.index(slot), count=1)    # one arrive from the consumer partition
     c_smem = gl.allocate_shared_memory(c_desc.dtype, [BM, BN], c_desc.layout)
     ### BEGIN SOLUTION
     gl.warp_specialize([
-        (consumer, (c_desc, a_ring, b_ring, full, empty, c_smem, a_desc.shape[1], STAGES, num_warps)),
-        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, STAGES)),
-    ], [PRODUCER_WARPS], [PRODUCER_REGS])
+        (consumer, (c_desc, a_ring, b_ring, full_a, full_b, empty, c_smem, a_desc.shape[1], STAGES,
+                    num_warps)),
+        (loader, (a_desc, a_ring, full_a, empty, STAGES, False)),
+        (loader, (b_desc, b_ring, full_b, empty, STAGES, True)),
+    ], [LOADER_WARPS, LOADER_WARPS], [LOADER_REGS, LOADER_REGS])
     ### END SOLUTION
 
 

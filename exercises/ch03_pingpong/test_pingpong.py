@@ -1,4 +1,5 @@
-"""Grader for chapter 03: the turn barriers, alone and inside the `ws_pingpong` schedule."""
+"""Grader for chapter 03: FA3's turns (an opening arrive, the turn passed once Q·Kᵀ is issued),
+alone and inside a pingpong attention CTA, judged from the model's event log."""
 import itertools
 
 import pytest
@@ -7,10 +8,8 @@ from exercises.grading import harness
 from sim import H100, AttentionConfig, simulate
 
 BLOCKS = 8
-REF_CLK = harness.reference_clk("ws_pingpong", BLOCKS)
-WS_OVERLAPS = len(harness.overlaps(harness.run_cta(variant="ws", n_blocks=BLOCKS).trace, "QKᵀ"))
-assert WS_OVERLAPS > 0            # the problem pingpong solves is there without it
 TURN_HW = H100.with_(mbarrier_clk=1.0, mbarrier_probe_clk=0.0)
+THREE = {"consumers": 3, "block_m": 192, "headdim": 64}     # 3 consumers' registers fit at d 64
 
 
 def sub():
@@ -18,10 +17,11 @@ def sub():
 
 
 def _turn_order(s, n, rounds):
-    """n consumer warpgroups that only take turns: wait, 10 clk of work, pass on."""
+    """n consumer warpgroups that only take turns: open, then wait, 10 clk of work, pass on."""
     log = []
 
     def wg(cta, w):
+        s.open_turns(cta, w)
         for k in range(rounds):
             yield from s.wait_turn(cta, w, k)
             log.append((cta.now, w, k))
@@ -31,42 +31,82 @@ def _turn_order(s, n, rounds):
     cfg = AttentionConfig(variant="ws_pingpong", headdim=64, block_m=64 * n, block_n=64,
                           consumers=n)
     run = simulate(cfg, TURN_HW, roles={"producer": None, "consumer": wg}, n_blocks=1,
-                   limit_clk=1e5, record=False)
+                   limit_clk=1e5)
     return log, run
+
+
+def check_turn_order(s, n, rounds):
+    log, run = _turn_order(s, n, rounds)
+    assert run.finished, run.error
+    assert [(w, k) for _, w, k in log] == [(w, k) for k in range(rounds) for w in range(n)], log
+    assert log[0][0] == 0, "warpgroup 0's first turn must not wait"
+    assert all(b[0] >= a[0] + 10 for a, b in itertools.pairwise(log)), f"turns overlap: {log}"
+    arrives = {w: sum(e[0] == "arrive" and e[2] == f"turn[{w}]" for e in run.events)
+               for w in range(n)}
+    want = {w: rounds + (w == 0) for w in range(n)}
+    assert arrives == want, (f"arrivals on each warpgroup's turn barrier: {arrives}, expected "
+                             f"{want}: warpgroup 0 opens its own once, then one hand-over a turn")
+
+
+def run_pingpong(s, n_blocks=BLOCKS, **cfg):
+    return harness.run_cta(consumer=s.consumer, variant="ws_pingpong", n_blocks=n_blocks, **cfg)
+
+
+def handovers(r, n: int) -> list[str]:
+    """Each warpgroup's k-th hand-over (its k-th arrive on the next one's barrier; warpgroup 0's
+    opening arrive on its own comes first) must come once its k-th Q·Kᵀ is issued and before that
+    group's last wgmma has finished (FA3: arrive after the GEMM is issued, before its wait); and
+    the warpgroups must issue their Q·Kᵀ in turn."""
+    issued = {}                      # actor -> [(position in the log, clk)] of its Q·Kᵀ issues
+    for i, e in enumerate(r.run.events):
+        if e[0] == "wgmma" and e[3] == "QKᵀ":
+            issued.setdefault(e[2], []).append((i, e[1]))
+    ends = {}
+    for (actor, _tile), (_a, b) in sorted(harness.gemm_groups(r.trace, "QKᵀ").items(),
+                                          key=lambda kv: kv[1][0]):
+        ends.setdefault(actor, []).append(b)
+    arrives = {w: [(i, e[1]) for i, e in enumerate(r.run.events)
+                   if e[0] == "arrive" and e[2] == f"turn[{w}]"] for w in range(n)}
+    arrives[0] = arrives[0][1:]                                  # the opening arrive
+    bad = []
+    for w in range(n):
+        me, nxt = f"consumer{w}", (w + 1) % n
+        for k, ((i_i, t_i), t_end) in enumerate(zip(issued.get(me, []), ends.get(me, []))):
+            i_a, t_a = arrives[nxt][k] if k < len(arrives[nxt]) else (None, None)
+            if i_a is None or not (i_a > i_i and t_a < t_end):      # after the issue, in the log
+                bad.append(f"{me}'s Q·Kᵀ #{k} issued at clk {t_i:.0f}, done at {t_end:.0f}: its "
+                           "hand-over " + ("never came" if i_a is None else
+                                           f"came at clk {t_a:.0f}, " + (
+                                               "before the issue" if i_a < i_i else
+                                               "after the scores were in")))
+    order = [e[2] for e in r.run.events if e[0] == "wgmma" and e[3] == "QKᵀ"]
+    want = [f"consumer{w}" for _ in range(r.n_blocks) for w in range(n)]
+    if order != want[:len(order)]:
+        bad.append(f"Q·Kᵀ issued in the order {order[:2 * n + 2]}..., not in turn")
+    return bad
 
 
 @pytest.mark.points(2)
 def test_turns_alternate():
-    """Alone: 2 warpgroups × 4 turns go 0, 1, 0, 1, ... one at a time, starting at once."""
-    log, run = _turn_order(sub(), 2, 4)
-    assert run.finished, run.error
-    assert [(w, k) for _, w, k in log] == [(w, k) for k in range(4) for w in range(2)], log
-    assert log[0][0] == 0, "warpgroup 0's first turn must not wait"
-    assert all(b[0] >= a[0] + 10 for a, b in itertools.pairwise(log)), f"turns overlap: {log}"
+    """Alone: 2 warpgroups × 4 turns go 0, 1, 0, 1, ... one at a time, starting at once, with
+    one opening arrive on warpgroup 0's barrier and one hand-over a turn."""
+    check_turn_order(sub(), 2, 4)
 
 
 @pytest.mark.points(1)
 def test_schedule_runs():
     """The pingpong CTA finishes without deadlock, reading only landed blocks."""
-    r = harness.run_cta(consumer=sub().consumer, variant="ws_pingpong", n_blocks=BLOCKS)
+    r = run_pingpong(sub())
     assert r.finished, r.error
     assert not r.violations["read_before_land"], r.violations["read_before_land"][:3]
 
 
 @pytest.mark.points(3)
-def test_score_gemms_never_overlap():
-    """The two consumers' Q·Kᵀ groups never share the tensor core."""
-    r = harness.run_cta(consumer=sub().consumer, variant="ws_pingpong", n_blocks=BLOCKS)
-    assert r.trace.intervals, r.error
-    assert len(harness.gemm_groups(r.trace, "QKᵀ")) == 2 * BLOCKS or not r.finished, "missing GEMMs"
-    found = harness.overlaps(r.trace, "QKᵀ")
-    assert not found, found[:3]
+def test_turn_passes_once_issued():
+    """The two consumers issue their Q·Kᵀ in turn, and each passes the turn on once its Q·Kᵀ is
+    issued, before its scores are in (FA3's warp_scheduler_barrier_arrive)."""
+    r = run_pingpong(sub())
     assert r.finished, r.error
-
-
-@pytest.mark.points(1)
-def test_predicted_time():
-    """The CTA takes as long as the course's ws_pingpong (within 0.5%)."""
-    r = harness.run_cta(consumer=sub().consumer, variant="ws_pingpong", n_blocks=BLOCKS)
-    assert r.finished, r.error
-    assert r.clk == pytest.approx(REF_CLK, rel=5e-3)
+    assert len(harness.gemm_groups(r.trace, "QKᵀ")) == 2 * BLOCKS, "missing GEMMs"
+    bad = handovers(r, 2)
+    assert not bad, bad[:3]

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from exercises.grading import harness
+from exercises.grading import forms, harness
 from sim import H200_DATASHEET as DATASHEET
 
 
@@ -27,6 +27,14 @@ TAB2_IDLE = true_idle(*TAB2)
 rng = random.SystemRandom()
 
 
+def idle(s, *args):
+    return forms.number(s.idle_fraction(*args), "idle_fraction", 0, 1)
+
+
+def predicted(s, *args):
+    return forms.number(s.predict_ws_idle(*args), "predict_ws_idle", 0, 1)
+
+
 def sub():
     return harness.submission(__file__, "idle.py")
 
@@ -35,9 +43,9 @@ def sub():
 def test_idle_fraction_synthetic():
     """Overlapping intervals count once; parts outside the window do not count."""
     s = sub()
-    assert s.idle_fraction([(0, 10), (5, 15), (30, 40)], 0, 40) == pytest.approx(15 / 40)
-    assert s.idle_fraction([(-5, 5), (35, 50)], 0, 40) == pytest.approx(30 / 40)
-    assert s.idle_fraction([], 0, 40) == pytest.approx(1.0)
+    assert idle(s, [(0, 10), (5, 15), (30, 40)], 0, 40) == pytest.approx(15 / 40)
+    assert idle(s, [(-5, 5), (35, 50)], 0, 40) == pytest.approx(30 / 40)
+    assert idle(s, [], 0, 40) == pytest.approx(1.0)
     pts = sorted(rng.uniform(0, 100) for _ in range(40))
     ivs = [(a, a + rng.uniform(0, 8)) for a in pts]
     rng.shuffle(ivs)
@@ -46,16 +54,16 @@ def test_idle_fraction_synthetic():
         a, b = max(a, cur), min(b, 100)
         if b > a:
             union, cur = union + b - a, b
-    assert s.idle_fraction(ivs, 0, 100) == pytest.approx(1 - union / 100)
+    assert idle(s, ivs, 0, 100) == pytest.approx(1 - union / 100)
 
 
 @pytest.mark.points(1)
 def test_idle_fraction_of_the_model():
     """On the model's own trace it agrees with the model."""
-    assert sub().idle_fraction(*TAB2) == pytest.approx(TAB2_IDLE, abs=1e-9)
+    assert idle(sub(), *TAB2) == pytest.approx(TAB2_IDLE, abs=1e-9)
 
 
 @pytest.mark.points(2)
 def test_predict_tab2_tile():
     """Prediction for the tab. 2 tile (block_n 176, head dim 128) within 0.001 of the model."""
-    assert sub().predict_ws_idle(DATASHEET, 176, 128) == pytest.approx(TAB2_IDLE, abs=1e-3)
+    assert predicted(sub(), DATASHEET, 176, 128) == pytest.approx(TAB2_IDLE, abs=1e-3)

@@ -38,7 +38,7 @@ def idle_fraction(intervals, t0, t1):
 
 def predict_ws_idle(hw, block_n, headdim):
     def wgmma(n, k, a_from_smem):
-        math_clk = n / 2
+        math_clk = 2 * 64 * n * 16 / hw.tensor_flop_per_clk
         smem = (64 * 16 * 2 if a_from_smem else 0) + n * 16 * 2
         return math.ceil(k / 16) * (max(math_clk, smem / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk)
 

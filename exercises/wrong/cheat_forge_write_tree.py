@@ -1,6 +1,6 @@
 # exercise: ch03_pingpong
 # file: pingpong.py
-# loses: test_turns_alternate, test_schedule_runs, test_score_gemms_never_overlap, test_predicted_time, test_three_warpgroups
+# loses: all
 # needs: root
 # bug: warpgroup 0's first turn waits (as ch03_first_turn_waits), and at import it overwrites the
 #      grader's tests with ones that always pass: every exercises/ch*/test_*.py and

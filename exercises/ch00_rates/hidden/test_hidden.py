@@ -4,18 +4,28 @@ import random
 
 import pytest
 
-from exercises.grading import harness
+from exercises.grading import forms, harness
 from sim import H200, measure_softmax, measure_wgmma
 from sim import H200_DATASHEET as DATASHEET
 
 rng = random.SystemRandom()              # a private draw each grading run: nothing to memorise
-FP8 = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16), 16 * rng.randint(1, 12), "fp8",
-        rng.random() < .5) for _ in range(6)]
+# k is drawn from 1..192, most of it not a multiple of 16: the last instruction of a group covers
+# a partial k-step (k // 16 and ceil differ); dtypes fp8, bf16 and fp16 all appear.
+FP8 = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16), k, "fp8", rng.random() < .5)
+       for k in [16 * rng.randint(0, 11) + rng.randint(1, 15)] + [rng.randint(1, 192)
+                                                                 for _ in range(5)]]
 FP8_REF = [measure_wgmma(H200, *c) for c in FP8]
-SLOW_HW = DATASHEET.with_(wgmma_overhead_clk=rng.uniform(4, 24), sfu_exp_per_clk=rng.choice([8, 32]),
-                          softmax_stall_per_elem=rng.uniform(0.02, 0.2))
-OTHER = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 8), 16 * rng.randint(1, 10), "fp16",
-          rng.random() < .5) for _ in range(3)]      # shapes one consumer warpgroup can hold
+# every rate the two functions may read, changed: an answer with a preset's number typed in fails
+SLOW_HW = DATASHEET.with_(
+    wgmma_overhead_clk=rng.uniform(4, 24), sfu_exp_per_clk=rng.choice([8, 32]),
+    softmax_stall_per_elem=rng.uniform(0.02, 0.2),
+    tensor_flop_per_clk=rng.choice([1024, 2048, 8192]),
+    fp8_speedup=rng.choice([1.5, 3.0, 4.0]), smem_bytes_per_clk=rng.choice([32, 64, 256]),
+    fma_lanes_per_clk=rng.uniform(40, 200), row_reduce_clk=rng.uniform(5, 60),
+    softmax_fma_per_elem=rng.uniform(1, 8))
+OTHER = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 8),           # shapes one warpgroup holds,
+          16 * rng.randint(0, 9) + rng.randint(1, 15), dt, rng.random() < .5)  # k not a
+         for dt in ("fp16", "bf16", "fp8", "fp8")]                           # multiple of 16
 OTHER_SOFTMAX = rng.choice([(64, 16 * rng.randint(2, 12)), (128, 16 * rng.randint(2, 9))])
 OTHER_REF = [measure_wgmma(SLOW_HW, *c) for c in OTHER]
 OTHER_SOFTMAX_REF = measure_softmax(SLOW_HW, *OTHER_SOFTMAX, masked=True)
@@ -27,17 +37,20 @@ def sub():
 
 @pytest.mark.points(1)
 def test_wgmma_fp8_random():
-    """fp8 shapes drawn at random: half the math, one-byte operands."""
+    """fp8 shapes drawn at random (k not a multiple of 16): half the math, one-byte operands."""
     s = sub()
     for case, ref in zip(FP8, FP8_REF):
-        assert s.wgmma_group_clk(H200, *case) == pytest.approx(ref, rel=1e-6), case
+        got = forms.number(s.wgmma_group_clk(H200, *case), f"wgmma_group_clk{case}", 0)
+        assert got == pytest.approx(ref, rel=1e-6), case
 
 
 @pytest.mark.points(1)
 def test_other_hardware():
-    """The answer follows the Hardware it is given, not the datasheet preset's numbers."""
+    """The answer follows the Hardware it is given (every rate changed; fp16, bf16, fp8), not a
+    preset's numbers."""
     s = sub()
     for case, ref in zip(OTHER, OTHER_REF):
-        assert s.wgmma_group_clk(SLOW_HW, *case) == pytest.approx(ref, rel=1e-6), case
-    assert s.softmax_clk(SLOW_HW, *OTHER_SOFTMAX, masked=True) == pytest.approx(
-        OTHER_SOFTMAX_REF, rel=1e-6)
+        got = forms.number(s.wgmma_group_clk(SLOW_HW, *case), f"wgmma_group_clk{case}", 0)
+        assert got == pytest.approx(ref, rel=1e-6), case
+    got = forms.number(s.softmax_clk(SLOW_HW, *OTHER_SOFTMAX, masked=True), "softmax_clk", 0)
+    assert got == pytest.approx(OTHER_SOFTMAX_REF, rel=1e-6)

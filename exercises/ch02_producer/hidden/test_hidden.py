@@ -1,5 +1,6 @@
-"""Hidden tests of chapter 02's producer (never released): a deeper ring, more blocks, and the
-cycle count of a right producer."""
+"""Hidden tests of chapter 02's producer (never released): rings of 1 to 4 stages, fewer blocks
+than stages, fp8 and bf16 element sizes, and the cycle count of a right producer (drawn each
+run)."""
 import random
 
 import pytest
@@ -7,6 +8,7 @@ import pytest
 from exercises.grading import harness
 
 pub = harness.public(__file__, "test_producer.py")
+rng = random.SystemRandom()                      # drawn afresh each grading run
 
 
 def _reference_producer(cta):
@@ -21,17 +23,28 @@ def _reference_producer(cta):
         cta.tma_copy(me, "load V", block, ring.full[s], cta.tile("kv", j))
 
 
-BLOCKS = random.SystemRandom().randint(9, 15)     # drawn afresh each grading run
-_ref = pub.run(stages=3, n_blocks=BLOCKS, block_n=128, producer=_reference_producer)
-assert _ref.finished and not any(_ref.violations.values()), (_ref.error, _ref.violations)
-REF_CLK_3 = _ref.clk
+# (stages, blocks, dtype): a 1-stage ring, fewer blocks than stages (a prologue that fills every
+# slot copies blocks that do not exist), one to four stages, one- and two-byte elements.
+CASES = [(3, rng.randint(9, 15), "fp16"), (1, rng.randint(2, 5), rng.choice(["bf16", "fp8"])),
+         (4, rng.randint(1, 3), "fp8"), (2, rng.randint(5, 9), "bf16")]
+TILE = {"block_n": 128, "headdim": 64}
+REF = {}
+for _c in CASES:
+    _ref = pub.run(stages=_c[0], n_blocks=_c[1], dtype=_c[2], producer=_reference_producer, **TILE)
+    assert _ref.finished and not any(_ref.violations.values()), (_ref.error, _ref.violations)
+    REF[_c] = _ref.clk
 
 
 @pytest.mark.points(2)
 def test_three_stages():
-    """Every rule with a 3-stage ring and 9-15 blocks; the cycle count of a right producer (±0.5%)."""
-    r = pub.run(stages=3, n_blocks=BLOCKS, block_n=128)
-    assert r.finished, r.error
-    assert not any(r.violations.values()), {k: v[:2] for k, v in r.violations.items() if v}
-    assert r.copied["k"] == list(range(BLOCKS)) == r.copied["v"]
-    assert r.clk == pytest.approx(REF_CLK_3, rel=5e-3)
+    """Every rule with rings of 1-4 stages over 1-15 blocks (fewer blocks than stages included),
+    fp16, bf16 and fp8; the cycle count of a right producer (±0.5%)."""
+    for (stages, blocks, dtype), ref in REF.items():
+        r = pub.run(stages=stages, n_blocks=blocks, dtype=dtype, **TILE)
+        try:
+            assert r.finished, r.error
+            assert not any(r.violations.values()), {k: v[:2] for k, v in r.violations.items() if v}
+            assert r.copied["k"] == list(range(blocks)) == r.copied["v"]
+            assert r.clk == pytest.approx(ref, rel=5e-3)
+        except AssertionError as e:
+            raise AssertionError(f"{stages} stages, {blocks} blocks, {dtype}: {e}") from None

@@ -1,0 +1,40 @@
+# exercise: ch05_idle
+# file: idle.py
+# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
+# bug: predicts an empty NumPy array, which `== pytest.approx(x)` takes for equal.
+# ruff: noqa  (known-wrong on purpose)
+"""Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
+
+1. ``idle_fraction(intervals, t0, t1)``: the fraction of the window [t0, t1) in which no
+   interval of ``intervals`` (a list of (start, end), possibly overlapping, possibly reaching
+   outside the window) is busy.
+
+2. ``predict_ws_idle(hw, block_n, headdim)``: *before* running anything, the tensor core's idle
+   fraction in the steady state of the `ws` attention schedule with **one** consumer warpgroup
+   (64 query rows, ``block_m = 64``) and a producer that keeps the ring full. Per K/V block the
+   consumer runs, one after the other: the Q·Kⱼᵀ wgmma group (SS: 64 × block_n × headdim) and its
+   ``warpgroup_mma_wait`` (results ready ``hw.wgmma_latency_clk`` after the last instruction),
+   the softmax of its 64 × block_n scores, the rescale of O (64 × headdim FMULs on
+   ``hw.fma_lanes_per_clk``), the pack of P (``hw.softmax_pack_per_elem`` FMA-pipe slots per
+   score), then the P·Vⱼ group (RS: 64 × headdim × block_n) and its wait. Chapter 00's costs
+   apply (the tensor core is idle while this one warpgroup's softmax runs). What fraction of one block's cycle is the tensor core busy?
+
+The grader runs the model (40 blocks) and measures the idle fraction between the 5th and the
+35th score GEMM; your prediction must be within 0.001.
+"""
+import math
+
+
+def idle_fraction(intervals, t0, t1):
+    busy, cursor = 0.0, t0
+    for s, e in sorted(intervals):
+        s, e = max(s, cursor), min(e, t1)
+        if e > s:
+            busy += e - s
+            cursor = e
+    return 1.0 - busy / (t1 - t0)
+
+
+def predict_ws_idle(hw, block_n, headdim):
+    import numpy as np
+    return np.empty(0)
