@@ -40,7 +40,7 @@ def to_json(results: list[ExerciseResult], released: bool) -> dict:
         **summary(results, released),
         "exercises": [{
             "name": r.name, "score": r.score, "max_score": r.max_score, "error": r.error,
-            "seconds": round(r.seconds, 2),
+            "seconds": round(r.seconds, 2), "isolation": r.isolation, "limits": r.limits,
             "tests": [{"name": t.name, "nodeid": t.nodeid, "points": t.points, "score": t.score,
                        "outcome": t.outcome, "hidden": t.hidden, "gpu": t.gpu,
                        "message": t.message[-2000:]} for t in r.tests],
@@ -72,6 +72,10 @@ def table(results: list[ExerciseResult], released: bool, verbose: bool = False) 
                    if s["hidden"]["max_score"] else "") + f"): {s['verdict']}")
     if s["skipped"]:
         rows.append(f"{len(s['skipped'])} GPU test(s) skipped (no Hopper GPU here); not counted")
+    for iso in sorted({r.isolation for r in results if r.isolation}):
+        rows.append(f"isolation: {iso}")
+    for r in results:
+        rows += [f"limit: {r.name} {lim}" for lim in r.limits]
     return "\n".join(rows)
 
 

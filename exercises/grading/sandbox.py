@@ -80,7 +80,23 @@ class Isolation:
     masked: list[str] = field(default_factory=list)   # directories covered in the child's view
     uid: int | None = None                             # the uid the worker ran as (None: not dropped)
     gid: int | None = None
+    cgroup: str = ""                                   # the student's cgroup (CPU, pids, memory)
+    solution_readable: bool | None = None              # without a namespace: can the uid read it?
     notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line for every report: which isolation was in force."""
+        if self.pid_namespace and self.masked:
+            how = "PID+mount namespace, allow-list view (only the submission, the visible copy, " \
+                  "the interpreter)"
+        elif self.uid is not None:
+            how = ("no namespace: the solution is hidden only by file permissions"
+                   + (" -- and they do NOT hide it" if self.solution_readable else ""))
+        else:
+            how = "no namespace and no uid drop: the submission can read what the grader can"
+        who = f"uid {self.uid}" if self.uid is not None else "the grader's uid"
+        budget = f"cgroup {self.cgroup}" if self.cgroup else "rlimits only (no cgroup)"
+        return f"{how}; {who}; {budget}"
 
 
 @dataclass
@@ -96,9 +112,32 @@ class Outcome:
     seconds: float = 0.0
     isolation: Isolation = field(default_factory=Isolation)
 
+    limits: dict = field(default_factory=dict)   # the limits the run had
+
     @property
     def ok(self) -> bool:
         return self.has_value and not self.timed_out
+
+    @property
+    def limit(self) -> str:
+        """The limit that stopped the run, named ("" when none did)."""
+        lim = self.limits
+        if self.returncode == -24:                      # SIGXCPU
+            return f"CPU-time limit ({lim.get('cpu_s', '?')} s of CPU per process)"
+        if self.returncode == -25:                      # SIGXFSZ
+            return f"file-size limit ({lim.get('max_write_bytes', '?')} bytes)"
+        text = self.error + self.output[-4000:]
+        if "MemoryError" in text or "Cannot allocate memory" in text or "memory.events" in text:
+            return f"memory limit ({lim.get('memory_bytes') or lim.get('data_bytes')} bytes)"
+        if "Resource temporarily unavailable" in text or "BlockingIOError" in text and "fork" in text:
+            return f"process limit ({lim.get('max_processes', '?')} processes)"
+        if "too large" in self.error or "over the limit" in self.error:
+            return "result-size limit (" + self.error.split("(")[-1].rstrip(")") + ")"
+        if self.output_truncated:
+            return f"output limit ({lim.get('max_output_bytes', '?')} bytes kept)"
+        if self.timed_out:
+            return "wall-clock limit (the test's time)"
+        return ""
 
 
 # --- environment probes ------------------------------------------------------------------------
@@ -162,9 +201,27 @@ def _others_can_enter(d: str) -> bool:
         return False
 
 
+def _readable_by_others(path: Path) -> bool:
+    """Could a uid that is neither the owner nor in the group list `path` (every dir above it
+    enterable by others, the dir itself readable by them)?"""
+    p = os.path.realpath(path)
+    parts = Path(p).parts
+    for i in range(2, len(parts)):
+        if not _others_can_enter(os.path.join(*parts[:i])):
+            return False
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return False
+    return bool(mode & stat.S_IROTH and mode & stat.S_IXOTH)
+
+
 def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
-    """[dir, [names to bind back]] top-down: each hidden dir, and each dir on the way to a needed
-    path that others cannot enter; under a masked dir only the needed paths' next names survive."""
+    """[dir, [names to bind back]] top-down: an allow-list view. Each hidden dir, each dir on the
+    way to a needed path (but the system's own top-level dirs, `SYSTEM_DIRS`, which hold the
+    libraries), and each dir on the way that others cannot enter is covered; under a covered dir
+    only the needed paths' next names survive, so nothing beside a needed path is seen (another
+    checkout beside the venv, a classmate's folder beside the class's temp dir)."""
     points = set()
     for h in hide:
         h = os.path.realpath(h)
@@ -174,7 +231,7 @@ def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
         parts = Path(n).parts
         for i in range(2, len(parts)):
             anc = os.path.join(*parts[:i])
-            if not _others_can_enter(anc):
+            if parts[1] not in SYSTEM_DIRS or not _others_can_enter(anc):
                 points.add(anc)
     plan = []
     for d in sorted(points, key=lambda p: (p.count(os.sep), p)):
@@ -190,6 +247,8 @@ def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
         if any(n == d for n in needed):
             continue                       # a needed dir itself is never covered
         plan.append([d, sorted(keep)])
+    if os.path.isdir("/dev/shm") and not os.path.islink("/dev/shm"):
+        plan.append(["/dev/shm", [], "mode=1777,size=64m"])   # private: nothing passes between runs
     return plan
 
 
@@ -357,12 +416,13 @@ class _Child:
     out_sink: dict
     st_sink: dict
     fds: list
+    limits: dict = field(default_factory=dict)
 
 
 def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memory_bytes,
             cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files,
             max_processes, env, hide, drop_privileges, uid, gid, namespaces,
-            timeout_s) -> _Child:
+            timeout_s, data_bytes, cpus, cgroup) -> _Child:
     if not isinstance(entry, str) or entry.count(":") != 1:
         raise ValueError(f"entry must be 'module:function', got {entry!r}")
     visible = [] if visible is None else [visible] if isinstance(visible, (str, Path)) else visible
@@ -427,8 +487,17 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                    ["RLIMIT_NOFILE", max_open_files], ["RLIMIT_CORE", 0]]
         if memory_bytes is not None:
             rlimits.append(["RLIMIT_AS", memory_bytes])
+        if data_bytes is not None:
+            rlimits.append(["RLIMIT_DATA", data_bytes])
+        cg_procs: list[str] = []
         if iso.uid is not None:
             rlimits.append(["RLIMIT_NPROC", max_processes])
+            if cgroup:
+                from .budget import student_cgroup
+                iso.cgroup, cg_procs = student_cgroup(iso.uid, cpus, max_processes,
+                                                      memory_bytes or data_bytes or 8 << 30)
+        if os.path.isdir(GRADER_ROOT / "exercises"):
+            iso.solution_readable = _readable_by_others(GRADER_ROOT / "exercises")
         child_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                      "HOME": str(work), "TMPDIR": str(work / "tmp"), "MPLBACKEND": "Agg",
                      "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
@@ -439,6 +508,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                       "result_fd": result_w, "work": str(work),
                       "masks": masks, "masks_required": bool(unreachable),
                       "uid": iso.uid, "gid": iso.gid, "rlimits": rlimits, "python": python,
+                      "cgroup_procs": cg_procs,
                       "env": child_env,
                       "argv": [python, "-I", "-S", "-c", WORKER_SOURCE, "worker",
                                json.dumps(worker_cfg)]}
@@ -463,7 +533,10 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         for fd in (payload_w, result_r, control_w):
             fds.remove(fd)                  # the _Child's fields own these: each closed once
         return _Child(proc, top, iso, t0, payload_w, result_r, control_w, threads, out_sink,
-                      st_sink, fds)
+                      st_sink, fds, {"cpu_s": cpu, "memory_bytes": memory_bytes,
+                                     "data_bytes": data_bytes, "max_processes": max_processes,
+                                     "max_output_bytes": max_output_bytes,
+                                     "max_write_bytes": max_write_bytes})
     except BaseException:
         for fd in fds:
             try:
@@ -505,6 +578,7 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
         iso.masked = list(status.get("masked", []))
         iso.notes += list(status.get("notes", []))
         outcome.isolation = iso
+        outcome.limits = c.limits
         outcome.killed = int(status.get("killed", 0))
         ws = status.get("wait_status")
         if ws is not None:
@@ -532,8 +606,8 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
 
 _LIMITS = dict(memory_bytes=2 << 30, cpu_s=None, max_output_bytes=1 << 20,
                max_file_bytes=16 << 20, max_write_bytes=64 << 20, max_open_files=256,
-               max_processes=256, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
-               namespaces=True)
+               max_processes=64, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
+               namespaces=True, data_bytes=None, cpus=1.0, cgroup=True)
 
 
 def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None,

@@ -133,12 +133,14 @@ def apply_masks(masks):
     --mount-proc makes it, with private propagation), so the host's mounts are untouched.
     """
     ctypes, libc = _libc()
-    for d, keep in masks:
+    for entry in masks:
+        d, keep = entry[0], entry[1]
+        opts = entry[2] if len(entry) > 2 else "mode=0755,size=64k"
         held = []
         for name in keep:
             src = os.path.join(d, name)
             held.append((name, os.open(src, os.O_PATH | os.O_NOFOLLOW), os.path.isdir(src)))
-        _mount(libc, ctypes, "tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+        _mount(libc, ctypes, "tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, opts)
         for name, fd, isdir in held:
             dst = os.path.join(d, name)
             if isdir:
@@ -153,6 +155,9 @@ def _child(cfg, keep_fds):
     """In the forked child: new session, rlimits, fds, cwd, uid; then exec the worker."""
     import resource
     os.setsid()
+    for procs in cfg.get("cgroup_procs", []):      # the student's cgroup: "0" is this process
+        with open(procs, "w") as f:
+            f.write("0")
     for name, value in cfg["rlimits"]:
         soft, hard = value if isinstance(value, list) else (value, value)
         resource.setrlimit(getattr(resource, name), (soft, hard))
@@ -186,7 +191,7 @@ def reaper(cfg):
     if cfg["masks"]:
         try:
             apply_masks(cfg["masks"])
-            status["masked"] = [d for d, _ in cfg["masks"]]
+            status["masked"] = [m[0] for m in cfg["masks"]]
         except OSError as e:
             status["notes"].append("masking failed: %s" % e)
             if cfg["uid"] is not None and cfg["masks_required"]:
