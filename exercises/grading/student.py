@@ -98,6 +98,15 @@ class _View:
         return codec.decode(data, hook)
 
 
+def _limit_named(kind: str, tb: str, limits: dict) -> str:
+    """The limit a raised error says the submission ran into ("" for any other error)."""
+    if kind == "MemoryError":
+        return f"memory limit ({limits.get('memory_bytes') or limits.get('data_bytes')} bytes)"
+    if kind == "BlockingIOError" and "Resource temporarily unavailable" in tb:
+        return f"process limit ({limits.get('max_processes')} processes)"
+    return ""
+
+
 def _fields(obj) -> dict:
     """A dataclass's fields and the properties its class defines, as plain data."""
     out = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
@@ -175,7 +184,9 @@ class Student:
         if "raise" in reply:
             kind, tb = (reply["raise"] + ["", ""])[:2] if isinstance(reply["raise"], list) else \
                 ("?", str(reply["raise"]))
-            raise SubmissionRaised(f"the submission raised {kind}:\n{str(tb)[-4000:]}")
+            limit = _limit_named(str(kind), str(tb), session._c.limits)
+            raise SubmissionRaised(f"the submission raised {kind}:\n{str(tb)[-4000:]}"
+                                   + (f"\nstopped by the {limit}" if limit else ""))
         return reply
 
     # --- what the submission's CTA asks for ----------------------------------------------------
