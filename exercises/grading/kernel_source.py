@@ -114,8 +114,9 @@ def _constant(node: ast.AST, mod: _Module):
         if not all(isinstance(x, (int, float)) for x in (a, b)) or \
                 (isinstance(node.op, ast.Pow) and abs(b) > 64):
             _refuse(node, "arithmetic on something that is not a small number")
-        return eval(compile(ast.Expression(ast.BinOp(ast.Constant(a), node.op, ast.Constant(b))),  # noqa: S307 - two numbers
-                            "<constant>", "eval"))
+        expr = ast.fix_missing_locations(
+            ast.Expression(ast.BinOp(ast.Constant(a), node.op, ast.Constant(b))))
+        return eval(compile(expr, "<constant>", "eval"))  # noqa: S307 - two numbers
     if isinstance(node, ast.Call) and not node.keywords and len(node.args) == 1 and \
             mod.path(node.func) in ("triton.language.constexpr",
                                     "triton.experimental.gluon.language.constexpr"):

@@ -228,7 +228,22 @@ code — the graders hide the helpers that would do an exercise for you. Pushing
 tests on GitHub Classroom (`.github/workflows/classroom.yml`).
 """)
     check_no_leak(dest, secrets)
+    check_whole_release(dest)
     return dest
+
+
+def check_whole_release(dest: Path) -> None:
+    """The whole release (sim/, kernels/, notebooks ...) scanned for what answers an exercise
+    (`leaks.scan`): reported on stderr; a LeakError when EXERCISES_LEAKS=fail."""
+    import os
+    import sys
+
+    from .leaks import report, scan
+    found = scan(dest)
+    if found:
+        print(report(found), file=sys.stderr)
+        if os.environ.get("EXERCISES_LEAKS") == "fail":
+            raise LeakError(report(found))
 
 
 def _needs_kernels(folder: Path) -> bool:

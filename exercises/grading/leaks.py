@@ -1,0 +1,183 @@
+"""Does the release answer its own exercises? A scan of the *whole* released tree (``sim/``,
+``kernels/``, notebooks, docs, not only ``exercises/``) for each solution.
+
+Two kinds of finding, each naming the released file and line and the solution it answers:
+
+* ``line``: a solution line (``source.solution_lines``: inside ``### BEGIN/END SOLUTION``, at least
+  12 characters, not a comment) found verbatim in a released file, where the stripped exercise
+  sources do not hold it anyway;
+* ``code``: the same computation under other names. Every expression of a solution block with at
+  least `MIN_NODES` syntax nodes is reduced to a shape (local names become ``_``; attribute names,
+  constants and operators stay), and every released ``.py`` file is searched for the same shape:
+  ``((it // STAGES) & 1) ^ 1`` in a solution finds ``((i // stages) & 1) ^ 1`` in a ring helper;
+  ``gl.warp_specialize([...], [PRODUCER_WARPS], [PRODUCER_REGS])`` finds a kernel's own call.
+  Shapes that the stripped sources, the public tests or the stubs hold anyway are not findings;
+* ``call``: a call the solution makes and the stubs do not, found with the same callee, the same
+  number of arguments and the same kind of each (``gl.warp_specialize(<list>, <list>, <list>)``).
+
+`scan(dest)` returns the findings; `report(findings)` prints them grouped by exercise.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from .source import blocks, solution_lines, strip
+
+MIN_NODES = 9                  # an expression at least this large is a computation, not an idiom
+SKIP_PARTS = ("wrong", "hidden", "__pycache__", ".git", ".pytest_cache")
+
+
+@dataclass(frozen=True)
+class Finding:
+    exercise: str              # the exercise whose solution is answered (its folder name)
+    kind: str                  # "line" | "code"
+    where: str                 # released file:line
+    what: str                  # the solution line, or the expression found
+
+
+class _Shape(ast.NodeTransformer):
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name("_", node.ctx), node)
+
+    def visit_arg(self, node):
+        return ast.copy_location(ast.arg("_", None), node)
+
+    def visit_keyword(self, node):
+        self.generic_visit(node)
+        return node
+
+
+def _size(node: ast.AST) -> int:
+    return sum(1 for n in ast.walk(node) if not isinstance(n, (ast.expr_context, ast.operator,
+                                                                 ast.unaryop, ast.cmpop,
+                                                                 ast.boolop)))
+
+
+def _shapes(tree: ast.AST) -> dict[str, int]:
+    """{shape of every expression with >= MIN_NODES nodes: its first line}."""
+    out: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.expr) and _size(node) >= MIN_NODES:
+            try:
+                shape = ast.dump(_Shape().visit(ast.parse(ast.unparse(node), mode="eval").body))
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            out.setdefault(shape, getattr(node, "lineno", 0))
+    return out
+
+
+def _calls(tree: ast.AST) -> dict[str, int]:
+    """{callee.attr(kinds of the arguments): first line} of the attribute calls in `tree`."""
+    out: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            sig = (f"{node.func.attr}(" + ", ".join(type(a).__name__ for a in node.args)
+                   + "".join(f", {k.arg}=" for k in node.keywords) + ")")
+            out.setdefault(sig, node.lineno)
+    return out
+
+
+def _parse(text: str) -> ast.AST | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _solution_shapes(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """({shape: the solution's line}, {call signature: the solution's line}) of the expressions
+    inside solution blocks."""
+    lines = text.splitlines()
+    tree = _parse(text)
+    if tree is None:
+        return {}, {}
+    spans = [(a + 1, b + 1) for a, b, _ in blocks(text, "SOLUTION")]
+    out, calls = {}, {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.expr) and any(a < node.lineno <= b for a, b in spans)):
+            continue
+        if _size(node) >= MIN_NODES:
+            shape = next(iter(_shapes(ast.Expression(node))), None)
+            if shape:
+                out.setdefault(shape, lines[node.lineno - 1].strip())
+        if isinstance(node, ast.Call):
+            for sig in _calls(ast.Expression(node)):
+                calls.setdefault(sig, lines[node.lineno - 1].strip())
+                break
+    return out, calls
+
+
+def _released_files(dest: Path):
+    for p in sorted(dest.rglob("*")):
+        rel = p.relative_to(dest)
+        if p.is_file() and not any(x in SKIP_PARTS for x in rel.parts) and \
+                p.stat().st_size <= 4 << 20:
+            try:
+                yield rel, p.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+
+
+def scan(dest: Path, package: Path | None = None) -> list[Finding]:
+    """Findings in the released tree `dest` against the solutions of the exercises in
+    `package` (the instructor's ``exercises/``, default this package's)."""
+    from .runner import PACKAGE, exercises
+    package = package or PACKAGE
+    public_text, public_shapes, public_calls = [], set(), set()
+    for q in package.rglob("*.py"):
+        if any(x in SKIP_PARTS for x in q.relative_to(package).parts):
+            continue
+        stub = strip(q.read_text(encoding="utf-8"))
+        public_text.append(stub)
+        tree = _parse(stub)
+        if tree is not None:
+            public_shapes |= set(_shapes(tree))
+            public_calls |= set(_calls(tree))
+    public = "\n".join(public_text)
+    wanted = []                                     # (exercise, lines, shapes, calls)
+    for ex in exercises(package):
+        for src in sorted((package / ex).glob("*.py")):
+            text = src.read_text(encoding="utf-8")
+            lines = [ln for ln in solution_lines(text) if ln not in public]
+            sol_shapes, sol_calls = _solution_shapes(text)
+            shapes = {s: ln for s, ln in sol_shapes.items() if s not in public_shapes}
+            calls = {c: ln for c, ln in sol_calls.items() if c not in public_calls}
+            if lines or shapes or calls:
+                wanted.append((ex, lines, shapes, calls))
+    found: list[Finding] = []
+    for rel, text in _released_files(dest):
+        tree = _parse(text) if rel.suffix == ".py" else None
+        shapes = _shapes(tree) if tree is not None else {}
+        calls = _calls(tree) if tree is not None else {}
+        file_lines = text.splitlines()
+        for ex, lines, sol_shapes, sol_calls in wanted:
+            for sig, ln in sol_calls.items():
+                if sig in calls:
+                    found.append(Finding(ex, "call", f"{rel}:{calls[sig]}", f"{sig}  ~  {ln[:100]}"))
+            for ln in lines:
+                for i, have in enumerate(file_lines):
+                    if ln in have:
+                        found.append(Finding(ex, "line", f"{rel}:{i + 1}", ln))
+            for shape, ln in sol_shapes.items():
+                if shape in shapes:
+                    at = shapes[shape]
+                    found.append(Finding(ex, "code", f"{rel}:{at}",
+                                         f"{file_lines[at - 1].strip()[:100]}  ~  {ln[:100]}"))
+    return sorted(set(found), key=lambda f: (f.exercise, f.where, f.kind, f.what))
+
+
+def report(findings: list[Finding]) -> str:
+    """The findings grouped by exercise, one line each."""
+    if not findings:
+        return "leak scan: no released file answers an exercise"
+    out = [f"leak scan: {len(findings)} place(s) in the release answer an exercise"]
+    for ex in sorted({f.exercise for f in findings}):
+        mine = [f for f in findings if f.exercise == ex]
+        out.append(f"  {ex}: {len(mine)}")
+        out += [f"    {f.kind:<4} {f.where}: {f.what}" for f in mine]
+    return "\n".join(out)
+
+
+__all__ = ["Finding", "report", "scan"]

@@ -1,0 +1,176 @@
+"""The grader's third round (issue 29, classes 3-7): the trusted side computes what it judges, the
+sandbox sees by allow-list, one student one budget, hidden values per student, and a leak scan of
+the whole release. Each test names what it would catch failing against main's grader (31d10ae)."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from exercises.grading import grade_class as gc
+from exercises.grading import leaks, runner
+from exercises.grading.kernel_source import KernelRefused, kernel_module
+from exercises.grading.sandbox import run_untrusted
+
+PKG = runner.PACKAGE
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the uid drop, the namespace and the "
+                             "cgroup need root (CI and Gradescope run as root)")
+KERNEL = '''
+import os
+import triton
+import triton.language as tl
+import torch
+
+BLOCK = 16
+TWICE = BLOCK * 2
+
+@triton.jit
+def kernel(X, N, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.store(X + offs, tl.load(X + offs, mask=offs < N) * 2, mask=offs < N)
+
+torch.full = None
+def host(x):
+    return kernel[(1,)](x, 4, BLOCK)
+'''
+
+
+# ------------------------------------------------------------------------------ class 3
+def test_kept_kernel_is_the_kernel_alone():
+    """Only imports of Triton, constants and the jit function survive; module-level code (the
+    rebinding of torch.full, host functions, `import os`) is gone, line numbers are kept."""
+    kept = kernel_module(KERNEL)
+    assert "def kernel(" in kept and "TWICE = BLOCK * 2" in kept
+    assert "torch" not in kept and "import os" not in kept and "def host" not in kept
+    assert kept.splitlines().index("def kernel(X, N, B: tl.constexpr):") == \
+        KERNEL.splitlines().index("def kernel(X, N, B: tl.constexpr):")
+
+
+@pytest.mark.parametrize("body, why", [
+    ("    import os\n", "import"),
+    ("    x = X.__class__\n", "'__class__'"),
+    ("    h = X.handle\n", "'handle'"),
+    ("    np = triton.runtime\n", "not Triton's language"),
+    ("    f = open\n", "'open'"),
+])
+def test_kernel_body_reaches_only_the_language(body, why):
+    """Inside a kept kernel (which the interpreter runs as Python) no import, no '_' attribute,
+    no interpreter handle, no module but Triton's language, no builtin outside a short list."""
+    src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(X):\n" + body
+    with pytest.raises(KernelRefused, match=why):
+        kernel_module(src)
+
+
+def test_solutions_and_wrong_kernels_are_kept():
+    for f in [PKG / "ch02_ws_gluon" / "ws_gemm.py", PKG / "ch04_tl_attention" / "attention_tl.py",
+              *[p for p in (PKG / "wrong").glob("*.py") if "# exercise: ch02_ws_gluon" in
+                p.read_text() or "# exercise: ch04_tl_attention" in p.read_text()]]:
+        assert "@" in kernel_module(f.read_text(), f.name), f
+
+
+# ------------------------------------------------------------------------------ class 4
+PROBE = '''
+import os
+def main(p):
+    out = {}
+    for d in p:
+        try:
+            out[d] = sorted(os.listdir(d))
+        except OSError as e:
+            out[d] = "error: " + e.strerror
+    if p and p[-1] == "/dev/shm":
+        open("/dev/shm/left-behind", "w").write("for the next student")
+    return out
+'''
+
+
+@as_root
+def test_view_is_an_allow_list(tmp_path):
+    """Beside the interpreter's virtual environment nothing shows (main's grader showed the whole
+    checkout the venv lives in: /work/main/exercises with the solutions), and /dev/shm is
+    private: what one run leaves there the next does not see (main shared the host's)."""
+    (tmp_path / "probe.py").write_text(PROBE)
+    venv_parent = str(Path(sys.prefix).resolve().parent)
+    out = run_untrusted("probe:main", [venv_parent, "/dev/shm"], None,
+                        {"probe.py": tmp_path / "probe.py"}, timeout_s=60)
+    assert out.ok, out.error
+    assert out.value[venv_parent] == [Path(sys.prefix).resolve().name], out.value
+    again = run_untrusted("probe:main", ["/dev/shm"], None, {"probe.py": tmp_path / "probe.py"},
+                          timeout_s=60)
+    assert "left-behind" not in again.value["/dev/shm"], again.value
+    assert "allow-list" in again.isolation.summary()
+
+
+def test_no_namespace_report_says_so(tmp_path):
+    """Without a namespace the report says what hides the solution (permissions) or that
+    nothing does."""
+    (tmp_path / "probe.py").write_text(PROBE)
+    out = run_untrusted("probe:main", [], None, {"probe.py": tmp_path / "probe.py"},
+                        timeout_s=60, namespaces=False)
+    assert out.ok, out.error
+    assert "no namespace" in out.isolation.summary()
+
+
+# ------------------------------------------------------------------------------ class 6
+def test_hidden_values_per_student_reproducible():
+    """The generators of the test modules are reseeded per (student, test): two students draw
+    different values, one student the same values again (main drew once per grade-class run)."""
+    case = next(c for c in runner.collect("ch04_tl_attention") if c.name.startswith("test_"))
+    mod = runner._modules[Path(case.fn.__code__.co_filename).resolve()]
+
+    def draw(who):
+        runner.reseed(case, who)
+        return mod.RNG.integers(0, 1 << 30, 4).tolist()
+    assert draw("alice") == draw("alice")
+    assert draw("alice") != draw("bob")
+    assert runner.seed("alice", "t") != runner.seed("bob", "t")
+
+
+# ------------------------------------------------------------------------------ class 7
+def test_leak_scan_finds_a_planted_leak(tmp_path):
+    """A release whose kernels/ holds ch02_ws_gluon's producer wait under other names is found
+    (main scanned exercises/ only); the same tree without it has no finding from that file."""
+    dest = tmp_path / "rel"
+    (dest / "kernels").mkdir(parents=True)
+    (dest / "kernels" / "clean.py").write_text("def f(a, b):\n    return a + b\n")
+    assert leaks.scan(dest) == []
+    (dest / "kernels" / "helper.py").write_text(
+        "def wait_empty(mbarrier, ring, i, depth):\n"
+        "    mbarrier.wait(ring.index(i % depth), ((i // depth) & 1) ^ 1)\n")
+    found = leaks.scan(dest)
+    assert any(f.exercise == "ch02_ws_gluon" and f.where.startswith("kernels/helper.py")
+               for f in found), leaks.report(found)
+    assert "kernels/helper.py:2" in leaks.report(found)
+
+
+# ------------------------------------------------------------------------------ class 5
+@as_root
+def test_a_bomb_and_a_neighbour_reader_cost_no_one_else(tmp_path):
+    """A class graded two at a time: two correct students, a fork bomb (spinning children until
+    fork fails) and a student who walks the file system for a copy of the solution. Each correct
+    student's total equals its total graded alone; the bomb's status names the process limit;
+    the reader finds nothing and scores 0. (Main's grader: every sandbox is `nobody` under one
+    process limit, no status names a limit, and the reader found the checkout beside the venv.)"""
+    cls = tmp_path / "class"
+    src = (PKG / "ch00_rates" / "rates.py").read_text()
+    who = {"s1_ok": src, "s2_bomb": (PKG / "wrong" / "cheat_budget_fork_bomb.py").read_text(),
+           "s3_reader": (PKG / "wrong" / "cheat_isolation_finds_a_checkout.py").read_text(),
+           "s4_ok": src + "\n# s4\n"}
+    for name, text in who.items():
+        d = cls / name / "exercises" / "ch00_rates"
+        d.mkdir(parents=True)
+        (d / "rates.py").write_text(text)
+    res = gc.grade_class(cls, tmp_path / "out", jobs=2, only=["ch00_rates"], dedup=False,
+                         quiet=True)
+    rows = {r["student"]: r for r in res["rows"]}
+    for name in ("s1_ok", "s4_ok"):
+        [alone] = runner.grade(cls / name, only=["ch00_rates"], jobs=1, identity=name)
+        assert rows[name]["total"] == alone.score == alone.max_score, (rows[name], alone.score)
+        assert rows[name]["status"] == "ok", rows[name]
+    assert rows["s2_bomb"]["total"] == 0 and "process limit" in rows["s2_bomb"]["status"], \
+        rows["s2_bomb"]
+    assert rows["s3_reader"]["total"] == 0, rows["s3_reader"]
+    shutil.rmtree(tmp_path / "out", ignore_errors=True)
