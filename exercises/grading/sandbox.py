@@ -216,7 +216,7 @@ def _readable_by_others(path: Path) -> bool:
     return bool(mode & stat.S_IROTH and mode & stat.S_IXOTH)
 
 
-def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
+def _mask_plan(needed: list[str], hide: list[str], allow_list: bool = True) -> list[list]:
     """[dir, [names to bind back]] top-down: an allow-list view. Each hidden dir, each dir on the
     way to a needed path (but the system's own top-level dirs, `SYSTEM_DIRS`, which hold the
     libraries), and each dir on the way that others cannot enter is covered; under a covered dir
@@ -231,7 +231,7 @@ def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
         parts = Path(n).parts
         for i in range(2, len(parts)):
             anc = os.path.join(*parts[:i])
-            if parts[1] not in SYSTEM_DIRS or not _others_can_enter(anc):
+            if (allow_list and parts[1] not in SYSTEM_DIRS) or not _others_can_enter(anc):
                 points.add(anc)
     plan = []
     for d in sorted(points, key=lambda p: (p.count(os.sep), p)):
@@ -426,6 +426,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
     if not isinstance(entry, str) or entry.count(":") != 1:
         raise ValueError(f"entry must be 'module:function', got {entry!r}")
     visible = [] if visible is None else [visible] if isinstance(visible, (str, Path)) else visible
+    allow_list = hide is None              # the default view: an allow-list (`_mask_plan`)
     hide = default_hide() if hide is None else list(hide)
     t0 = time.monotonic()
     iso = Isolation()
@@ -464,7 +465,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         python, stdlib, site = _python_paths()
         needed = [os.path.dirname(python), os.path.realpath(sys.prefix),
                   os.path.realpath(sys.base_prefix), *stdlib, *site, str(top)]
-        masks = _mask_plan(needed, [str(h) for h in hide]) if prefix else []
+        masks = _mask_plan(needed, [str(h) for h in hide], allow_list) if prefix else []
         unreachable = [n for n in needed if not all(
             _others_can_enter(os.path.join(*Path(n).parts[:i]))
             for i in range(2, len(Path(n).parts) + 1))]
