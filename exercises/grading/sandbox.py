@@ -113,6 +113,7 @@ class Outcome:
     isolation: Isolation = field(default_factory=Isolation)
 
     limits: dict = field(default_factory=dict)   # the limits the run had
+    shared: bytes | None = None                  # the shared bytes as the run left them
 
     @property
     def ok(self) -> bool:
@@ -422,7 +423,7 @@ class _Child:
 def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memory_bytes,
             cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files,
             max_processes, env, hide, drop_privileges, uid, gid, namespaces,
-            timeout_s, data_bytes, cpus, cgroup) -> _Child:
+            timeout_s, data_bytes, cpus, cgroup, shared_fd: int | None = None) -> _Child:
     if not isinstance(entry, str) or entry.count(":") != 1:
         raise ValueError(f"entry must be 'module:function', got {entry!r}")
     visible = [] if visible is None else [visible] if isinstance(visible, (str, Path)) else visible
@@ -506,7 +507,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         worker_cfg = {"entry": entry, "payload_fd": payload_r, "result_fd": result_w,
                       "session": session, "path": [str(work), *vis_paths, *stdlib, *site]}
         reaper_cfg = {"status_fd": status_w, "control_fd": control_r, "payload_fd": payload_r,
-                      "result_fd": result_w, "work": str(work),
+                      "result_fd": result_w, "work": str(work), "shared_fd": shared_fd,
                       "masks": masks, "masks_required": bool(unreachable),
                       "uid": iso.uid, "gid": iso.gid, "rlimits": rlimits, "python": python,
                       "cgroup_procs": cg_procs,
@@ -515,7 +516,8 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                                json.dumps(worker_cfg)]}
         cmd = prefix + [python, "-I", "-S", "-c", WORKER_SOURCE, "reaper", json.dumps(reaper_cfg)]
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
-                                pass_fds=(payload_r, result_w, control_r, status_w),
+                                pass_fds=(payload_r, result_w, control_r, status_w,
+                                          *([shared_fd] if shared_fd is not None else [])),
                                 cwd=str(top), env={"PATH": child_env["PATH"], "LANG": "C.UTF-8"},
                                 start_new_session=True)
         for fd in (payload_r, result_w, control_r, status_w, out_w):
@@ -613,12 +615,17 @@ _LIMITS = dict(memory_bytes=2 << 30, cpu_s=None, max_output_bytes=1 << 20,
 
 def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None,
                   files: dict[str, Path], *, timeout_s: float = 60.0,
-                  max_result_bytes: int = 64 << 20, **limits) -> Outcome:
+                  max_result_bytes: int = 64 << 20, shared: bytes | None = None,
+                  **limits) -> Outcome:
     """Call ``entry`` ("module:function", importable from the submission files or the visible
     trees) with ``payload`` (JSON data) in an isolated child; see the module docstring.
     `limits` (defaults in `_LIMITS`): memory_bytes (None: no address-space cap, e.g. for CUDA),
     cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files, max_processes,
     env, hide, drop_privileges, uid, gid, namespaces.
+
+    `shared`: bytes the child gets in a memory file (its fd number is ``payload["shared_fd"]``,
+    the payload must be a dict) and may write; `Outcome.shared` holds them as the run left them,
+    read here, after the child is gone: what the child did to them, whatever it says.
 
     Raises :class:`Refused` for a submission file that is not taken. Everything the child did is
     in the returned :class:`Outcome`; the child cannot raise in the caller.
@@ -626,9 +633,19 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
     unknown = set(limits) - set(_LIMITS)
     if unknown:
         raise TypeError(f"unknown limit(s) {sorted(unknown)}; expected {sorted(_LIMITS)}")
+    mfd = None
+    if shared is not None:
+        mfd = os.memfd_create("grader-shared", 0)
+        os.write(mfd, shared)
+        payload = {**payload, "shared_fd": mfd}
     data = json.dumps(payload, allow_nan=True).encode("utf-8")
-    c = _launch(entry, visible, files, session=False, timeout_s=timeout_s,
-                **{**_LIMITS, **limits})
+    try:
+        c = _launch(entry, visible, files, session=False, timeout_s=timeout_s,
+                    **{**_LIMITS, **limits}, shared_fd=mfd)
+    except BaseException:
+        if mfd is not None:
+            os.close(mfd)
+        raise
     res_sink: dict = {}
     writer = threading.Thread(target=_write_payload, args=(c.payload_w, data), daemon=True)
     reader = threading.Thread(target=_read_result, args=(c.result_r, max_result_bytes, res_sink),
@@ -638,6 +655,9 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
     writer.start()
     reader.start()
     outcome = _finish(c, Outcome(), timeout_s - (time.monotonic() - c.t0))
+    if mfd is not None:
+        outcome.shared = os.pread(mfd, len(shared), 0)
+        os.close(mfd)
     if "value" in res_sink:
         outcome.value, outcome.has_value = res_sink["value"], True
     else:

@@ -200,7 +200,8 @@ def reaper(cfg):
                 out.write(json.dumps(status))
                 out.close()
                 return
-    keep = [cfg["payload_fd"], cfg["result_fd"]]
+    keep = [cfg["payload_fd"], cfg["result_fd"]] + (
+        [cfg["shared_fd"]] if cfg.get("shared_fd") is not None else [])
     pid = os.fork()
     if pid == 0:
         try:
