@@ -151,6 +151,9 @@ def _unshare_prefix() -> list[str]:
     if not _UNSHARE:
         cmd = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
         ok = False
+        if os.environ.get("EXERCISES_NO_NAMESPACES"):     # as a container without unshare
+            _UNSHARE.append([])
+            return []
         if sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("unshare"):
             try:
                 ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=10).returncode == 0
