@@ -133,7 +133,8 @@ class Outcome:
         if "Resource temporarily unavailable" in text or "BlockingIOError" in text and "fork" in text:
             return f"process limit ({lim.get('max_processes', '?')} processes)"
         if "too large" in self.error or "over the limit" in self.error:
-            return "result-size limit (" + self.error.split("(")[-1].rstrip(")") + ")"
+            import re
+            return f"result-size limit ({re.findall(r'[0-9]+', self.error)[-1]} bytes)"
         if self.output_truncated:
             return f"output limit ({lim.get('max_output_bytes', '?')} bytes kept)"
         if self.timed_out:
@@ -694,11 +695,13 @@ class Session:
     """
 
     def __init__(self, entry: str, visible, files: dict[str, Path], *, cpu_s: float = 600.0,
-                 max_frame_bytes: int = 64 << 20, **limits):
+                 max_frame_bytes: int = 16 << 20, max_total_bytes: int = 128 << 20, **limits):
         unknown = set(limits) - set(_LIMITS)
         if unknown:
             raise TypeError(f"unknown limit(s) {sorted(unknown)}; expected {sorted(_LIMITS)}")
         self.max_frame_bytes = max_frame_bytes
+        self.max_total_bytes = max_total_bytes     # all answers of the session together
+        self.received = 0
         self._c = _launch(entry, visible, files, session=True, timeout_s=cpu_s,
                           **{**_LIMITS, **limits, "cpu_s": cpu_s})
         self.outcome: Outcome | None = None
@@ -742,6 +745,10 @@ class Session:
         (n,) = HEADER.unpack(exactly(HEADER.size))
         if n > self.max_frame_bytes:
             self._end(f"an answer of {n} bytes, over the limit of {self.max_frame_bytes}")
+        self.received += n
+        if self.received > self.max_total_bytes:
+            self._end(f"answers of {self.received} bytes in all, over the limit of "
+                      f"{self.max_total_bytes}")
         try:
             return json.loads(exactly(n).decode("utf-8"))
         except (ValueError, RecursionError) as e:

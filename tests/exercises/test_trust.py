@@ -174,3 +174,38 @@ def test_a_bomb_and_a_neighbour_reader_cost_no_one_else(tmp_path):
         rows["s2_bomb"]
     assert rows["s3_reader"]["total"] == 0, rows["s3_reader"]
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
+
+
+def test_huge_answers_stop_at_the_result_limit(tmp_path):
+    """A submission answering 12 MB a call is stopped once its answers pass the session's total
+    (128 MiB), and the test's message names the limit; a single answer over 16 MiB is refused at
+    once. (Main read 64 MiB frames without a total: the grader grew to gigabytes.)"""
+    from exercises.grading.student import Student, SubmissionFailed
+    f = tmp_path / "big.py"
+    f.write_text("import numpy as np\n\ndef answer(n):\n    return np.zeros(n)\n")
+    st = Student({"big.py": f})
+    try:
+        with pytest.raises(SubmissionFailed, match="result-size limit"):
+            for _ in range(12):
+                st.module("big.py").answer(1_500_000)
+        with pytest.raises(SubmissionFailed, match="result-size limit"):
+            st.module("big.py").answer(3_000_000)
+    finally:
+        st.close()
+
+
+def test_each_test_gets_a_fresh_sandbox(tmp_path):
+    """What the submission keeps in its process during one test is gone in the next (main kept
+    one process for all of an exercise's tests)."""
+    from exercises.grading.student import Student
+    f = tmp_path / "keeps.py"
+    f.write_text("SEEN = []\n\ndef remember(x):\n    SEEN.append(x)\n    return list(SEEN)\n")
+    st = Student({"keeps.py": f})
+    got = []
+
+    def a_test():
+        got.append(st.module("keeps.py").remember(len(got)))
+    case = runner.Case("t::t", "t", a_test, 1.0, False, False, 10.0, "")
+    assert runner.run_case(case, st, 30) == ("passed", "")
+    assert runner.run_case(case, st, 30) == ("passed", "")
+    assert got == [[0], [1]], got
