@@ -13,7 +13,13 @@ Two kinds of finding, each naming the released file and line and the solution it
   ``gl.warp_specialize([...], [PRODUCER_WARPS], [PRODUCER_REGS])`` finds a kernel's own call.
   Shapes that the stripped sources, the public tests or the stubs hold anyway are not findings;
 * ``call``: a call the solution makes and the stubs do not, found with the same callee, the same
-  number of arguments and the same kind of each (``gl.warp_specialize(<list>, <list>, <list>)``).
+  number of arguments and the same kind of each (``gl.warp_specialize(<list>, <list>, <list>)``);
+* ``same``: a function that computes the same answers. Each integer expression of a solution
+  (arithmetic, bitwise, comparisons, ``x if c else y`` over names and integer constants, with at
+  least two operators, three with a single name: ``(j // stages) & 1``, ``(k & 1) ^ 1 if w == 0 else k & 1``) is evaluated
+  on every assignment of 0..9 to its names, and so is every such expression in the release, its
+  names matched to the solution's in every order: ``(k & 1) ^ (WG == 0)`` gives the same answers
+  as the ``w == 0`` form above, whatever it is called.
 
 `scan(dest)` returns the findings; `report(findings)` prints them grouped by exercise.
 """
@@ -79,6 +85,63 @@ def _calls(tree: ast.AST) -> dict[str, int]:
     return out
 
 
+_INT_NODES = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Name, ast.Load,
+              ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+GRID = range(10)
+
+
+def _int_expr(node: ast.AST) -> tuple[str, ...] | None:
+    """The names of an integer expression with at least two operators (in order of first use),
+    or None when `node` is not one."""
+    ops, names = 0, []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Constant):
+            if not isinstance(n.value, int) or abs(n.value) > 1 << 16:
+                return None
+        elif not isinstance(n, _INT_NODES):
+            return None
+        if isinstance(n, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp)):
+            ops += 1
+        if isinstance(n, ast.Name) and n.id not in names:
+            names.append(n.id)
+    enough = ops >= 2 if len(names) >= 2 else ops >= 3    # one name, one parity: an idiom
+    return tuple(names) if enough and 1 <= len(names) <= 3 else None
+
+
+def _evaluator(node: ast.AST, names: tuple[str, ...]):
+    """A function of `names` computing `node` (only integer operators: safe to evaluate)."""
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(n) for n in names], kwonlyargs=[],
+                         kw_defaults=[], defaults=[])
+    lam = ast.fix_missing_locations(ast.Expression(ast.Lambda(args, node)))
+    fn = eval(compile(lam, "<leak-scan>", "eval"), {"__builtins__": {}})  # noqa: S307 - integer ops only
+
+    def value(*xs):
+        try:
+            v = fn(*xs)
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+        return int(v) if isinstance(v, bool) else v
+    return value
+
+
+def _answers(fn, k: int) -> tuple:
+    import itertools
+    return tuple(fn(*xs) for xs in itertools.product(GRID, repeat=k))
+
+
+def _int_exprs(tree: ast.AST) -> list[tuple[ast.AST, tuple[str, ...]]]:
+    """The maximal integer expressions of `tree` (not the parts of a larger one)."""
+    out, inside = [], set()
+    for node in ast.walk(tree):
+        if id(node) in inside or not isinstance(node, ast.expr):
+            continue
+        names = _int_expr(node)
+        if names is not None:
+            out.append((node, names))
+            inside |= {id(n) for n in ast.walk(node)}
+    return out
+
+
 def _parse(text: str) -> ast.AST | None:
     try:
         return ast.parse(text)
@@ -109,6 +172,27 @@ def _solution_shapes(text: str) -> tuple[dict[str, str], dict[str, str]]:
     return out, calls
 
 
+def _solution_answers(text: str) -> dict[tuple, str]:
+    """{answers of a solution's integer expression, over its names in every order: its line}."""
+    import itertools
+    tree = _parse(text)
+    if tree is None:
+        return {}
+    lines = text.splitlines()
+    spans = [(a + 1, b + 1) for a, b, _ in blocks(text, "SOLUTION")]
+    out = {}
+    for node, names in _int_exprs(tree):
+        if not any(a < node.lineno <= b for a, b in spans):
+            continue
+        fn = _evaluator(node, names)
+        for order in itertools.permutations(range(len(names))):
+            ans = _answers(lambda *xs, o=order: fn(*[xs[o.index(i)] for i in range(len(o))]),
+                           len(names))
+            if len(set(ans)) > 1:
+                out.setdefault((len(names), ans), lines[node.lineno - 1].strip())
+    return out
+
+
 def _released_files(dest: Path):
     for p in sorted(dest.rglob("*")):
         rel = p.relative_to(dest)
@@ -125,7 +209,7 @@ def scan(dest: Path, package: Path | None = None) -> list[Finding]:
     `package` (the instructor's ``exercises/``, default this package's)."""
     from .runner import PACKAGE, exercises
     package = package or PACKAGE
-    public_text, public_shapes, public_calls = [], set(), set()
+    public_text, public_shapes, public_calls, public_answers = [], set(), set(), set()
     for q in package.rglob("*.py"):
         if any(x in SKIP_PARTS for x in q.relative_to(package).parts):
             continue
@@ -135,6 +219,8 @@ def scan(dest: Path, package: Path | None = None) -> list[Finding]:
         if tree is not None:
             public_shapes |= set(_shapes(tree))
             public_calls |= set(_calls(tree))
+            public_answers |= {(len(nm), _answers(_evaluator(nd, nm), len(nm)))
+                               for nd, nm in _int_exprs(tree)}
     public = "\n".join(public_text)
     wanted = []                                     # (exercise, lines, shapes, calls)
     for ex in exercises(package):
@@ -144,15 +230,26 @@ def scan(dest: Path, package: Path | None = None) -> list[Finding]:
             sol_shapes, sol_calls = _solution_shapes(text)
             shapes = {s: ln for s, ln in sol_shapes.items() if s not in public_shapes}
             calls = {c: ln for c, ln in sol_calls.items() if c not in public_calls}
-            if lines or shapes or calls:
-                wanted.append((ex, lines, shapes, calls))
+            answers = {a: ln for a, ln in _solution_answers(text).items()
+                       if a not in public_answers}
+            if lines or shapes or calls or answers:
+                wanted.append((ex, lines, shapes, calls, answers))
     found: list[Finding] = []
     for rel, text in _released_files(dest):
         tree = _parse(text) if rel.suffix == ".py" else None
         shapes = _shapes(tree) if tree is not None else {}
         calls = _calls(tree) if tree is not None else {}
+        answers = {}
+        for node, names in (_int_exprs(tree) if tree is not None else []):
+            answers.setdefault((len(names), _answers(_evaluator(node, names), len(names))),
+                               node.lineno)
         file_lines = text.splitlines()
-        for ex, lines, sol_shapes, sol_calls in wanted:
+        for ex, lines, sol_shapes, sol_calls, sol_answers in wanted:
+            for key, ln in sol_answers.items():
+                if key in answers:
+                    at = answers[key]
+                    found.append(Finding(ex, "same", f"{rel}:{at}",
+                                         f"{file_lines[at - 1].strip()[:100]}  ~  {ln[:100]}"))
             for sig, ln in sol_calls.items():
                 if sig in calls:
                     found.append(Finding(ex, "call", f"{rel}:{calls[sig]}", f"{sig}  ~  {ln[:100]}"))

@@ -144,6 +144,12 @@ def test_leak_scan_finds_a_planted_leak(tmp_path):
     assert any(f.exercise == "ch02_ws_gluon" and f.where.startswith("kernels/helper.py")
                for f in found), leaks.report(found)
     assert "kernels/helper.py:2" in leaks.report(found)
+    (dest / "sim").mkdir()
+    (dest / "sim" / "laps.py").write_text("def may_refill(n, depth):\n"
+                                         "    return 1 - (n // depth) % 2\n")
+    found = leaks.scan(dest)
+    assert any(f.exercise == "ch01_ring" and f.kind == "same" and f.where == "sim/laps.py:2"
+               for f in found), leaks.report(found)
 
 
 # ------------------------------------------------------------------------------ class 5
