@@ -16,7 +16,8 @@ Two kinds of finding, each naming the released file and line and the solution it
   number of arguments and the same kind of each (``gl.warp_specialize(<list>, <list>, <list>)``);
 * ``same``: a function that computes the same answers. Each integer expression of a solution
   (arithmetic, bitwise, comparisons, ``x if c else y`` over names and integer constants, with at
-  least two operators, three with a single name: ``(j // stages) & 1``, ``(k & 1) ^ 1 if w == 0 else k & 1``) is evaluated
+  least two operators, three with a single name: ``(j // stages) & 1``, ``(k & 1) ^ 1 if w == 0 else k & 1``; a constant, a bitwise, modular or
+  comparison operator in it: sums and products of names alone match any formula) is evaluated
   on every assignment of 0..9 to its names, and so is every such expression in the release, its
   names matched to the solution's in every order: ``(k & 1) ^ (WG == 0)`` gives the same answers
   as the ``w == 0`` form above, whatever it is called.
@@ -105,6 +106,11 @@ def _int_expr(node: ast.AST) -> tuple[str, ...] | None:
         if isinstance(n, ast.Name) and n.id not in names:
             names.append(n.id)
     enough = ops >= 2 if len(names) >= 2 else ops >= 3    # one name, one parity: an idiom
+    rule = any(isinstance(n, (ast.Constant, ast.Compare, ast.IfExp, ast.BitAnd, ast.BitOr,
+                              ast.BitXor, ast.Mod, ast.FloorDiv, ast.LShift, ast.RShift))
+               for n in ast.walk(node))
+    if not rule:                      # sums and products of names alone: any formula is one
+        return None
     return tuple(names) if enough and 1 <= len(names) <= 3 else None
 
 
@@ -129,17 +135,54 @@ def _answers(fn, k: int) -> tuple:
     return tuple(fn(*xs) for xs in itertools.product(GRID, repeat=k))
 
 
+class _Flatten(ast.NodeTransformer):
+    """`self.completed` -> a plain name (`self__completed`): an attribute read is a value."""
+
+    def visit_Attribute(self, node):
+        d = _dotted(node)
+        if d is None:
+            return self.generic_visit(node)
+        return ast.copy_location(ast.Name("__".join(d), ast.Load()), node)
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return [node.id, *reversed(parts)] if isinstance(node, ast.Name) else None
+
+
 def _int_exprs(tree: ast.AST) -> list[tuple[ast.AST, tuple[str, ...]]]:
-    """The maximal integer expressions of `tree` (not the parts of a larger one)."""
+    """The maximal integer expressions of `tree` (not the parts of a larger one); attribute
+    reads count as names."""
     out, inside = [], set()
     for node in ast.walk(tree):
-        if id(node) in inside or not isinstance(node, ast.expr):
+        if id(node) in inside or not isinstance(node, ast.expr) or \
+                isinstance(node, (ast.Name, ast.Attribute, ast.Constant)):
+            continue
+        try:
+            node = ast.copy_location(_Flatten().visit(ast.parse(ast.unparse(node),
+                                                                 mode="eval").body), node)
+        except (SyntaxError, ValueError, RecursionError):
             continue
         names = _int_expr(node)
         if names is not None:
             out.append((node, names))
-            inside |= {id(n) for n in ast.walk(node)}
-    return out
+    return _outermost(out)
+
+
+def _outermost(found):
+    """Drop the expressions that lie inside another one found (same line, shorter text)."""
+    keep = []
+    texts = [(n.lineno, ast.unparse(n)) for n, _ in found]
+    for i, (n, names) in enumerate(found):
+        line, text = texts[i]
+        if any(j != i and texts[j][0] == line and text in texts[j][1] and text != texts[j][1]
+               for j in range(len(found))):
+            continue
+        keep.append((n, names))
+    return keep
 
 
 def _parse(text: str) -> ast.AST | None:
