@@ -14,6 +14,8 @@ Two kinds of finding, each naming the released file and line and the solution it
   Shapes that the stripped sources, the public tests or the stubs hold anyway are not findings;
 * ``call``: a call the solution makes and the stubs do not, found with the same callee, the same
   number of arguments and the same kind of each (``gl.warp_specialize(<list>, <list>, <list>)``);
+* ``steps``: the solution's order of steps (the names it calls, three or more, in order), found
+  in that order in one released function (``wait_turn, qk, pass_turn``: a schedule's consumer);
 * ``same``: a function that computes the same answers. Each integer expression of a solution
   (arithmetic, bitwise, comparisons, ``x if c else y`` over names and integer constants, with at
   least two operators, three with a single name: ``(j // stages) & 1``, ``(k & 1) ^ 1 if w == 0 else k & 1``; a constant, a bitwise, modular or
@@ -185,6 +187,27 @@ def _outermost(found):
     return keep
 
 
+def _callee(node: ast.Call) -> str | None:
+    f = node.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def _steps(nodes) -> tuple[str, ...]:
+    """The names called among `nodes`, in source order."""
+    calls = sorted((n for n in nodes if isinstance(n, ast.Call) and _callee(n)),
+                   key=lambda n: (n.lineno, n.col_offset))
+    return tuple(_callee(n) for n in calls)
+
+
+def _function_steps(tree: ast.AST) -> list[tuple[tuple[str, ...], int]]:
+    return [(_steps(ast.walk(f)), f.lineno) for f in ast.walk(tree)
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _contains(seq: tuple, part: tuple) -> bool:
+    return any(seq[i:i + len(part)] == part for i in range(len(seq) - len(part) + 1))
+
+
 def _parse(text: str) -> ast.AST | None:
     try:
         return ast.parse(text)
@@ -213,6 +236,22 @@ def _solution_shapes(text: str) -> tuple[dict[str, str], dict[str, str]]:
                 calls.setdefault(sig, lines[node.lineno - 1].strip())
                 break
     return out, calls
+
+
+def _solution_steps(text: str) -> dict[tuple, str]:
+    """{the names a solution block calls, in order (three or more): its first line}."""
+    tree = _parse(text)
+    if tree is None:
+        return {}
+    lines = text.splitlines()
+    out = {}
+    for a, b, _ in blocks(text, "SOLUTION"):
+        nodes = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                 and a + 1 < n.lineno <= b + 1]
+        steps = _steps(nodes)
+        if len(steps) >= 3:
+            out[steps] = lines[a + 1].strip()
+    return out
 
 
 def _solution_answers(text: str) -> dict[tuple, str]:
@@ -253,6 +292,7 @@ def scan(dest: Path, package: Path | None = None) -> list[Finding]:
     from .runner import PACKAGE, exercises
     package = package or PACKAGE
     public_text, public_shapes, public_calls, public_answers = [], set(), set(), set()
+    public_steps: set = set()
     for q in package.rglob("*.py"):
         if any(x in SKIP_PARTS for x in q.relative_to(package).parts):
             continue
@@ -262,6 +302,7 @@ def scan(dest: Path, package: Path | None = None) -> list[Finding]:
         if tree is not None:
             public_shapes |= set(_shapes(tree))
             public_calls |= set(_calls(tree))
+            public_steps |= {st for st, _ in _function_steps(tree)}
             public_answers |= {(len(nm), _answers(_evaluator(nd, nm), len(nm)))
                                for nd, nm in _int_exprs(tree)}
     public = "\n".join(public_text)
@@ -275,8 +316,10 @@ def scan(dest: Path, package: Path | None = None) -> list[Finding]:
             calls = {c: ln for c, ln in sol_calls.items() if c not in public_calls}
             answers = {a: ln for a, ln in _solution_answers(text).items()
                        if a not in public_answers}
-            if lines or shapes or calls or answers:
-                wanted.append((ex, lines, shapes, calls, answers))
+            steps = {st: ln for st, ln in _solution_steps(text).items()
+                     if not any(_contains(p, st) for p in public_steps)}
+            if lines or shapes or calls or answers or steps:
+                wanted.append((ex, lines, shapes, calls, answers, steps))
     found: list[Finding] = []
     for rel, text in _released_files(dest):
         tree = _parse(text) if rel.suffix == ".py" else None
@@ -287,7 +330,13 @@ def scan(dest: Path, package: Path | None = None) -> list[Finding]:
             answers.setdefault((len(names), _answers(_evaluator(node, names), len(names))),
                                node.lineno)
         file_lines = text.splitlines()
-        for ex, lines, sol_shapes, sol_calls, sol_answers in wanted:
+        fsteps = _function_steps(tree) if tree is not None else []
+        for ex, lines, sol_shapes, sol_calls, sol_answers, sol_steps in wanted:
+            for st, ln in sol_steps.items():
+                for seq, at in fsteps:
+                    if _contains(seq, st):
+                        found.append(Finding(ex, "steps", f"{rel}:{at}",
+                                             f"{', '.join(st)}  ~  {ln[:100]}"))
             for key, ln in sol_answers.items():
                 if key in answers:
                     at = answers[key]

@@ -130,26 +130,56 @@ def test_hidden_values_per_student_reproducible():
 
 
 # ------------------------------------------------------------------------------ class 7
-def test_leak_scan_finds_a_planted_leak(tmp_path):
-    """A release whose kernels/ holds ch02_ws_gluon's producer wait under other names is found
-    (main scanned exercises/ only); the same tree without it has no finding from that file."""
+FAKE_EXERCISE = """
+def parity(j, stages):
+    \"\"\"The producer's wait parity.\"\"\"
+    ### BEGIN SOLUTION
+    return ((j // stages) & 1) ^ 1
+    ### END SOLUTION
+
+
+def launch(gl, roles, workers, regs):
+    ### BEGIN SOLUTION
+    gl.warp_specialize(roles, [workers], [regs])
+    ### END SOLUTION
+
+
+def consumer(cta, w, j):
+    ### BEGIN SOLUTION
+    yield from wait_turn(cta, w, j)
+    yield cta.qk(w, j)
+    pass_turn(cta, w)
+    ### END SOLUTION
+"""
+
+
+def test_leak_scan_finds_planted_leaks(tmp_path):
+    """A course whose only exercise asks for a wait parity, a warp_specialize call and a turn
+    order: its release is clean until a file anywhere in it (not only exercises/) holds the
+    parity under other names, the same call, the same order of steps, or a solution line.
+    (Main scanned exercises/ only, and for solution lines only.)"""
+    pkg = tmp_path / "exercises"
+    (pkg / "ch99_demo").mkdir(parents=True)
+    (pkg / "ch99_demo" / "demo.py").write_text(FAKE_EXERCISE)
     dest = tmp_path / "rel"
-    (dest / "kernels").mkdir(parents=True)
-    (dest / "kernels" / "clean.py").write_text("def f(a, b):\n    return a + b\n")
-    assert leaks.scan(dest) == []
-    (dest / "kernels" / "helper.py").write_text(
-        "def wait_empty(mbarrier, ring, i, depth):\n"
-        "    mbarrier.wait(ring.index(i % depth), ((i // depth) & 1) ^ 1)\n")
-    found = leaks.scan(dest)
-    assert any(f.exercise == "ch02_ws_gluon" and f.where.startswith("kernels/helper.py")
-               for f in found), leaks.report(found)
-    assert "kernels/helper.py:2" in leaks.report(found)
-    (dest / "sim").mkdir()
+    (dest / "sim").mkdir(parents=True)
+    (dest / "sim" / "clean.py").write_text("def f(a, b):\n    return a + b\n")
+    assert leaks.scan(dest, pkg) == []
     (dest / "sim" / "laps.py").write_text("def may_refill(n, depth):\n"
                                          "    return 1 - (n // depth) % 2\n")
-    found = leaks.scan(dest)
-    assert any(f.exercise == "ch01_ring" and f.kind == "same" and f.where == "sim/laps.py:2"
-               for f in found), leaks.report(found)
+    (dest / "kernels").mkdir()
+    (dest / "kernels" / "ws.py").write_text("def k(gl, parts, W, R):\n"
+                                           "    gl.warp_specialize(parts, [W], [R])\n")
+    (dest / "sim" / "pingpong.py").write_text("def consumer(cta, w, j):\n"
+                                             "    yield from cta.wait_turn(w, j)\n"
+                                             "    yield cta.qk(w, j)\n"
+                                             "    cta.pass_turn(w)\n")
+    (dest / "docs").mkdir()
+    (dest / "docs" / "notes.md").write_text("the answer: return ((j // stages) & 1) ^ 1\n")
+    found = {(f.kind, f.where) for f in leaks.scan(dest, pkg)}
+    assert {("same", "sim/laps.py:2"), ("call", "kernels/ws.py:2"), ("steps", "sim/pingpong.py:1"),
+            ("line", "docs/notes.md:1")} <= found, found
+    assert not any(w.startswith("sim/clean.py") for _, w in found)
 
 
 # ------------------------------------------------------------------------------ class 5
