@@ -26,17 +26,22 @@ Isolation (``Outcome.isolation`` says which was in force)
     a double-forked, ``setsid`` grandchild reparents to it, not to init. When the worker exits,
     times out or the parent goes away (control pipe), the reaper SIGKILLs every process below
     it (``/proc`` ppid chains, repeated until none is left), reaps them, and only then reports;
-  * as root, where ``unshare --pid --fork --mount-proc --kill-child`` works (probed once): the
-    reaper is pid 1 of a new PID namespace (``kill(-1)`` reaches all; if the reaper dies the
-    kernel kills the namespace) with its own mount namespace and ``/proc``, in which
-    ``hide`` (default: the grader's repository, the temp dir and every top-level directory but the
-    system's, `default_hide`) is covered by an
-    empty tmpfs, as is any directory on the way to the interpreter that the dropped uid could not
-    enter (``/root`` here): only the interpreter, its site-packages and this run's directory are
-    bound back;
-  * as root: the worker runs as ``nobody``/``nogroup`` (``uid``/``gid`` to change), no
-    supplementary groups, ``PR_SET_NO_NEW_PRIVS``. Off root nothing is dropped
-    (``isolation.uid`` is None and ``notes`` says so).
+  * as root, where ``unshare --pid --fork --mount-proc --kill-child`` works (probed once; the
+    environment variable ``EXERCISES_NO_NAMESPACES`` acts as a container without it): the reaper
+    is pid 1 of a new PID namespace (``kill(-1)`` reaches all; if the reaper dies the kernel kills
+    the namespace) with its own mount namespace and ``/proc``. The default view is an allow-list
+    (`_mask_plan`): every directory on the way to what the child needs (the interpreter, its
+    stdlib and site-packages, this run's directory), but the system's top-level ones, is covered
+    by an empty tmpfs with only the next needed name bound back, and so are the grader's
+    repository, the temp dir and every other top-level directory (`default_hide`): nothing beside
+    the venv, no classmate's folder, no home. ``/dev/shm`` is a private tmpfs;
+  * as root: the worker runs as ``uid``/``gid`` (default ``nobody``; the runner gives each
+    student a uid of its own, `budget.student_uid`), no supplementary groups,
+    ``PR_SET_NO_NEW_PRIVS``, and where the host lets the grader make cgroups, in the student's
+    cgroup (`budget.student_cgroup`: a CPU quota, a process count and memory for all of that
+    student's processes together). Off root nothing is dropped (``isolation.uid`` is None).
+  * ``Outcome.isolation.summary()`` says which of these were in force (every report prints it);
+    ``Outcome.limit`` names the limit that stopped a run.
 
 What the caller must do: keep grader-side secrets (solutions, hidden tests, reference data) in a
 directory of mode 0700 (or below one) owned by the grader's user. With the uid drop the child can
