@@ -245,3 +245,18 @@ def test_each_test_gets_a_fresh_sandbox(tmp_path):
     assert runner.run_case(case, st, 30) == ("passed", "")
     assert runner.run_case(case, st, 30) == ("passed", "")
     assert got == [[0], [1]], got
+
+
+@pytest.mark.parametrize("body, limits, named", [
+    ("    while True:\n        pass\n", {"cpu_s": 1}, "CPU-time limit"),
+    ("    return len(bytearray(1 << 30))\n", {"memory_bytes": 256 << 20}, "memory limit"),
+    ("    print('x' * (1 << 20) * 3)\n    return 1\n", {"max_output_bytes": 1 << 16},
+     "output limit"),
+])
+def test_a_stopped_run_names_its_limit(tmp_path, body, limits, named):
+    """CPU time, memory and output: the outcome names the limit that stopped the run (main's
+    gradebook said "ok" for a student stopped by a limit)."""
+    (tmp_path / "sub.py").write_text("def main(p):\n" + body)
+    out = run_untrusted("sub:main", None, None, {"sub.py": tmp_path / "sub.py"}, timeout_s=30,
+                        **limits)
+    assert named in out.limit, (out.limit, out.error[-500:], out.returncode)
