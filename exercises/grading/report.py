@@ -105,7 +105,9 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
                 "visibility": "after_published" if t.hidden else "visible",
             })
     return {"score": sum(t["score"] for t in tests), "output": public_output(results, released),
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
+            "extra_data": {"isolation": sorted({r.isolation for r in results if r.isolation}),
+                           "limits": [f"{r.name} {lim}" for r in results for lim in r.limits]}}
 
 
 def public_output(results: list[ExerciseResult], released: bool) -> str:

@@ -85,4 +85,6 @@ def test_run_autograder_hides_the_solution(autograder, namespaces):
         assert all("allow-list" in ln for ln in iso), iso
     else:
         assert all("hidden only by file permissions" in ln and "NOT" not in ln for ln in iso), iso
+    assert gs["extra_data"]["isolation"] and all(ln.split(": ", 1)[1] in gs["extra_data"]["isolation"]
+                                                 for ln in iso), gs["extra_data"]
     assert oct(os.stat(ag / "source").st_mode & 0o777) == "0o700"
