@@ -551,7 +551,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
                     if v.get("error"):
                         status.append(f"{ex}: {v['error'].strip().splitlines()[0][:120]}")
                     for lim in v.get("limits", [])[:1]:
-                        status.append(f"{ex}: stopped by the {lim}")
+                        test, _, named = lim.partition(": ")
+                        status.append(f"{ex}: stopped by the {named} in {test}")
                     owner = tasks[keys[s.name, ex]][0].name
                     exjs.append({**v, "graded": True,
                                  **({"same_bytes_as": owner} if owner != s.name else {})})
