@@ -17,8 +17,10 @@ test left in the submission's process.
 Per student (`identity`, the student's name in ``grade-class``, ``--student`` for ``grade``): the
 sandboxes run under a uid of the student's own (`budget.student_uid`) and in its cgroup where the
 host allows one, and every NumPy generator the test modules hold (``RNG`` ...) is reseeded before
-each test from the identity, the test's name and the course's salt (``EXERCISES_SEED_SALT``), so
-each student draws hidden values of its own, the same ones again in a regrade (`seed`). Each test has a
+each test from the identity, the test's name and the course's salt (``EXERCISES_SEED_SALT``), and
+the hidden test modules are imported once per student with their ``random.SystemRandom()`` draws
+seeded the same way (`_seeded_import`), so each student draws hidden values of its own, the same
+ones again in a regrade (`seed`). Each test has a
 deadline (``--timeout``, or its ``@pytest.mark.timeout``) that bounds the submission's time.
 """
 from __future__ import annotations
@@ -106,10 +108,13 @@ class Case:
 _modules: dict[Path, object] = {}
 
 
-def _import(path: Path):
+def _import(path: Path, identity: str = ""):
     """Import a test module from the grader tree, with pytest's assertion rewriting (the failure
-    messages a student reads), once per process."""
+    messages a student reads), once per process; a hidden test module once per student
+    (`identity`), its import-time draws seeded from the student (`_seeded_import`)."""
     path = path.resolve()
+    if identity and path.parent.name == "hidden":
+        return _seeded_import(path, identity)
     if path not in _modules:
         src = path.read_text(encoding="utf-8")
         tree = ast.parse(src, str(path))
@@ -128,6 +133,43 @@ def _import(path: Path):
     return _modules[path]
 
 
+_seeded: dict[tuple[Path, str], object] = {}
+
+
+def _seeded_import(path: Path, identity: str):
+    """The hidden test module `path` imported for `identity`: while it runs, every
+    ``random.SystemRandom()`` it makes is a ``random.Random`` seeded from (identity, file, how
+    many it made before), so the values it draws at import (a hidden block count, a hidden
+    hardware preset) are the student's own and the same in a regrade."""
+    import itertools
+    import random
+    key = (path, identity)
+    if key not in _seeded:
+        for old in [k for k in _seeded if k[0] == path]:
+            del _seeded[old]                      # one student's copy at a time
+        real, made = random.SystemRandom, itertools.count()
+        rel = "/".join(path.parts[-3:])
+        random.SystemRandom = lambda *a: random.Random(seed(identity, rel, next(made)))
+        try:
+            src = path.read_text(encoding="utf-8")
+            tree = ast.parse(src, str(path))
+            try:
+                from _pytest.assertion.rewrite import rewrite_asserts
+                rewrite_asserts(tree, src.encode(), str(path), None)
+            except ImportError:  # pragma: no cover
+                pass
+            name = "grader_seeded_" + "_".join(path.with_suffix("").parts[-3:])
+            spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+            mod = importlib.util.module_from_spec(spec)
+            mod.__file__ = str(path)
+            sys.modules[name] = mod
+            exec(compile(tree, str(path), "exec"), mod.__dict__)   # noqa: S102 - the grader's own tests
+        finally:
+            random.SystemRandom = real
+        _seeded[key] = mod
+    return _seeded[key]
+
+
 def _marks(fn) -> dict:
     out = {}
     for m in getattr(fn, "pytestmark", []):
@@ -135,13 +177,14 @@ def _marks(fn) -> dict:
     return out
 
 
-def collect(ex: str, tree: Path = PACKAGE) -> list[Case]:
-    """The tests of exercise `ex`: its ``test_*.py``, then ``hidden/test_*.py``, in file order."""
+def collect(ex: str, tree: Path = PACKAGE, identity: str = "") -> list[Case]:
+    """The tests of exercise `ex`: its ``test_*.py``, then ``hidden/test_*.py``, in file order
+    (the hidden ones imported for `identity` when one is given: `_seeded_import`)."""
     folder = tree / ex
     files = sorted(folder.glob("test_*.py")) + sorted((folder / "hidden").glob("test_*.py"))
     cases = []
     for path in files:
-        mod = _import(path)
+        mod = _import(path, identity)
         hidden = path.parent.name == "hidden"
         for name, fn in vars(mod).items():
             if not (name.startswith("test_") and inspect.isfunction(fn)):
@@ -207,7 +250,7 @@ def reseed(case: Case, identity: str) -> None:
 
     import numpy as np
     mod = sys.modules.get(getattr(case.fn, "__module__", ""), None)
-    mods = [m for m in _modules.values() if m is mod or
+    mods = [m for m in [*_modules.values(), *_seeded.values()] if m is mod or
             Path(getattr(m, "__file__", "")).parent in (Path(case.fn.__code__.co_filename).parent,
                                                         Path(case.fn.__code__.co_filename).parent.parent)]
     for m in mods:
@@ -297,7 +340,7 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
     t0 = time.monotonic()
     result = ExerciseResult(ex)
     try:
-        cases = collect(ex)
+        cases = collect(ex, identity=identity)
     except Exception:  # noqa: BLE001 - a broken grader tree: say so, score nothing
         result.error = "the exercise's tests did not load:\n" + traceback.format_exc(limit=-4)
         return result

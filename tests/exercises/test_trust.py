@@ -129,6 +129,22 @@ def test_hidden_values_per_student_reproducible():
     assert runner.seed("alice", "t") != runner.seed("bob", "t")
 
 
+def test_hidden_import_draws_per_student():
+    """A hidden test module's import-time draws (``random.SystemRandom()``: ch00_rates' hidden
+    hardware) are the student's own and the same in a regrade; the stdlib is left as it was."""
+    import random
+
+    def hidden_values(who):
+        case = next(c for c in runner.collect("ch00_rates", identity=who) if c.hidden)
+        g = case.fn.__globals__
+        return g["SLOW_HW"].wgmma_overhead_clk, g["OTHER"], g["OTHER_SOFTMAX"]
+    alice = hidden_values("alice")
+    assert hidden_values("bob") != alice
+    assert hidden_values("alice") == alice
+    assert random.SystemRandom is not random.Random and \
+        type(random.SystemRandom()).__name__ == "SystemRandom"
+
+
 # ------------------------------------------------------------------------------ class 7
 FAKE_EXERCISE = """
 def parity(j, stages):
