@@ -31,7 +31,7 @@ LANGUAGE_NAMES = {"triton.cdiv", "triton.next_power_of_2"}
 DECORATORS = {"triton.jit", "triton.experimental.gluon.jit",
               "triton.experimental.gluon.constexpr_function"}
 BUILTINS = {"range", "min", "max", "abs", "int", "float", "bool", "len", "tuple", "list", "zip",
-            "enumerate", "isinstance", "True", "False", "None", "print"}
+            "enumerate", "isinstance", "True", "False", "None", "print", "NotImplementedError"}
 FORBIDDEN_ATTRS = {"handle"}
 _NODES_REFUSED = (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Lambda, ast.ClassDef,
                   ast.FunctionDef, ast.AsyncFunctionDef, ast.Await, ast.Yield, ast.YieldFrom,
