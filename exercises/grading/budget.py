@@ -45,6 +45,27 @@ def _write(path: Path, value: str) -> bool:
         return False
 
 
+_MADE: set[Path] = set()
+
+
+def cleanup() -> None:
+    """Remove the students' cgroups that no process is in any more (an rmdir of a busy one
+    fails and is left; the v1 controllers' and the v2 tree's parent folders too, once empty)."""
+    roots = [CG_ROOT / CG_NAME] + [CG_ROOT / c / CG_NAME for c in ("cpu", "pids", "memory")]
+    for r in roots:
+        if not r.is_dir():
+            continue
+        for d in sorted(r.glob("u*")):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        try:
+            r.rmdir()
+        except OSError:
+            pass
+
+
 def student_cgroup(uid: int, cpus: float, max_processes: int, memory_bytes: int | None
                    ) -> tuple[str, list[str]]:
     """(name, [cgroup.procs files a process joins by writing its pid]) of the student's cgroup,
@@ -66,6 +87,7 @@ def student_cgroup(uid: int, cpus: float, max_processes: int, memory_bytes: int 
               _write(d / "pids.max", str(max_processes))]
         if memory_bytes:
             ok.append(_write(d / "memory.max", str(memory_bytes)))
+        _register()
         return (f"{d} (v2)", [str(d / "cgroup.procs")]) if all(ok) else ("", [])
     procs, made = [], []
     settings = {"cpu": {"cpu.cfs_period_us": str(period),
@@ -86,7 +108,15 @@ def student_cgroup(uid: int, cpus: float, max_processes: int, memory_bytes: int 
             made.append(ctrl)
     if "cpu" not in made or "pids" not in made:
         return "", []
+    _register()
     return f"{CG_NAME}/u{uid} ({'+'.join(made)}, v1)", procs
 
 
-__all__ = ["student_cgroup", "student_uid"]
+def _register() -> None:
+    if not _MADE:
+        import atexit
+        atexit.register(cleanup)
+        _MADE.add(CG_ROOT)
+
+
+__all__ = ["cleanup", "student_cgroup", "student_uid"]

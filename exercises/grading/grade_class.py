@@ -591,6 +591,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
                                      "max_item": round(t["max_item"], 1)}
                                 for ex, t in timing.items()}}
     (out / "timing.json").write_text(json.dumps(timing_doc, indent=1) + "\n")
+    from .budget import cleanup
+    cleanup()                                          # the students' cgroups, now empty
     return {"rows": rows, "exercises": names, "seconds": seconds, "students": len(students),
             "distinct": len(tasks), "complete": all(r["complete"] for r in rows),
             "timing": timing_doc}
