@@ -23,7 +23,8 @@ def cmd_grade(args) -> int:
     if not path.exists():
         print(f"no such submission: {path}", file=sys.stderr)
         return 2
-    results = runner.grade(path, args.only, args.jobs, args.timeout, args.k, args.test)
+    results = runner.grade(path, args.only, args.jobs, args.timeout, args.k, args.test,
+                           identity=args.student or "")
     released = runner.released()
     if args.json:
         print(report.dumps(report.to_json(results, released)))
@@ -79,6 +80,8 @@ def main(argv=None) -> int:
     g.add_argument("-k", metavar="EXPR", help="only tests matching this pytest -k expression")
     g.add_argument("--test", metavar="NAME", help="only the test of exactly this name")
     g.add_argument("--json", action="store_true", help="print the results as JSON")
+    g.add_argument("--student", metavar="NAME", help="who is graded: seeds the hidden values "
+                   "and picks the sandbox's uid (the same NAME draws the same in a regrade)")
     g.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json here "
                    "(default /autograder/results/results.json when that folder exists)")
     g.add_argument("--timeout", type=int, default=runner.DEFAULT_TEST_TIMEOUT, help="seconds per test")

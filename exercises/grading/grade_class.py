@@ -13,11 +13,10 @@ Workers. The parent imports every exercise's tests once (``runner.warm``: their 
 computed once) and forks ``--jobs`` worker processes from that state (multiprocessing's 'fork'
 context), each in a session of its own and a child subreaper. The parent hands out one
 (student, exercise) item at a time; a worker grades it with ``runner.run_exercise`` (the tests in
-the worker, the submission's code in a sandbox session of its own, killed with its tree on a hang
-or crash) and sends back the exercise's JSON (as ``grade --json`` prints it). Before every item
-the worker reseeds the NumPy generators the test modules hold (forked workers would otherwise
-draw the same "fresh" inputs for the same item position), so every grading gets fresh random
-data, as a process of its own used to. A worker is replaced after ``RECYCLE`` items, and at once
+the worker, the submission's code in a fresh sandbox per test, under the student's own uid and
+cgroup: `budget`, killed with its tree on a hang or crash) and sends back the exercise's JSON (as ``grade --json`` prints it). Before every test
+the runner reseeds the NumPy generators the test modules hold from the student's name
+(`runner.seed`): each student draws values of its own, the same ones in a regrade. A worker is replaced after ``RECYCLE`` items, and at once
 when it dies (the item it held scores 0, with the reason).
 
 Budget. A student's grading has a wall-clock budget (``--student-timeout``): the seconds its items
@@ -295,10 +294,10 @@ def _serve(conn, released: bool) -> None:
             break
         if msg is None:
             break
-        iid, root, ex, timeout = msg
+        iid, root, ex, timeout, who = msg
         _reseed()
         try:
-            r = runner.run_exercise(ex, Path(root) if root else None, timeout)
+            r = runner.run_exercise(ex, Path(root) if root else None, timeout, identity=who)
             exj = report.to_json([r], released)["exercises"][0]
         except BaseException as e:  # noqa: BLE001 - one item never stops the worker
             exj = {"died": f"grading failed: {type(e).__name__}: {e}\n"
@@ -397,7 +396,7 @@ def run_items(items: list[tuple[Student, str]], jobs: int, timeout: int, student
                                               f"({student_timeout:g} s) was spent"}
                         continue
                     try:
-                        w.conn.send((i, str(s.root) if s.root else None, ex, timeout))
+                        w.conn.send((i, str(s.root) if s.root else None, ex, timeout, s.name))
                     except OSError:
                         pending.appendleft(i)
                         break
@@ -551,6 +550,9 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
                 else:
                     if v.get("error"):
                         status.append(f"{ex}: {v['error'].strip().splitlines()[0][:120]}")
+                    for lim in v.get("limits", [])[:1]:
+                        test, _, named = lim.partition(": ")
+                        status.append(f"{ex}: stopped by the {named} in {test}")
                     owner = tasks[keys[s.name, ex]][0].name
                     exjs.append({**v, "graded": True,
                                  **({"same_bytes_as": owner} if owner != s.name else {})})
@@ -589,6 +591,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
                                      "max_item": round(t["max_item"], 1)}
                                 for ex, t in timing.items()}}
     (out / "timing.json").write_text(json.dumps(timing_doc, indent=1) + "\n")
+    from .budget import cleanup
+    cleanup()                                          # the students' cgroups, now empty
     return {"rows": rows, "exercises": names, "seconds": seconds, "students": len(students),
             "distinct": len(tasks), "complete": all(r["complete"] for r in rows),
             "timing": timing_doc}

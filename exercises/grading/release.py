@@ -228,7 +228,22 @@ code — the graders hide the helpers that would do an exercise for you. Pushing
 tests on GitHub Classroom (`.github/workflows/classroom.yml`).
 """)
     check_no_leak(dest, secrets)
+    check_whole_release(dest)
     return dest
+
+
+def check_whole_release(dest: Path) -> None:
+    """The whole release (sim/, kernels/, notebooks ...) scanned for what answers an exercise
+    (`leaks.scan`): reported on stderr; a LeakError when EXERCISES_LEAKS=fail."""
+    import os
+    import sys
+
+    from .leaks import report, scan
+    found = scan(dest)
+    if found:
+        print(report(found), file=sys.stderr)
+        if os.environ.get("EXERCISES_LEAKS") == "fail":
+            raise LeakError(report(found))
 
 
 def _needs_kernels(folder: Path) -> bool:
@@ -387,6 +402,12 @@ fi
 cd "$SRC"
 "$VPY" -c 'import sys, numpy, simpy, pytest, pytest_timeout, sim, exercises.grading.runner
 print("autograder ready: python", sys.version.split()[0], "numpy", numpy.__version__)'
+# Where the sandbox cannot make a mount namespace (no unshare in the container), only file modes
+# hide the solution from the submission's uid: the source is the grader's alone, the venv is
+# readable by all (the submission's process runs its python), $AG may be passed through.
+chmod 0711 "$AG"
+chmod -R go-rwx "$SRC"
+chmod -R o+rX "$VENV"
 """
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
@@ -406,13 +427,19 @@ if [ ! -x "$PY" ]; then
 fi
 mkdir -p "$AG/results"
 rm -f "$AG/results/results.json"
+chmod 0711 "$AG"; chmod -R go-rwx "$AG/source" "$AG/results"    # see setup.sh: the modes hide it
 cd "$AG/source" || exit 1
 SUB="$("$PY" -c 'import sys; from pathlib import Path
 from exercises.grading.release import submission_root
 print(submission_root(Path(sys.argv[1])))' "$AG/submission")" || SUB="$AG/submission"
 echo "grading $SUB"
+# who is graded (Gradescope's metadata): seeds the hidden values, the same ones in a regrade
+WHO="$("$PY" -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+print(",".join(str(u.get("id") or u.get("email")) for u in m.get("users", [])))' \\
+    "$AG/submission_metadata.json" 2>/dev/null)" || WHO=""
 "$PY" -m exercises grade "$SUB" --gradescope "$AG/results/results.json" \\
-    --jobs "${AUTOGRADER_JOBS:-2}" > "$AG/results/grade.txt" 2>&1
+    --student "${WHO:-gradescope}" --jobs "${AUTOGRADER_JOBS:-2}" > "$AG/results/grade.txt" 2>&1
 status=$?
 cat "$AG/results/grade.txt"
 exit $status

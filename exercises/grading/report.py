@@ -40,7 +40,7 @@ def to_json(results: list[ExerciseResult], released: bool) -> dict:
         **summary(results, released),
         "exercises": [{
             "name": r.name, "score": r.score, "max_score": r.max_score, "error": r.error,
-            "seconds": round(r.seconds, 2),
+            "seconds": round(r.seconds, 2), "isolation": r.isolation, "limits": r.limits,
             "tests": [{"name": t.name, "nodeid": t.nodeid, "points": t.points, "score": t.score,
                        "outcome": t.outcome, "hidden": t.hidden, "gpu": t.gpu,
                        "message": t.message[-2000:]} for t in r.tests],
@@ -72,6 +72,10 @@ def table(results: list[ExerciseResult], released: bool, verbose: bool = False) 
                    if s["hidden"]["max_score"] else "") + f"): {s['verdict']}")
     if s["skipped"]:
         rows.append(f"{len(s['skipped'])} GPU test(s) skipped (no Hopper GPU here); not counted")
+    for iso in sorted({r.isolation for r in results if r.isolation}):
+        rows.append(f"isolation: {iso}")
+    for r in results:
+        rows += [f"limit: {r.name} {lim}" for lim in r.limits]
     return "\n".join(rows)
 
 
@@ -101,7 +105,9 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
                 "visibility": "after_published" if t.hidden else "visible",
             })
     return {"score": sum(t["score"] for t in tests), "output": public_output(results, released),
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
+            "extra_data": {"isolation": sorted({r.isolation for r in results if r.isolation}),
+                           "limits": [f"{r.name} {lim}" for r in results for lim in r.limits]}}
 
 
 def public_output(results: list[ExerciseResult], released: bool) -> str:

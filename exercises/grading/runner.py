@@ -10,7 +10,17 @@ asks the student's sandbox session (`student.py`), so every assertion, and every
 stays on the grader's side, where the submission cannot reach it.
 
 A submission that hangs, crashes, floods its output or exits loses only the test it was in: the
-session ends (`SubmissionFailed` in the test), the next test starts a fresh one. Each test has a
+session ends (`SubmissionFailed` in the test), the next test starts a fresh one. Every test gets a
+fresh sandbox (the session is closed after each), so no test is answered from state an earlier
+test left in the submission's process.
+
+Per student (`identity`, the student's name in ``grade-class``, ``--student`` for ``grade``): the
+sandboxes run under a uid of the student's own (`budget.student_uid`) and in its cgroup where the
+host allows one, and every NumPy generator the test modules hold (``RNG`` ...) is reseeded before
+each test from the identity, the test's name and the course's salt (``EXERCISES_SEED_SALT``), and
+the hidden test modules are imported once per student with their ``random.SystemRandom()`` draws
+seeded the same way (`_seeded_import`), so each student draws hidden values of its own, the same
+ones again in a regrade (`seed`). Each test has a
 deadline (``--timeout``, or its ``@pytest.mark.timeout``) that bounds the submission's time.
 """
 from __future__ import annotations
@@ -68,6 +78,8 @@ class ExerciseResult:
     tests: list[TestResult] = field(default_factory=list)
     error: str = ""
     seconds: float = 0.0
+    isolation: str = ""              # which isolation was in force (`sandbox.Isolation.summary`)
+    limits: list = field(default_factory=list)   # limits that stopped the submission, named
 
     @property
     def score(self) -> float:
@@ -96,10 +108,13 @@ class Case:
 _modules: dict[Path, object] = {}
 
 
-def _import(path: Path):
+def _import(path: Path, identity: str = ""):
     """Import a test module from the grader tree, with pytest's assertion rewriting (the failure
-    messages a student reads), once per process."""
+    messages a student reads), once per process; a hidden test module once per student
+    (`identity`), its import-time draws seeded from the student (`_seeded_import`)."""
     path = path.resolve()
+    if identity and path.parent.name == "hidden":
+        return _seeded_import(path, identity)
     if path not in _modules:
         src = path.read_text(encoding="utf-8")
         tree = ast.parse(src, str(path))
@@ -118,6 +133,43 @@ def _import(path: Path):
     return _modules[path]
 
 
+_seeded: dict[tuple[Path, str], object] = {}
+
+
+def _seeded_import(path: Path, identity: str):
+    """The hidden test module `path` imported for `identity`: while it runs, every
+    ``random.SystemRandom()`` it makes is a ``random.Random`` seeded from (identity, file, how
+    many it made before), so the values it draws at import (a hidden block count, a hidden
+    hardware preset) are the student's own and the same in a regrade."""
+    import itertools
+    import random
+    key = (path, identity)
+    if key not in _seeded:
+        for old in [k for k in _seeded if k[0] == path]:
+            del _seeded[old]                      # one student's copy at a time
+        real, made = random.SystemRandom, itertools.count()
+        rel = "/".join(path.parts[-3:])
+        random.SystemRandom = lambda *a: random.Random(seed(identity, rel, next(made)))
+        try:
+            src = path.read_text(encoding="utf-8")
+            tree = ast.parse(src, str(path))
+            try:
+                from _pytest.assertion.rewrite import rewrite_asserts
+                rewrite_asserts(tree, src.encode(), str(path), None)
+            except ImportError:  # pragma: no cover
+                pass
+            name = "grader_seeded_" + "_".join(path.with_suffix("").parts[-3:])
+            spec = importlib.util.spec_from_loader(name, loader=None, origin=str(path))
+            mod = importlib.util.module_from_spec(spec)
+            mod.__file__ = str(path)
+            sys.modules[name] = mod
+            exec(compile(tree, str(path), "exec"), mod.__dict__)   # noqa: S102 - the grader's own tests
+        finally:
+            random.SystemRandom = real
+        _seeded[key] = mod
+    return _seeded[key]
+
+
 def _marks(fn) -> dict:
     out = {}
     for m in getattr(fn, "pytestmark", []):
@@ -125,13 +177,14 @@ def _marks(fn) -> dict:
     return out
 
 
-def collect(ex: str, tree: Path = PACKAGE) -> list[Case]:
-    """The tests of exercise `ex`: its ``test_*.py``, then ``hidden/test_*.py``, in file order."""
+def collect(ex: str, tree: Path = PACKAGE, identity: str = "") -> list[Case]:
+    """The tests of exercise `ex`: its ``test_*.py``, then ``hidden/test_*.py``, in file order
+    (the hidden ones imported for `identity` when one is given: `_seeded_import`)."""
     folder = tree / ex
     files = sorted(folder.glob("test_*.py")) + sorted((folder / "hidden").glob("test_*.py"))
     cases = []
     for path in files:
-        mod = _import(path)
+        mod = _import(path, identity)
         hidden = path.parent.name == "hidden"
         for name, fn in vars(mod).items():
             if not (name.startswith("test_") and inspect.isfunction(fn)):
@@ -181,6 +234,33 @@ def _where(exc: BaseException) -> str:
                      for f in tb[-2:])
 
 
+def seed(identity: str, *key) -> int:
+    """The seed of `identity`'s draws for `key` (the test, the generator's name): the same for
+    one student in every run, different between students; the course's salt
+    (``EXERCISES_SEED_SALT``) keeps a student from computing another's."""
+    import hashlib
+    salt = os.environ.get("EXERCISES_SEED_SALT", "")
+    text = "\x00".join([salt, identity, *map(str, key)])
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def reseed(case: Case, identity: str) -> None:
+    """Reseed every NumPy Generator and `random.Random` the test modules of `case` hold."""
+    import random
+
+    import numpy as np
+    mod = sys.modules.get(getattr(case.fn, "__module__", ""), None)
+    mods = [m for m in [*_modules.values(), *_seeded.values()] if m is mod or
+            Path(getattr(m, "__file__", "")).parent in (Path(case.fn.__code__.co_filename).parent,
+                                                        Path(case.fn.__code__.co_filename).parent.parent)]
+    for m in mods:
+        for name, obj in list(vars(m).items()):
+            if isinstance(obj, np.random.Generator):
+                setattr(m, name, np.random.default_rng(seed(identity, case.nodeid, name)))
+            elif isinstance(obj, random.Random):
+                obj.seed(seed(identity, case.nodeid, name))
+
+
 def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
     from _pytest.outcomes import OutcomeException
     params = inspect.signature(case.fn).parameters
@@ -188,6 +268,8 @@ def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
     if unknown:
         return "failed", f"the grader's test asks for fixtures it cannot have: {sorted(unknown)}"
     token = CURRENT.set(student)
+    if student.identity:
+        reseed(case, student.identity)
     student.deadline = time.monotonic() + (case.timeout or timeout)
     try:
         with tempfile.TemporaryDirectory(prefix="case-") as tmp:
@@ -197,6 +279,7 @@ def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
         return _outcome(e)
     finally:
         student.deadline = None
+        student.close()                 # a fresh sandbox for the next test
         CURRENT.reset(token)
 
 
@@ -228,7 +311,7 @@ def _linked(root: Path, path: Path) -> Path | None:
 
 
 def student_for(ex: str, sub: Path | None, tree: Path = PACKAGE,
-                root: Path | None = None) -> Student:
+                root: Path | None = None, identity: str = "") -> Student:
     """The submission's files of exercise `ex` in folder `sub` (found under `root`). A symlink on
     the way to a file (the file or a folder above it, up to `root`) is refused: what it reaches
     is not the student's upload."""
@@ -242,16 +325,22 @@ def student_for(ex: str, sub: Path | None, tree: Path = PACKAGE,
         if link is not None:
             raise Refused(f"submission file {rel!r} refused: {link} is a symbolic link")
         files[rel] = sub / rel
-    gpu = any(c.gpu for c in collect(ex, tree))
-    return Student(files, adapters(ex, tree), memory_bytes=None if gpu else 4 << 30)
+    limits = {}
+    if identity and os.geteuid() == 0:
+        from .budget import student_uid
+        uid = student_uid(identity)
+        limits = {"uid": uid, "gid": uid}
+    return Student(files, adapters(ex, tree), memory_bytes=4 << 30, identity=identity,
+                   limits=limits)
 
 
 def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFAULT_TEST_TIMEOUT,
-                 keyword: str | None = None, test: str | None = None) -> ExerciseResult:
+                 keyword: str | None = None, test: str | None = None,
+                 identity: str = "") -> ExerciseResult:
     t0 = time.monotonic()
     result = ExerciseResult(ex)
     try:
-        cases = collect(ex)
+        cases = collect(ex, identity=identity)
     except Exception:  # noqa: BLE001 - a broken grader tree: say so, score nothing
         result.error = "the exercise's tests did not load:\n" + traceback.format_exc(limit=-4)
         return result
@@ -262,7 +351,7 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
     sub = find_submission(submission_root, ex) if submission_root else None
     from .sandbox import Refused
     try:
-        student = student_for(ex, sub, root=submission_root)
+        student = student_for(ex, sub, root=submission_root, identity=identity)
     except Refused as e:
         student = None
         refused = str(e)
@@ -278,6 +367,11 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
                     tr.outcome, tr.message = run_case(c, student, test_timeout)
                 except Refused as e:                      # a submission file refused at start
                     tr.outcome, tr.message = "failed", str(e)
+                if student.isolation is not None and not result.isolation:
+                    result.isolation = student.isolation.summary()
+                if "\nstopped by the " in tr.message:
+                    lim = tr.message.split("\nstopped by the ")[1].splitlines()[0]
+                    result.limits.append(f"{c.name}: {lim}")
             result.tests.append(tr)
     finally:
         if student is not None:
@@ -299,7 +393,7 @@ def warm(names: list[str]) -> None:
 
 def grade(submission_root: Path | None, only: list[str] | None = None, jobs: int | None = None,
           test_timeout: int = DEFAULT_TEST_TIMEOUT, keyword: str | None = None,
-          test: str | None = None) -> list[ExerciseResult]:
+          test: str | None = None, identity: str = "") -> list[ExerciseResult]:
     names = exercises()
     if only:
         unknown = sorted(set(only) - set(names))
@@ -307,7 +401,7 @@ def grade(submission_root: Path | None, only: list[str] | None = None, jobs: int
             raise SystemExit(f"unknown exercise(s) {', '.join(unknown)}; expected {', '.join(names)}")
         names = [n for n in names if n in only]
     jobs = jobs or max(1, min(len(names), os.cpu_count() or 1))
-    args = [(n, submission_root, test_timeout, keyword, test) for n in names]
+    args = [(n, submission_root, test_timeout, keyword, test, identity) for n in names]
     if jobs == 1 or len(names) == 1:
         return [_run_one(a) for a in args]
     warm(names)

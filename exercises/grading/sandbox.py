@@ -26,17 +26,22 @@ Isolation (``Outcome.isolation`` says which was in force)
     a double-forked, ``setsid`` grandchild reparents to it, not to init. When the worker exits,
     times out or the parent goes away (control pipe), the reaper SIGKILLs every process below
     it (``/proc`` ppid chains, repeated until none is left), reaps them, and only then reports;
-  * as root, where ``unshare --pid --fork --mount-proc --kill-child`` works (probed once): the
-    reaper is pid 1 of a new PID namespace (``kill(-1)`` reaches all; if the reaper dies the
-    kernel kills the namespace) with its own mount namespace and ``/proc``, in which
-    ``hide`` (default: the grader's repository, the temp dir and every top-level directory but the
-    system's, `default_hide`) is covered by an
-    empty tmpfs, as is any directory on the way to the interpreter that the dropped uid could not
-    enter (``/root`` here): only the interpreter, its site-packages and this run's directory are
-    bound back;
-  * as root: the worker runs as ``nobody``/``nogroup`` (``uid``/``gid`` to change), no
-    supplementary groups, ``PR_SET_NO_NEW_PRIVS``. Off root nothing is dropped
-    (``isolation.uid`` is None and ``notes`` says so).
+  * as root, where ``unshare --pid --fork --mount-proc --kill-child`` works (probed once; the
+    environment variable ``EXERCISES_NO_NAMESPACES`` acts as a container without it): the reaper
+    is pid 1 of a new PID namespace (``kill(-1)`` reaches all; if the reaper dies the kernel kills
+    the namespace) with its own mount namespace and ``/proc``. The default view is an allow-list
+    (`_mask_plan`): every directory on the way to what the child needs (the interpreter, its
+    stdlib and site-packages, this run's directory), but the system's top-level ones, is covered
+    by an empty tmpfs with only the next needed name bound back, and so are the grader's
+    repository, the temp dir and every other top-level directory (`default_hide`): nothing beside
+    the venv, no classmate's folder, no home. ``/dev/shm`` is a private tmpfs;
+  * as root: the worker runs as ``uid``/``gid`` (default ``nobody``; the runner gives each
+    student a uid of its own, `budget.student_uid`), no supplementary groups,
+    ``PR_SET_NO_NEW_PRIVS``, and where the host lets the grader make cgroups, in the student's
+    cgroup (`budget.student_cgroup`: a CPU quota, a process count and memory for all of that
+    student's processes together). Off root nothing is dropped (``isolation.uid`` is None).
+  * ``Outcome.isolation.summary()`` says which of these were in force (every report prints it);
+    ``Outcome.limit`` names the limit that stopped a run.
 
 What the caller must do: keep grader-side secrets (solutions, hidden tests, reference data) in a
 directory of mode 0700 (or below one) owned by the grader's user. With the uid drop the child can
@@ -80,7 +85,23 @@ class Isolation:
     masked: list[str] = field(default_factory=list)   # directories covered in the child's view
     uid: int | None = None                             # the uid the worker ran as (None: not dropped)
     gid: int | None = None
+    cgroup: str = ""                                   # the student's cgroup (CPU, pids, memory)
+    solution_readable: bool | None = None              # without a namespace: can the uid read it?
     notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line for every report: which isolation was in force."""
+        if self.pid_namespace and self.masked:
+            how = "PID+mount namespace, allow-list view (only the submission, the visible copy, " \
+                  "the interpreter)"
+        elif self.uid is not None:
+            how = ("no namespace: the solution is hidden only by file permissions"
+                   + (" -- and they do NOT hide it" if self.solution_readable else ""))
+        else:
+            how = "no namespace and no uid drop: the submission can read what the grader can"
+        who = f"uid {self.uid}" if self.uid is not None else "the grader's uid"
+        budget = f"cgroup {self.cgroup}" if self.cgroup else "rlimits only (no cgroup)"
+        return f"{how}; {who}; {budget}"
 
 
 @dataclass
@@ -96,9 +117,34 @@ class Outcome:
     seconds: float = 0.0
     isolation: Isolation = field(default_factory=Isolation)
 
+    limits: dict = field(default_factory=dict)   # the limits the run had
+    shared: bytes | None = None                  # the shared bytes as the run left them
+
     @property
     def ok(self) -> bool:
         return self.has_value and not self.timed_out
+
+    @property
+    def limit(self) -> str:
+        """The limit that stopped the run, named ("" when none did)."""
+        lim = self.limits
+        if self.returncode == -24:                      # SIGXCPU
+            return f"CPU-time limit ({lim.get('cpu_s', '?')} s of CPU per process)"
+        if self.returncode == -25:                      # SIGXFSZ
+            return f"file-size limit ({lim.get('max_write_bytes', '?')} bytes)"
+        text = self.error + self.output[-4000:]
+        if "MemoryError" in text or "Cannot allocate memory" in text or "memory.events" in text:
+            return f"memory limit ({lim.get('memory_bytes') or lim.get('data_bytes')} bytes)"
+        if "Resource temporarily unavailable" in text or "BlockingIOError" in text and "fork" in text:
+            return f"process limit ({lim.get('max_processes', '?')} processes)"
+        if "too large" in self.error or "over the limit" in self.error:
+            import re
+            return f"result-size limit ({re.findall(r'[0-9]+', self.error)[-1]} bytes)"
+        if self.output_truncated:
+            return f"output limit ({lim.get('max_output_bytes', '?')} bytes kept)"
+        if self.timed_out:
+            return "wall-clock limit (the test's time)"
+        return ""
 
 
 # --- environment probes ------------------------------------------------------------------------
@@ -111,6 +157,9 @@ def _unshare_prefix() -> list[str]:
     if not _UNSHARE:
         cmd = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
         ok = False
+        if os.environ.get("EXERCISES_NO_NAMESPACES"):     # as a container without unshare
+            _UNSHARE.append([])
+            return []
         if sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("unshare"):
             try:
                 ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=10).returncode == 0
@@ -162,9 +211,27 @@ def _others_can_enter(d: str) -> bool:
         return False
 
 
-def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
-    """[dir, [names to bind back]] top-down: each hidden dir, and each dir on the way to a needed
-    path that others cannot enter; under a masked dir only the needed paths' next names survive."""
+def _readable_by_others(path: Path) -> bool:
+    """Could a uid that is neither the owner nor in the group list `path` (every dir above it
+    enterable by others, the dir itself readable by them)?"""
+    p = os.path.realpath(path)
+    parts = Path(p).parts
+    for i in range(2, len(parts)):
+        if not _others_can_enter(os.path.join(*parts[:i])):
+            return False
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return False
+    return bool(mode & stat.S_IROTH and mode & stat.S_IXOTH)
+
+
+def _mask_plan(needed: list[str], hide: list[str], allow_list: bool = True) -> list[list]:
+    """[dir, [names to bind back]] top-down: an allow-list view. Each hidden dir, each dir on the
+    way to a needed path (but the system's own top-level dirs, `SYSTEM_DIRS`, which hold the
+    libraries), and each dir on the way that others cannot enter is covered; under a covered dir
+    only the needed paths' next names survive, so nothing beside a needed path is seen (another
+    checkout beside the venv, a classmate's folder beside the class's temp dir)."""
     points = set()
     for h in hide:
         h = os.path.realpath(h)
@@ -174,7 +241,7 @@ def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
         parts = Path(n).parts
         for i in range(2, len(parts)):
             anc = os.path.join(*parts[:i])
-            if not _others_can_enter(anc):
+            if (allow_list and parts[1] not in SYSTEM_DIRS) or not _others_can_enter(anc):
                 points.add(anc)
     plan = []
     for d in sorted(points, key=lambda p: (p.count(os.sep), p)):
@@ -190,6 +257,8 @@ def _mask_plan(needed: list[str], hide: list[str]) -> list[list]:
         if any(n == d for n in needed):
             continue                       # a needed dir itself is never covered
         plan.append([d, sorted(keep)])
+    if os.path.isdir("/dev/shm") and not os.path.islink("/dev/shm"):
+        plan.append(["/dev/shm", [], "mode=1777,size=64m"])   # private: nothing passes between runs
     return plan
 
 
@@ -357,15 +426,17 @@ class _Child:
     out_sink: dict
     st_sink: dict
     fds: list
+    limits: dict = field(default_factory=dict)
 
 
 def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memory_bytes,
             cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files,
             max_processes, env, hide, drop_privileges, uid, gid, namespaces,
-            timeout_s) -> _Child:
+            timeout_s, data_bytes, cpus, cgroup, shared_fd: int | None = None) -> _Child:
     if not isinstance(entry, str) or entry.count(":") != 1:
         raise ValueError(f"entry must be 'module:function', got {entry!r}")
     visible = [] if visible is None else [visible] if isinstance(visible, (str, Path)) else visible
+    allow_list = hide is None              # the default view: an allow-list (`_mask_plan`)
     hide = default_hide() if hide is None else list(hide)
     t0 = time.monotonic()
     iso = Isolation()
@@ -404,7 +475,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         python, stdlib, site = _python_paths()
         needed = [os.path.dirname(python), os.path.realpath(sys.prefix),
                   os.path.realpath(sys.base_prefix), *stdlib, *site, str(top)]
-        masks = _mask_plan(needed, [str(h) for h in hide]) if prefix else []
+        masks = _mask_plan(needed, [str(h) for h in hide], allow_list) if prefix else []
         unreachable = [n for n in needed if not all(
             _others_can_enter(os.path.join(*Path(n).parts[:i]))
             for i in range(2, len(Path(n).parts) + 1))]
@@ -427,8 +498,17 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                    ["RLIMIT_NOFILE", max_open_files], ["RLIMIT_CORE", 0]]
         if memory_bytes is not None:
             rlimits.append(["RLIMIT_AS", memory_bytes])
+        if data_bytes is not None:
+            rlimits.append(["RLIMIT_DATA", data_bytes])
+        cg_procs: list[str] = []
         if iso.uid is not None:
             rlimits.append(["RLIMIT_NPROC", max_processes])
+            if cgroup:
+                from .budget import student_cgroup
+                iso.cgroup, cg_procs = student_cgroup(iso.uid, cpus, max_processes,
+                                                      memory_bytes or data_bytes or 8 << 30)
+        if os.path.isdir(GRADER_ROOT / "exercises"):
+            iso.solution_readable = _readable_by_others(GRADER_ROOT / "exercises")
         child_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                      "HOME": str(work), "TMPDIR": str(work / "tmp"), "MPLBACKEND": "Agg",
                      "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
@@ -436,15 +516,17 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         worker_cfg = {"entry": entry, "payload_fd": payload_r, "result_fd": result_w,
                       "session": session, "path": [str(work), *vis_paths, *stdlib, *site]}
         reaper_cfg = {"status_fd": status_w, "control_fd": control_r, "payload_fd": payload_r,
-                      "result_fd": result_w, "work": str(work),
+                      "result_fd": result_w, "work": str(work), "shared_fd": shared_fd,
                       "masks": masks, "masks_required": bool(unreachable),
                       "uid": iso.uid, "gid": iso.gid, "rlimits": rlimits, "python": python,
+                      "cgroup_procs": cg_procs,
                       "env": child_env,
                       "argv": [python, "-I", "-S", "-c", WORKER_SOURCE, "worker",
                                json.dumps(worker_cfg)]}
         cmd = prefix + [python, "-I", "-S", "-c", WORKER_SOURCE, "reaper", json.dumps(reaper_cfg)]
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
-                                pass_fds=(payload_r, result_w, control_r, status_w),
+                                pass_fds=(payload_r, result_w, control_r, status_w,
+                                          *([shared_fd] if shared_fd is not None else [])),
                                 cwd=str(top), env={"PATH": child_env["PATH"], "LANG": "C.UTF-8"},
                                 start_new_session=True)
         for fd in (payload_r, result_w, control_r, status_w, out_w):
@@ -463,7 +545,10 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         for fd in (payload_w, result_r, control_w):
             fds.remove(fd)                  # the _Child's fields own these: each closed once
         return _Child(proc, top, iso, t0, payload_w, result_r, control_w, threads, out_sink,
-                      st_sink, fds)
+                      st_sink, fds, {"cpu_s": cpu, "memory_bytes": memory_bytes,
+                                     "data_bytes": data_bytes, "max_processes": max_processes,
+                                     "max_output_bytes": max_output_bytes,
+                                     "max_write_bytes": max_write_bytes})
     except BaseException:
         for fd in fds:
             try:
@@ -505,6 +590,7 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
         iso.masked = list(status.get("masked", []))
         iso.notes += list(status.get("notes", []))
         outcome.isolation = iso
+        outcome.limits = c.limits
         outcome.killed = int(status.get("killed", 0))
         ws = status.get("wait_status")
         if ws is not None:
@@ -532,18 +618,23 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
 
 _LIMITS = dict(memory_bytes=2 << 30, cpu_s=None, max_output_bytes=1 << 20,
                max_file_bytes=16 << 20, max_write_bytes=64 << 20, max_open_files=256,
-               max_processes=256, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
-               namespaces=True)
+               max_processes=64, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
+               namespaces=True, data_bytes=None, cpus=1.0, cgroup=True)
 
 
 def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None,
                   files: dict[str, Path], *, timeout_s: float = 60.0,
-                  max_result_bytes: int = 64 << 20, **limits) -> Outcome:
+                  max_result_bytes: int = 64 << 20, shared: bytes | None = None,
+                  **limits) -> Outcome:
     """Call ``entry`` ("module:function", importable from the submission files or the visible
     trees) with ``payload`` (JSON data) in an isolated child; see the module docstring.
     `limits` (defaults in `_LIMITS`): memory_bytes (None: no address-space cap, e.g. for CUDA),
     cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files, max_processes,
     env, hide, drop_privileges, uid, gid, namespaces.
+
+    `shared`: bytes the child gets in a memory file (its fd number is ``payload["shared_fd"]``,
+    the payload must be a dict) and may write; `Outcome.shared` holds them as the run left them,
+    read here, after the child is gone: what the child did to them, whatever it says.
 
     Raises :class:`Refused` for a submission file that is not taken. Everything the child did is
     in the returned :class:`Outcome`; the child cannot raise in the caller.
@@ -551,9 +642,19 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
     unknown = set(limits) - set(_LIMITS)
     if unknown:
         raise TypeError(f"unknown limit(s) {sorted(unknown)}; expected {sorted(_LIMITS)}")
+    mfd = None
+    if shared is not None:
+        mfd = os.memfd_create("grader-shared", 0)
+        os.write(mfd, shared)
+        payload = {**payload, "shared_fd": mfd}
     data = json.dumps(payload, allow_nan=True).encode("utf-8")
-    c = _launch(entry, visible, files, session=False, timeout_s=timeout_s,
-                **{**_LIMITS, **limits})
+    try:
+        c = _launch(entry, visible, files, session=False, timeout_s=timeout_s,
+                    **{**_LIMITS, **limits}, shared_fd=mfd)
+    except BaseException:
+        if mfd is not None:
+            os.close(mfd)
+        raise
     res_sink: dict = {}
     writer = threading.Thread(target=_write_payload, args=(c.payload_w, data), daemon=True)
     reader = threading.Thread(target=_read_result, args=(c.result_r, max_result_bytes, res_sink),
@@ -563,6 +664,9 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
     writer.start()
     reader.start()
     outcome = _finish(c, Outcome(), timeout_s - (time.monotonic() - c.t0))
+    if mfd is not None:
+        outcome.shared = os.pread(mfd, len(shared), 0)
+        os.close(mfd)
     if "value" in res_sink:
         outcome.value, outcome.has_value = res_sink["value"], True
     else:
@@ -596,11 +700,13 @@ class Session:
     """
 
     def __init__(self, entry: str, visible, files: dict[str, Path], *, cpu_s: float = 600.0,
-                 max_frame_bytes: int = 64 << 20, **limits):
+                 max_frame_bytes: int = 16 << 20, max_total_bytes: int = 128 << 20, **limits):
         unknown = set(limits) - set(_LIMITS)
         if unknown:
             raise TypeError(f"unknown limit(s) {sorted(unknown)}; expected {sorted(_LIMITS)}")
         self.max_frame_bytes = max_frame_bytes
+        self.max_total_bytes = max_total_bytes     # all answers of the session together
+        self.received = 0
         self._c = _launch(entry, visible, files, session=True, timeout_s=cpu_s,
                           **{**_LIMITS, **limits, "cpu_s": cpu_s})
         self.outcome: Outcome | None = None
@@ -644,6 +750,10 @@ class Session:
         (n,) = HEADER.unpack(exactly(HEADER.size))
         if n > self.max_frame_bytes:
             self._end(f"an answer of {n} bytes, over the limit of {self.max_frame_bytes}")
+        self.received += n
+        if self.received > self.max_total_bytes:
+            self._end(f"answers of {self.received} bytes in all, over the limit of "
+                      f"{self.max_total_bytes}")
         try:
             return json.loads(exactly(n).decode("utf-8"))
         except (ValueError, RecursionError) as e:

@@ -133,12 +133,14 @@ def apply_masks(masks):
     --mount-proc makes it, with private propagation), so the host's mounts are untouched.
     """
     ctypes, libc = _libc()
-    for d, keep in masks:
+    for entry in masks:
+        d, keep = entry[0], entry[1]
+        opts = entry[2] if len(entry) > 2 else "mode=0755,size=64k"
         held = []
         for name in keep:
             src = os.path.join(d, name)
             held.append((name, os.open(src, os.O_PATH | os.O_NOFOLLOW), os.path.isdir(src)))
-        _mount(libc, ctypes, "tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+        _mount(libc, ctypes, "tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, opts)
         for name, fd, isdir in held:
             dst = os.path.join(d, name)
             if isdir:
@@ -153,6 +155,12 @@ def _child(cfg, keep_fds):
     """In the forked child: new session, rlimits, fds, cwd, uid; then exec the worker."""
     import resource
     os.setsid()
+    for procs in cfg.get("cgroup_procs", []):      # the student's cgroup: "0" is this process
+        try:
+            with open(procs, "w") as f:
+                f.write("0")
+        except OSError as e:                       # removed by another grader's cleanup meanwhile
+            os.write(2, ("[sandbox] not in the student's cgroup (%s): rlimits only\n" % e).encode())
     for name, value in cfg["rlimits"]:
         soft, hard = value if isinstance(value, list) else (value, value)
         resource.setrlimit(getattr(resource, name), (soft, hard))
@@ -186,7 +194,7 @@ def reaper(cfg):
     if cfg["masks"]:
         try:
             apply_masks(cfg["masks"])
-            status["masked"] = [d for d, _ in cfg["masks"]]
+            status["masked"] = [m[0] for m in cfg["masks"]]
         except OSError as e:
             status["notes"].append("masking failed: %s" % e)
             if cfg["uid"] is not None and cfg["masks_required"]:
@@ -195,7 +203,8 @@ def reaper(cfg):
                 out.write(json.dumps(status))
                 out.close()
                 return
-    keep = [cfg["payload_fd"], cfg["result_fd"]]
+    keep = [cfg["payload_fd"], cfg["result_fd"]] + (
+        [cfg["shared_fd"]] if cfg.get("shared_fd") is not None else [])
     pid = os.fork()
     if pid == 0:
         try:

@@ -11,7 +11,16 @@ its event log stay in the grader's process.
 
 Every answer is untrusted data: decoded with the codec's limits, checked by the tests. A session
 that ends (a crash, an exit, a hang past the test's deadline) raises `SubmissionFailed` in the
-test; the next use starts a fresh one.
+test; the next use starts a fresh one. The runner closes the session after every test, so no test
+is answered from what an earlier one handed over.
+
+A kernel exercise's adapters (``_compile.py``, ``_gpu.py``, ``_run_kernel.py``: the grader's code
+that compiles, launches or interprets a kernel) never share a process with the submission's
+module-level code: a call to an adapter (``student.call("_compile:...")``) runs in a fresh sandbox
+of its own that holds the adapters and, for each submission file, only what `kernel_source` keeps
+of it (the jit functions, constants and Triton imports), so nothing the submission does at import
+(rebinding the compile helper, ``torch.full``, the runner, posing as a ``triton.runtime.jit``
+object) exists there. What comes back was computed by the grader's code.
 """
 from __future__ import annotations
 
@@ -22,9 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from .kernel_source import KernelRefused, kernel_module
 from .remote import codec
 from .remote.codec import Ref
-from .sandbox import Session, SessionEnded
+from .sandbox import Session, SessionEnded, run_untrusted
 
 REMOTE = Path(__file__).resolve().parent / "remote"
 ENTRY = "course_remote.serve:main"
@@ -88,6 +98,15 @@ class _View:
         return codec.decode(data, hook)
 
 
+def _limit_named(kind: str, tb: str, limits: dict) -> str:
+    """The limit a raised error says the submission ran into ("" for any other error)."""
+    if kind == "MemoryError":
+        return f"memory limit ({limits.get('memory_bytes') or limits.get('data_bytes')} bytes)"
+    if kind == "BlockingIOError" and "Resource temporarily unavailable" in tb:
+        return f"process limit ({limits.get('max_processes')} processes)"
+    return ""
+
+
 def _fields(obj) -> dict:
     """A dataclass's fields and the properties its class defines, as plain data."""
     out = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
@@ -107,12 +126,17 @@ class Student:
 
     def __init__(self, files: dict[str, Path], adapters: tuple[Path, ...] = (),
                  memory_bytes: int | None = 2 << 30, timeout_s: float = 120.0,
-                 env: dict[str, str] | None = None):
+                 env: dict[str, str] | None = None, identity: str = "",
+                 limits: dict | None = None):
         self.files = {k: Path(v) for k, v in files.items()}
         self.adapters = tuple(adapters)
         self.memory_bytes = memory_bytes
         self.timeout_s = timeout_s
         self.env = dict(env or {})
+        self.identity = identity                # who it is (seeds its hidden values: `seed`)
+        self.limits = dict(limits or {})        # sandbox limits of this student (its own uid ...)
+        self.isolation = None                   # what the last session had in force
+        self.trusted = False                    # holds only the kept kernel (adapters may run)
         self.memo: dict = {}                    # what tests computed from this submission
         self.deadline: float | None = None     # the running test's; the runner sets it
         self._session: Session | None = None
@@ -123,14 +147,16 @@ class Student:
     # --- the session --------------------------------------------------------------------------
     def _live(self) -> Session:
         if self._session is None or not self._session.alive:
-            self._session = Session(ENTRY, [support_dir(self.adapters)], self.files,
-                                    memory_bytes=self.memory_bytes, env=self.env)
+            self._session = Session(ENTRY, [support_dir(self.adapters if self.trusted else ())],
+                                    self.files, memory_bytes=self.memory_bytes, env=self.env,
+                                    **self.limits)
             self._views = {}
         return self._session
 
     def close(self) -> None:
         if self._session is not None:
-            self.output = self._session.close(kill=True).output
+            out = self._session.close(kill=True)
+            self.output, self.isolation = out.output, out.isolation
             self._session = None
 
     def _ask(self, msg: dict) -> dict:
@@ -146,7 +172,11 @@ class Student:
                                                                 if self.deadline else left))
         except SessionEnded as e:
             self.output = e.outcome.output if e.outcome else ""
-            raise SubmissionFailed(f"the submission's process failed: {e}") from None
+            if e.outcome is not None:
+                self.isolation = e.outcome.isolation
+            limit = e.outcome.limit if e.outcome is not None else ""
+            raise SubmissionFailed(f"the submission's process failed: {e}"
+                                   + (f"\nstopped by the {limit}" if limit else "")) from None
         if not isinstance(reply, dict) or len(reply) != 1:
             self.close()
             raise SubmissionFailed(f"the submission's process sent a malformed answer: "
@@ -154,7 +184,9 @@ class Student:
         if "raise" in reply:
             kind, tb = (reply["raise"] + ["", ""])[:2] if isinstance(reply["raise"], list) else \
                 ("?", str(reply["raise"]))
-            raise SubmissionRaised(f"the submission raised {kind}:\n{str(tb)[-4000:]}")
+            limit = _limit_named(str(kind), str(tb), session._c.limits)
+            raise SubmissionRaised(f"the submission raised {kind}:\n{str(tb)[-4000:]}"
+                                   + (f"\nstopped by the {limit}" if limit else ""))
         return reply
 
     # --- what the submission's CTA asks for ----------------------------------------------------
@@ -199,7 +231,16 @@ class Student:
     # --- calls ---------------------------------------------------------------------------------
     def call(self, target: str, *args, **kwargs):
         """`target` ("module:function") called with `args` in the submission's process: its
-        value, or a generator that steps the submission's generator."""
+        value, or a generator that steps the submission's generator. A call to one of the
+        exercise's adapters runs in a fresh sandbox holding only the kept kernel (`kernel`)."""
+        if not self.trusted and target.partition(":")[0] in {a.stem for a in self.adapters}:
+            k = self.kernel()
+            try:
+                return k.call(target, *args, **kwargs)
+            finally:
+                k.close()
+                self.isolation = k.isolation
+                shutil.rmtree(k._kernel_dir, ignore_errors=True)
         self._live()
         before = set(self._views)
         msg = {"op": "call", "target": target,
@@ -214,14 +255,43 @@ class Student:
         raise SubmissionFailed(f"an unexpected answer to a call: {str(reply)[:200]}")
 
     def call_echo(self, target: str, *args, **kwargs):
-        """(value, args, kwargs) of a call, the arguments as the call left them."""
-        reply = self._ask({"op": "call", "target": target, "echo": True,
-                           "args": codec.encode(list(args), self._encode_arg),
-                           "kwargs": codec.encode(kwargs, self._encode_arg)})
-        out = codec.decode(reply.get("value"))
-        if not (isinstance(out, list) and len(out) == 3):
-            raise SubmissionFailed(f"an unexpected answer to a call: {str(reply)[:200]}")
-        return tuple(out)
+        """(value, args, kwargs) of a call, the arguments as the call left them. The call runs in
+        a fresh sandbox where every array argument is a view of a memory file (`serve.
+        echo_shared`); the arrays handed back are read from that file here, after the run, so
+        what the function did to them shows whatever the submission's process reports."""
+        import numpy as np
+        buf = bytearray()
+
+        def lay(obj):
+            if isinstance(obj, np.ndarray) and obj.dtype.name in codec.DTYPES:
+                off = -(-len(buf) // 64) * 64
+                buf.extend(b"\0" * (off - len(buf)))
+                buf.extend(np.ascontiguousarray(obj).tobytes())
+                return {"shm": [obj.dtype.name, list(obj.shape), off]}
+            return None
+        enc_args, enc_kwargs = codec.encode(list(args), lay), codec.encode(kwargs, lay)
+        left = (self.deadline - time.monotonic()) if self.deadline else self.timeout_s
+        if left <= 0:
+            raise SubmissionFailed("the test's time ran out while the submission computed")
+        out = run_untrusted(ENTRY.replace(":main", ":echo_shared"),
+                            {"target": target, "args": enc_args, "kwargs": enc_kwargs,
+                             "size": len(buf)}, [support_dir()], self.files, timeout_s=left,
+                            shared=bytes(buf) or b"\0", memory_bytes=self.memory_bytes,
+                            env=self.env, **self.limits)
+        self.output, self.isolation = out.output, out.isolation
+        if not out.ok:
+            raise SubmissionFailed(f"the submission's process failed: {out.error[-4000:]}"
+                                   + (f"\nstopped by the {out.limit}" if out.limit else ""))
+        after = out.shared
+
+        def back(tag, body):
+            if tag != "shm":
+                return None
+            dtype, shape, off = body
+            n = int(np.prod(shape, dtype=np.int64))
+            return np.frombuffer(after, dtype=dtype, count=n, offset=off).reshape(shape).copy()
+        return (codec.decode(out.value), codec.decode(enc_args, back),
+                codec.decode(enc_kwargs, back))
 
     def _drive(self, gid, views, session):
         """Step the submission's generator `gid`; each step it yields is done here by the
@@ -255,12 +325,37 @@ class Student:
                         "cta.softmax, cta.rescale, cta.pack and cta.epilogue")
 
     def variant(self, env: dict[str, str] | None = None, gpu: bool = False) -> Student:
-        """The same submission in a session of its own, with `env` (and without the memory cap
-        for a GPU: CUDA maps far more address space than it uses)."""
+        """The same submission in a session of its own, with `env` (and without the address-space
+        cap for a GPU: CUDA maps far more address space than it uses; the data limit stays)."""
         other = Student(self.files, self.adapters, None if gpu else self.memory_bytes,
-                        self.timeout_s, env)
+                        self.timeout_s, env, self.identity,
+                        {**self.limits, **({"data_bytes": self.limits.get("data_bytes", 8 << 30)}
+                                           if gpu else {})})
         other.deadline = self.deadline
         return other
+
+    def kernel(self) -> Student:
+        """This submission as the grader compiles it: a Student (a fresh sandbox when used)
+        whose files are what `kernel_source.kernel_module` keeps of each submission file, with
+        the exercise's adapters beside them. A file the grader will not compile fails the test
+        (`SubmissionFailed`, naming the line and the rule)."""
+        d = Path(tempfile.mkdtemp(prefix="grader-kernel-"))
+        files = {}
+        for name, path in self.files.items():
+            try:
+                text = path.read_text(encoding="utf-8")
+                (d / name).write_text(kernel_module(text, name) if name.endswith(".py") else text,
+                                      encoding="utf-8")
+            except (KernelRefused, SyntaxError, UnicodeDecodeError, OSError) as e:
+                shutil.rmtree(d, ignore_errors=True)
+                raise SubmissionFailed(f"{name}: {e}") from None
+            files[name] = d / name
+        k = Student(files, self.adapters, self.memory_bytes, self.timeout_s, self.env,
+                    self.identity, self.limits)
+        k.deadline, k.trusted, k._kernel_dir = self.deadline, True, d
+        return k
+
+    _kernel_dir: Path | None = None
 
     def module(self, file: str) -> SubmissionModule:
         return SubmissionModule(self, file)

@@ -132,7 +132,8 @@ def test_grader_tree_is_out_of_reach(tmp_path):
     assert out.value["sim"] == out.value["tests"] == "no"
     assert out.value["path"] == []
     if out.isolation.masked:
-        assert str(GRADER_ROOT) in out.isolation.masked
+        assert any(GRADER_ROOT == Path(m) or Path(m) in GRADER_ROOT.parents
+                   for m in out.isolation.masked), out.isolation.masked
         assert out.value["read"] == "no"
 
 

@@ -1,0 +1,278 @@
+"""The grader's third round (issue 29, classes 3-7): the trusted side computes what it judges, the
+sandbox sees by allow-list, one student one budget, hidden values per student, and a leak scan of
+the whole release. Each test names what it would catch failing against main's grader (31d10ae)."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from exercises.grading import grade_class as gc
+from exercises.grading import leaks, runner
+from exercises.grading.kernel_source import KernelRefused, kernel_module
+from exercises.grading.sandbox import run_untrusted
+
+PKG = runner.PACKAGE
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the uid drop, the namespace and the "
+                             "cgroup need root (CI and Gradescope run as root)")
+KERNEL = '''
+import os
+import triton
+import triton.language as tl
+import torch
+
+BLOCK = 16
+TWICE = BLOCK * 2
+
+@triton.jit
+def kernel(X, N, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.store(X + offs, tl.load(X + offs, mask=offs < N) * 2, mask=offs < N)
+
+torch.full = None
+def host(x):
+    return kernel[(1,)](x, 4, BLOCK)
+'''
+
+
+# ------------------------------------------------------------------------------ class 3
+def test_kept_kernel_is_the_kernel_alone():
+    """Only imports of Triton, constants and the jit function survive; module-level code (the
+    rebinding of torch.full, host functions, `import os`) is gone, line numbers are kept."""
+    kept = kernel_module(KERNEL)
+    assert "def kernel(" in kept and "TWICE = BLOCK * 2" in kept
+    assert "torch" not in kept and "import os" not in kept and "def host" not in kept
+    assert kept.splitlines().index("def kernel(X, N, B: tl.constexpr):") == \
+        KERNEL.splitlines().index("def kernel(X, N, B: tl.constexpr):")
+
+
+@pytest.mark.parametrize("body, why", [
+    ("    import os\n", "import"),
+    ("    x = X.__class__\n", "'__class__'"),
+    ("    h = X.handle\n", "'handle'"),
+    ("    np = triton.runtime\n", "not Triton's language"),
+    ("    f = open\n", "'open'"),
+])
+def test_kernel_body_reaches_only_the_language(body, why):
+    """Inside a kept kernel (which the interpreter runs as Python) no import, no '_' attribute,
+    no interpreter handle, no module but Triton's language, no builtin outside a short list."""
+    src = "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(X):\n" + body
+    with pytest.raises(KernelRefused, match=why):
+        kernel_module(src)
+
+
+def test_solutions_and_wrong_kernels_are_kept():
+    for f in [PKG / "ch02_ws_gluon" / "ws_gemm.py", PKG / "ch04_tl_attention" / "attention_tl.py",
+              *[p for p in (PKG / "wrong").glob("*.py") if "# exercise: ch02_ws_gluon" in
+                p.read_text() or "# exercise: ch04_tl_attention" in p.read_text()]]:
+        assert "@" in kernel_module(f.read_text(), f.name), f
+
+
+# ------------------------------------------------------------------------------ class 4
+PROBE = '''
+import os
+def main(p):
+    out = {}
+    for d in p:
+        try:
+            out[d] = sorted(os.listdir(d))
+        except OSError as e:
+            out[d] = "error: " + e.strerror
+    if p and p[-1] == "/dev/shm":
+        open("/dev/shm/left-behind", "w").write("for the next student")
+    return out
+'''
+
+
+@as_root
+def test_view_is_an_allow_list(tmp_path):
+    """Beside the interpreter's virtual environment nothing shows (main's grader showed the whole
+    checkout the venv lives in: /work/main/exercises with the solutions), and /dev/shm is
+    private: what one run leaves there the next does not see (main shared the host's)."""
+    (tmp_path / "probe.py").write_text(PROBE)
+    venv_parent = str(Path(sys.prefix).resolve().parent)
+    out = run_untrusted("probe:main", [venv_parent, "/dev/shm"], None,
+                        {"probe.py": tmp_path / "probe.py"}, timeout_s=60)
+    assert out.ok, out.error
+    assert out.value[venv_parent] == [Path(sys.prefix).resolve().name], out.value
+    again = run_untrusted("probe:main", ["/dev/shm"], None, {"probe.py": tmp_path / "probe.py"},
+                          timeout_s=60)
+    assert "left-behind" not in again.value["/dev/shm"], again.value
+    assert "allow-list" in again.isolation.summary()
+
+
+def test_no_namespace_report_says_so(tmp_path):
+    """Without a namespace the report says what hides the solution (permissions) or that
+    nothing does."""
+    (tmp_path / "probe.py").write_text(PROBE)
+    out = run_untrusted("probe:main", [], None, {"probe.py": tmp_path / "probe.py"},
+                        timeout_s=60, namespaces=False)
+    assert out.ok, out.error
+    assert "no namespace" in out.isolation.summary()
+
+
+# ------------------------------------------------------------------------------ class 6
+def test_hidden_values_per_student_reproducible():
+    """The generators of the test modules are reseeded per (student, test): two students draw
+    different values, one student the same values again (main drew once per grade-class run)."""
+    case = next(c for c in runner.collect("ch04_tl_attention") if c.name.startswith("test_"))
+    mod = runner._modules[Path(case.fn.__code__.co_filename).resolve()]
+
+    def draw(who):
+        runner.reseed(case, who)
+        return mod.RNG.integers(0, 1 << 30, 4).tolist()
+    assert draw("alice") == draw("alice")
+    assert draw("alice") != draw("bob")
+    assert runner.seed("alice", "t") != runner.seed("bob", "t")
+
+
+def test_hidden_import_draws_per_student():
+    """A hidden test module's import-time draws (``random.SystemRandom()``: ch00_rates' hidden
+    hardware) are the student's own and the same in a regrade; the stdlib is left as it was."""
+    import random
+
+    def hidden_values(who):
+        case = next(c for c in runner.collect("ch00_rates", identity=who) if c.hidden)
+        g = case.fn.__globals__
+        return g["SLOW_HW"].wgmma_overhead_clk, g["OTHER"], g["OTHER_SOFTMAX"]
+    alice = hidden_values("alice")
+    assert hidden_values("bob") != alice
+    assert hidden_values("alice") == alice
+    assert random.SystemRandom is not random.Random and \
+        type(random.SystemRandom()).__name__ == "SystemRandom"
+
+
+# ------------------------------------------------------------------------------ class 7
+FAKE_EXERCISE = """
+def parity(j, stages):
+    \"\"\"The producer's wait parity.\"\"\"
+    ### BEGIN SOLUTION
+    return ((j // stages) & 1) ^ 1
+    ### END SOLUTION
+
+
+def launch(gl, roles, workers, regs):
+    ### BEGIN SOLUTION
+    gl.warp_specialize(roles, [workers], [regs])
+    ### END SOLUTION
+
+
+def consumer(cta, w, j):
+    ### BEGIN SOLUTION
+    yield from wait_turn(cta, w, j)
+    yield cta.qk(w, j)
+    pass_turn(cta, w)
+    ### END SOLUTION
+"""
+
+
+def test_leak_scan_finds_planted_leaks(tmp_path):
+    """A course whose only exercise asks for a wait parity, a warp_specialize call and a turn
+    order: its release is clean until a file anywhere in it (not only exercises/) holds the
+    parity under other names, the same call, the same order of steps, or a solution line.
+    (Main scanned exercises/ only, and for solution lines only.)"""
+    pkg = tmp_path / "exercises"
+    (pkg / "ch99_demo").mkdir(parents=True)
+    (pkg / "ch99_demo" / "demo.py").write_text(FAKE_EXERCISE)
+    dest = tmp_path / "rel"
+    (dest / "sim").mkdir(parents=True)
+    (dest / "sim" / "clean.py").write_text("def f(a, b):\n    return a + b\n")
+    assert leaks.scan(dest, pkg) == []
+    (dest / "sim" / "laps.py").write_text("def may_refill(n, depth):\n"
+                                         "    return 1 - (n // depth) % 2\n")
+    (dest / "kernels").mkdir()
+    (dest / "kernels" / "ws.py").write_text("def k(gl, parts, W, R):\n"
+                                           "    gl.warp_specialize(parts, [W], [R])\n")
+    (dest / "sim" / "pingpong.py").write_text("def consumer(cta, w, j):\n"
+                                             "    yield from cta.wait_turn(w, j)\n"
+                                             "    yield cta.qk(w, j)\n"
+                                             "    cta.pass_turn(w)\n")
+    (dest / "docs").mkdir()
+    (dest / "docs" / "notes.md").write_text("the answer: return ((j // stages) & 1) ^ 1\n")
+    found = {(f.kind, f.where) for f in leaks.scan(dest, pkg)}
+    assert {("same", "sim/laps.py:2"), ("call", "kernels/ws.py:2"), ("steps", "sim/pingpong.py:1"),
+            ("line", "docs/notes.md:1")} <= found, found
+    assert not any(w.startswith("sim/clean.py") for _, w in found)
+
+
+# ------------------------------------------------------------------------------ class 5
+@as_root
+def test_a_bomb_and_a_neighbour_reader_cost_no_one_else(tmp_path):
+    """A class graded two at a time: two correct students, a fork bomb (spinning children until
+    fork fails) and a student who walks the file system for a copy of the solution. Each correct
+    student's total equals its total graded alone; the bomb's status names the process limit;
+    the reader finds nothing and scores 0. (Main's grader: every sandbox is `nobody` under one
+    process limit, no status names a limit, and the reader found the checkout beside the venv.)"""
+    cls = tmp_path / "class"
+    src = (PKG / "ch00_rates" / "rates.py").read_text()
+    who = {"s1_ok": src, "s2_bomb": (PKG / "wrong" / "cheat_budget_fork_bomb.py").read_text(),
+           "s3_reader": (PKG / "wrong" / "cheat_isolation_finds_a_checkout.py").read_text(),
+           "s4_ok": src + "\n# s4\n"}
+    for name, text in who.items():
+        d = cls / name / "exercises" / "ch00_rates"
+        d.mkdir(parents=True)
+        (d / "rates.py").write_text(text)
+    res = gc.grade_class(cls, tmp_path / "out", jobs=2, only=["ch00_rates"], dedup=False,
+                         quiet=True)
+    rows = {r["student"]: r for r in res["rows"]}
+    for name in ("s1_ok", "s4_ok"):
+        [alone] = runner.grade(cls / name, only=["ch00_rates"], jobs=1, identity=name)
+        assert rows[name]["total"] == alone.score == alone.max_score, (rows[name], alone.score)
+        assert rows[name]["status"] == "ok", rows[name]
+    assert rows["s2_bomb"]["total"] == 0 and "process limit" in rows["s2_bomb"]["status"], \
+        rows["s2_bomb"]
+    assert rows["s3_reader"]["total"] == 0, rows["s3_reader"]
+    shutil.rmtree(tmp_path / "out", ignore_errors=True)
+
+
+def test_huge_answers_stop_at_the_result_limit(tmp_path):
+    """A submission answering 12 MB a call is stopped once its answers pass the session's total
+    (128 MiB), and the test's message names the limit; a single answer over 16 MiB is refused at
+    once. (Main read 64 MiB frames without a total: the grader grew to gigabytes.)"""
+    from exercises.grading.student import Student, SubmissionFailed
+    f = tmp_path / "big.py"
+    f.write_text("import numpy as np\n\ndef answer(n):\n    return np.zeros(n)\n")
+    st = Student({"big.py": f})
+    try:
+        with pytest.raises(SubmissionFailed, match="result-size limit"):
+            for _ in range(12):
+                st.module("big.py").answer(1_500_000)
+        with pytest.raises(SubmissionFailed, match="result-size limit"):
+            st.module("big.py").answer(3_000_000)
+    finally:
+        st.close()
+
+
+def test_each_test_gets_a_fresh_sandbox(tmp_path):
+    """What the submission keeps in its process during one test is gone in the next (main kept
+    one process for all of an exercise's tests)."""
+    from exercises.grading.student import Student
+    f = tmp_path / "keeps.py"
+    f.write_text("SEEN = []\n\ndef remember(x):\n    SEEN.append(x)\n    return list(SEEN)\n")
+    st = Student({"keeps.py": f})
+    got = []
+
+    def a_test():
+        got.append(st.module("keeps.py").remember(len(got)))
+    case = runner.Case("t::t", "t", a_test, 1.0, False, False, 10.0, "")
+    assert runner.run_case(case, st, 30) == ("passed", "")
+    assert runner.run_case(case, st, 30) == ("passed", "")
+    assert got == [[0], [1]], got
+
+
+@pytest.mark.parametrize("body, limits, named", [
+    ("    while True:\n        pass\n", {"cpu_s": 1}, "CPU-time limit"),
+    ("    return len(bytearray(1 << 30))\n", {"memory_bytes": 256 << 20}, "memory limit"),
+    ("    print('x' * (1 << 20) * 3)\n    return 1\n", {"max_output_bytes": 1 << 16},
+     "output limit"),
+])
+def test_a_stopped_run_names_its_limit(tmp_path, body, limits, named):
+    """CPU time, memory and output: the outcome names the limit that stopped the run (main's
+    gradebook said "ok" for a student stopped by a limit)."""
+    (tmp_path / "sub.py").write_text("def main(p):\n" + body)
+    out = run_untrusted("sub:main", None, None, {"sub.py": tmp_path / "sub.py"}, timeout_s=30,
+                        **limits)
+    assert named in out.limit, (out.limit, out.error[-500:], out.returncode)
