@@ -27,9 +27,10 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from .overlap import consumer
-from .partitions import producer, warp_specialized
+from .partitions import warp_specialized
 from .persistent import fa3_persistent
 from .steps import NAMED_TURNS, NO_TURNS, ONE_RELEASE, RESCALE_EARLY
+from .ws import producer
 
 
 @gluon.jit

@@ -22,8 +22,8 @@ from __future__ import annotations
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from .partitions import producer, warp_specialized
-from .ws import consumer
+from .partitions import warp_specialized
+from .ws import consumer, producer
 
 
 @gluon.jit
