@@ -77,9 +77,10 @@ def consumer(t, k, v, turns):
     ks = k.acquire(0)
     if t.TURNS:
         turns.wait_turn(0, FIRST=True)
-    s = t.qk(k, ks)
+    s_tok = t.qk(k, ks, is_async=True)                     # S_0 = Q K_0ᵀ
     if t.TURNS:
         turns.pass_turn()
+    s = t.wait_qk(s_tok, PENDING=0)
     k.release(0)
     p, alpha, m_i, l_i = t.softmax(s, m_i, l_i, 0)
     p = t.pack(p)
@@ -115,12 +116,12 @@ def consumer(t, k, v, turns):
         turns.wait_turn(t.n)
     if t.RESCALE_EARLY:
         acc = t.rescale(acc, alpha)
-    acc = t.pv(p, v, vs, acc)
+    o_tok = t.pv(p, v, vs, acc, is_async=True)             # O += P_{n-1} V_{n-1}
     if t.TURNS:
         turns.pass_turn(LAST=True)
         if t.NAMED_TURNS:  # or ptxas sinks the bar.arrive below ~290 epilogue instructions
             t.fence()
-    v.release(t.n - 1)
+    acc = t.wait_pv(o_tok, v, t.n - 1)
     t.epilogue(acc, m_i, l_i)
 
 

@@ -97,9 +97,10 @@ class Tile:
         return s
 
     @gluon.jit
-    def wait_qk(self, s_tok):
-        """The scores are in (``warpgroup_mma_wait(1)``: the P·V issued after them may run on)."""
-        s = warpgroup_mma_wait(1, deps=(s_tok,))
+    def wait_qk(self, s_tok, PENDING: gl.constexpr = 1):
+        """The scores are in (``warpgroup_mma_wait(PENDING)``: the P·V issued after them, if
+        any, may run on)."""
+        s = warpgroup_mma_wait(PENDING, deps=(s_tok,))
         exit("QK", self.PROFILE)
         return s
 
