@@ -234,6 +234,7 @@ def partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_ptr, se
         v = InlineRing(Ring(v_ring, v_full, v_empty, 0, "wait V", PROFILE), v_desc, row0, n,
                        REFILL != 2)
     rows = q_rows(m0, M, BN, num_warps)
-    t = Tile(q_smem.index(WG), q_full, row0, m0, n, rows, seqlen, qk_scale, o_ptr, lse_ptr, BN,
-             CAUSAL, num_warps, PROFILE, SOFTMAX, FENCE, TURNS)
+    q = q_smem.index(WG)
+    t = Tile(q, q, q_full, row0, m0, n, rows, seqlen, qk_scale, o_ptr, lse_ptr, BN, CAUSAL,
+             num_warps, PROFILE, SOFTMAX, FENCE, TURNS)
     consumer(t, k, v, Turns(turn, WG, CONSUMERS, SOFTMAX & NAMED_TURNS, PROFILE))

@@ -25,10 +25,12 @@ HOISTED = gl.constexpr("hoisted")  # FENCE: the wait for P·V written before the
 
 @aggregate
 class Tile:
-    """Warpgroup ``WG``'s rows of the CTA's Q tile: ``q`` (its Q in shared memory, O's staging
-    at the end), ``q_full``, ``row0`` (the first row of this batch·head in the 2-D view), ``m0``
+    """Warpgroup ``WG``'s rows of the CTA's Q tile: ``q`` (its Q in shared memory), ``o`` (where
+    its O is staged for the store: ``q`` itself, dead by then, or the persistent kernel's O
+    buffer), ``q_full``, ``row0`` (the first row of this batch·head in the 2-D view), ``m0``
     (its first Q row in the sequence), ``n`` (K/V blocks), ``rows`` (its row indices)."""
     q: gl.shared_memory_descriptor
+    o: gl.shared_memory_descriptor
     q_full: gl.shared_memory_descriptor
     row0: gl.tensor
     m0: gl.tensor
@@ -50,9 +52,10 @@ class Tile:
     NAMED_TURNS: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, q, q_full, row0, m0, n, rows, seqlen, qk_scale, o_ptr, lse_ptr, BN, CAUSAL,
+    def __init__(self, q, o, q_full, row0, m0, n, rows, seqlen, qk_scale, o_ptr, lse_ptr, BN, CAUSAL,
                  num_warps, PROFILE, SOFTMAX, FENCE, TURNS):
         self.q = q
+        self.o = o
         self.q_full = q_full
         self.row0 = row0
         self.m0 = m0
@@ -161,5 +164,5 @@ class Tile:
     def epilogue(self, acc, m_i, l_i):
         enter("epilogue", self.PROFILE)
         steps.epilogue(acc, m_i, l_i, self.o_ptr, self.lse_ptr, self.row0, self.m0, self.seqlen,
-                       self.q, self.num_warps)
+                       self.o, self.num_warps)
         exit("epilogue", self.PROFILE)
