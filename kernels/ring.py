@@ -13,7 +13,7 @@ starts empty), and neither does warpgroup 0's first wait for its turn.
 
 Turns: consumers that take turns on the tensor cores do it with one mbarrier of count 1 each; a
 warpgroup waits on its own and, once its GEMMs are issued, arrives on the next one's. Warpgroup 0
-goes first. ``NAMED`` (fa3's ``named_turns``): the same hand-over on named barriers instead, as
+goes first. ``NAMED_TURNS`` (fa3's ``named_turns``): the same hand-over on named barriers instead, as
 FA3 does (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, ``warp_scheduler_barrier_sync``/``_arrive``):
 warpgroup w's turn is named barrier ``TURN_BARRIER + w`` over 256 threads, completed by its own
 128 threads' ``bar.sync`` and its predecessor's 128 ``bar.arrive``. Gluon 3.6 has no named-barrier
@@ -79,11 +79,11 @@ def named_barrier(ASM: gl.constexpr):
 
 
 @gluon.jit
-def wait_turn(turn, k, WG: gl.constexpr, NAMED: gl.constexpr = False, FIRST: gl.constexpr = False):
+def wait_turn(turn, k, WG: gl.constexpr, NAMED_TURNS: gl.constexpr = False, FIRST: gl.constexpr = False):
     """Warpgroup WG's k-th wait for its turn on the tensor cores (``FIRST``: k = 0, which for
     warpgroup 0 needs no wait: on an mbarrier its parity falls through; a named barrier has no
     phase before phase 0, so there it is skipped)."""
-    if NAMED:
+    if NAMED_TURNS:
         if not (FIRST and WG == 0):
             named_barrier(named_barrier_asm("bar.sync", TURN_BARRIER + WG))
     else:
@@ -91,12 +91,12 @@ def wait_turn(turn, k, WG: gl.constexpr, NAMED: gl.constexpr = False, FIRST: gl.
 
 
 @gluon.jit
-def pass_turn(turn, WG: gl.constexpr, CONSUMERS: gl.constexpr, NAMED: gl.constexpr = False,
+def pass_turn(turn, WG: gl.constexpr, CONSUMERS: gl.constexpr, NAMED_TURNS: gl.constexpr = False,
               LAST: gl.constexpr = False):
     """Warpgroup WG's GEMMs are issued: the next warpgroup's turn (``LAST``: the CTA's last
     hand-over; warpgroup 0 waits for no turn after it, and on a named barrier an arrive nobody
     syncs with would be left half-counted at exit, so the last warpgroup skips it)."""
-    if NAMED:
+    if NAMED_TURNS:
         if not (LAST and WG == CONSUMERS - 1):
             named_barrier(named_barrier_asm("bar.arrive", TURN_BARRIER + (WG + 1) % CONSUMERS))
     else:
@@ -151,27 +151,27 @@ class Ring:
 @aggregate
 class Turns:
     """Warpgroup ``WG``'s turns on the tensor cores among ``CONSUMERS``: one mbarrier each in
-    ``bars`` or (``NAMED``) named barriers."""
+    ``bars`` or (``NAMED_TURNS``) named barriers."""
     bars: gl.shared_memory_descriptor
     WG: gl.constexpr
     CONSUMERS: gl.constexpr
-    NAMED: gl.constexpr
+    NAMED_TURNS: gl.constexpr
     PROFILE: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, bars, WG, CONSUMERS, NAMED=False, PROFILE=False):
+    def __init__(self, bars, WG, CONSUMERS, NAMED_TURNS=False, PROFILE=False):
         self.bars = bars
         self.WG = gl.constexpr(WG)
         self.CONSUMERS = gl.constexpr(CONSUMERS)
-        self.NAMED = gl.constexpr(NAMED)
+        self.NAMED_TURNS = gl.constexpr(NAMED_TURNS)
         self.PROFILE = gl.constexpr(PROFILE)
 
     @gluon.jit
     def wait_turn(self, k, FIRST: gl.constexpr = False):
         enter("wait turn", self.PROFILE)
-        wait_turn(self.bars, k, self.WG, self.NAMED, FIRST)
+        wait_turn(self.bars, k, self.WG, self.NAMED_TURNS, FIRST)
         exit("wait turn", self.PROFILE)
 
     @gluon.jit
     def pass_turn(self, LAST: gl.constexpr = False):
-        pass_turn(self.bars, self.WG, self.CONSUMERS, self.NAMED, LAST)
+        pass_turn(self.bars, self.WG, self.CONSUMERS, self.NAMED_TURNS, LAST)

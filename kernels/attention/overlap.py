@@ -7,16 +7,18 @@ softmax j while P_{j-1}·V_{j-1} is still on the tensor cores; then ``warpgroup_
 the rescale of O, which needs that P·V landed. The price is registers: S_j and P_{j-1} are live
 at once. With no producer, the consumer warps refill the rings in-line as in ``pipelined``.
 
-The same loop, with a producer and turns (``TURNS``: ``wait_turn`` before issuing the two GEMMs,
-``pass_turn`` once both are queued), is the ``fa3`` consumer::
+The same loop, with a producer and turns (``t.TURNS``: ``wait_turn`` before issuing the GEMMs,
+``pass_turn`` once they are queued, before their wait), is the ``fa3`` consumer; every GEMM is
+issued async and waited for by a step of its own, as in the model::
 
-    acquire(k, 0); [wait_turn]; qk: S_0 = Q K_0ᵀ; [pass_turn]; release(k, 0); softmax 0; pack
+    wait_q; acquire(k, 0); [wait_turn]; qk: S_0 = Q K_0ᵀ; [pass_turn]; wait_qk; release(k, 0)
+    softmax 0; pack
     for j in 1 .. n-1:
         acquire(k, j); acquire(v, j-1); [wait_turn]
-        qk: S_j = Q K_jᵀ (async); pv: O += P_{j-1} V_{j-1} (async); [pass_turn]
-        wgmma_wait(1) -> S_j;  release(k, j);  softmax j          # under P_{j-1} V_{j-1}
-        wgmma_wait(0) -> O;    release(v, j-1);  rescale O; pack P_j
-    acquire(v, n-1); [wait_turn]; pv: O += P_{n-1} V_{n-1}; [pass_turn]; release(v, n-1)
+        qk: S_j = Q K_jᵀ; pv: O += P_{j-1} V_{j-1}; [pass_turn]
+        wait_qk -> S_j (wgmma_wait(1));  release(k, j);  softmax j   # under P_{j-1} V_{j-1}
+        wait_pv -> O (wgmma_wait(0)), release(v, j-1);  rescale O; pack P_j
+    acquire(v, n-1); [wait_turn]; pv: O += P_{n-1} V_{n-1}; [pass_turn]; wait_pv, release(v, n-1)
     epilogue
 
 ``FENCE`` (a constexpr of ``overlap_kernel`` and ``fa3_kernel``; the launcher's ``fence=``) says

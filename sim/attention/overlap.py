@@ -8,12 +8,12 @@ consumers meet at a CTA barrier and warpgroup 0 issues the TMA loads in-line, as
 The consumer is written as the kernel's (`kernels/attention/overlap.py` `consumer`; the same step
 names in the same order, `fidelity.pairs` holds them together):
 
-    acquire(k, 0); [wait_turn]; qk; [pass_turn]; release(k, 0); softmax 0; pack
+    wait_q; acquire(k, 0); [wait_turn]; qk; [pass_turn]; wait_qk; release(k, 0); softmax 0; pack
     for j in 1 .. n-1:
         acquire(k, j); acquire(v, j-1); [wait_turn]; qk; [rescale]; pv; [pass_turn]
-        the scores' wait; release(k, j); softmax j      # under P_{j-1} V_{j-1}
+        wait_qk: the scores' wait; release(k, j); softmax j      # under P_{j-1} V_{j-1}
         wait_pv: P·V's wait, release(v, j-1); rescale; pack
-    acquire(v, n-1); [wait_turn]; [rescale]; pv; [pass_turn]; P·V's wait, release(v, n-1)
+    acquire(v, n-1); [wait_turn]; [rescale]; pv; [pass_turn]; wait_pv: P·V's wait, release(v, n-1)
     epilogue
 
 The schedule switches (`AttentionConfig.switches`, the kernel's `softmax=` names):
@@ -35,8 +35,8 @@ FENCE = True
 
 def release(cta: AttentionCTA, w: int, ring, j: int, inline_tma: bool):
     """Block j's slot is done: back to the producer, or with `inline_tma` (no producer) through
-    the CTA barrier to warpgroup 0's refill (`pipelined.release`) — the kernel's
-    `partitions.release` with its REFILL."""
+    the CTA barrier to warpgroup 0's refill (`pipelined.release`) — the kernel's `Ring.release`
+    or `partitions.InlineRing.release`."""
     if inline_tma:
         yield from pipelined.release(cta, w, ring, j)
     else:
