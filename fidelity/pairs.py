@@ -1,12 +1,22 @@
 """A schedule beside its kernel: the steps each one takes, in order, and their diff.
 
 A schedule in `sim/` and its kernel in `kernels/` share their step names (acquire, wait_turn, qk,
-pass_turn, release, softmax, rescale, pack, pv, epilogue, ...). `steps(fn)` reads a function's
-source and lists the calls to those names in order, one line each, indented by loop depth — the
-skeleton a reader compares. A kernel's `if` on a compile-time switch (``if TURNS:``) is decided with
-the switches given, so the listing is the kernel as that variant compiles it. `diff_table` puts the
-two listings side by side (difflib's HTML table) for the chapters; `PAIRS` are the pairs the tests
-hold to the same steps.
+pass_turn, release, softmax, rescale, pack, pv, epilogue, ...), the waits included: `wait_q` (the
+Q tile), `wait_qk` (the scores: `warpgroup_mma_wait`), `wait_pv` (P·V, and the release of its V
+slot), the releases of ring slots. `steps(fn)` reads a function's source and lists the calls to
+those names in order, one line each, indented by loop depth — the skeleton a reader compares. A
+ring step names its ring (`acquire k`: the model's `cta.acquire(me, cta.k, j)`, the kernel's
+`k.acquire(j)`). An `if` on a compile-time switch (``if TURNS:``, ``if t.ONE_RELEASE:``) is decided
+with the switches given, so the listing is the kernel as that variant compiles it.
+
+The switches have one spelling: the model's keyword (``one_release``, the name in
+`AttentionConfig.switches` and the launcher's ``softmax=``) is the kernel's constexpr upper-cased
+(``ONE_RELEASE``, a field of `kernels/attention/tile.py`'s `Tile`); `kernel_switches` makes one
+from the other. One model call has no kernel step: `issued` (the time a warp spends issuing its
+wgmmas), which the kernel spends inside its `qk` and `pv`; it is not listed.
+
+`diff_table` puts the two listings side by side (difflib's HTML table) for the chapters;
+`attention_pairs` and `gemm_pairs` are the pairs the tests hold to the same steps.
 """
 from __future__ import annotations
 
@@ -18,8 +28,8 @@ import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
-STEPS = ("wait", "load_q", "produce", "acquire", "wait_turn", "qk", "pass_turn", "release",
-         "softmax", "rescale", "pack", "pv", "wait_pv", "mma", "epilogue")
+STEPS = ("wait", "wait_q", "load_q", "produce", "acquire", "wait_turn", "qk", "wait_qk",
+         "pass_turn", "release", "softmax", "rescale", "pack", "pv", "wait_pv", "mma", "epilogue")
 _RING = re.compile(r"\b(?:cta\.)?([kv])(?:_full|_empty|_ring|_desc)?\b")  # attention's two
 
 
@@ -58,6 +68,9 @@ def _line(call: ast.Call) -> str:
     """`acquire k`, `release v`, `wait q_full`, `qk`, ... (the ring a ring step works on)."""
     name = _name(call)
     if name in ("acquire", "release", "produce"):
+        receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+        if isinstance(receiver, ast.Name) and receiver.id in ("k", "v"):   # k.acquire(j)
+            return f"{name} {receiver.id}"
         for arg in call.args:
             m = _RING.search(ast.unparse(arg))
             if m:
@@ -68,12 +81,19 @@ def _line(call: ast.Call) -> str:
     return name
 
 
+class _Fields(ast.NodeTransformer):
+    """``t.ONE_RELEASE`` -> ``ONE_RELEASE``: a switch read off an aggregate is the switch."""
+    def visit_Attribute(self, node):
+        return ast.copy_location(ast.Name(id=node.attr, ctx=ast.Load()), node)
+
+
 def _decide(test: ast.expr, switches: dict) -> bool | None:
     """The value of an `if` test made only of the given switches and constants, else None."""
+    test = ast.fix_missing_locations(_Fields().visit(ast.parse(ast.unparse(test), mode="eval")))
     names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
     if not names or not names <= set(switches):
         return None
-    return bool(eval(compile(ast.Expression(test), "<switch>", "eval"), {}, dict(switches)))
+    return bool(eval(compile(test, "<switch>", "eval"), {}, dict(switches)))
 
 
 def steps(fn, **switches) -> list[str]:
@@ -110,36 +130,44 @@ def diff_table(a: list[str], b: list[str], a_name: str, b_name: str) -> str:
     return difflib.HtmlDiff(tabsize=4, wrapcolumn=60).make_file(a, b, a_name, b_name)
 
 
+# the kernel's constexprs that the model spells as keywords (the others are the kernel's own)
+SHARED_SWITCHES = ("turns", "fence", "rescale_early", "one_release", "named_turns")
+
+
+def kernel_switches(model_switches: dict, **own) -> dict:
+    """The kernel's switches for a model's: each shared keyword upper-cased, plus the kernel's
+    ``own`` (``HOISTED``'s value, ``SEQUENTIAL``, ...)."""
+    return {k.upper(): v for k, v in model_switches.items() if k in SHARED_SWITCHES} | own
+
+
 def attention_pairs() -> dict[str, tuple]:
-    """variant -> (the model's consumer, its switches, the kernel's consumer, the kernel's
+    """variant -> (the model's consumer or producer, its switches, the kernel's, the kernel's
     switches): `steps(model, **model_switches) == steps(kernel, **kernel_switches)`."""
     from sim.attention import overlap, persistent, ws, ws_pingpong
     kernel_ws = Source("kernels/attention/ws.py", "consumer")
     kernel_overlap = Source("kernels/attention/overlap.py", "consumer")
-    # the shipped kernels' FENCE, and the rescale of O after the wait (SOFTMAX's rescale_early off),
-    # and fa3's barriers as built by default (one_release, named_turns off)
-    fence = {"FENCE": True, "HOISTED": "hoisted", "EARLY": False, "JOINT": False, "NAMED": False}
+    # the shipped kernels: FENCE on, fa3's turns on mbarriers, the other switches off
+    shipped = {"producer": True, "turns": True, "fence": True, "rescale_early": False,
+               "one_release": False, "named_turns": False}
+
+    def overlapped(**switches):
+        model = shipped | switches
+        return (overlap.consumer, {k: v for k, v in model.items() if k != "named_turns"},
+                kernel_overlap, kernel_switches(model, HOISTED="hoisted"))
+
     return {
-        "ws": (ws.consumer, {}, kernel_ws, {"TURNS": False, "REFILL": 0}),
+        "ws": (ws.consumer, {}, kernel_ws, kernel_switches({"turns": False}, SEQUENTIAL=False)),
         "ws_pingpong": (ws_pingpong.consumer, {}, kernel_ws,
-                        {"TURNS": True, "REFILL": 0}),
-        # overlap_kernel: single_partition, REFILL_EACH; fa3_kernel: warp_specialized, TURNS
-        "overlap": (overlap.consumer, {"producer": False, "turns": False, "fence": True,
-                                       "early": False, "joint": False}, kernel_overlap,
-                    {"TURNS": False, "REFILL": 1, **fence}),
-        "fa3": (overlap.consumer, {"producer": True, "turns": True, "fence": True,
-                                   "early": False, "joint": False}, kernel_overlap,
-                {"TURNS": True, "REFILL": 0, **fence}),
+                        kernel_switches({"turns": True}, SEQUENTIAL=False)),
+        "ws producer": (ws.producer, {}, Source("kernels/attention/ws.py", "producer"), {}),
+        # overlap_kernel: single_partition, in-line rings; fa3_kernel: warp_specialized, turns
+        "overlap": overlapped(producer=False, turns=False),
+        "fa3": overlapped(),
         # the schedule switches (AttentionConfig.switches; the kernel's softmax= names)
-        "fa3+rescale_early": (overlap.consumer, {"producer": True, "turns": True, "fence": True,
-                                                 "early": True, "joint": False}, kernel_overlap,
-                              {"TURNS": True, "REFILL": 0, **fence, "EARLY": True}),
-        "fa3+no_turns": (overlap.consumer, {"producer": True, "turns": False, "fence": True,
-                                            "early": False, "joint": False}, kernel_overlap,
-                         {"TURNS": False, "REFILL": 0, **fence}),
-        "fa3+one_release": (overlap.consumer, {"producer": True, "turns": True, "fence": True,
-                                               "early": False, "joint": True}, kernel_overlap,
-                            {"TURNS": True, "REFILL": 0, **fence, "JOINT": True}),
+        "fa3+rescale_early": overlapped(rescale_early=True),
+        "fa3+no_turns": overlapped(turns=False),
+        "fa3+one_release": overlapped(one_release=True),
+        "fa3+named_turns": overlapped(named_turns=True),
         # fa3_kernel(PERSISTENT=True): fa3's loop once per tile (the shared O buffer's turns,
         # `if O_BUFS < CONSUMERS`, listed on both sides)
         "fa3 persistent": (persistent.consumer, {},

@@ -13,7 +13,7 @@ starts empty), and neither does warpgroup 0's first wait for its turn.
 
 Turns: consumers that take turns on the tensor cores do it with one mbarrier of count 1 each; a
 warpgroup waits on its own and, once its GEMMs are issued, arrives on the next one's. Warpgroup 0
-goes first. ``NAMED`` (fa3's ``named_turns``): the same hand-over on named barriers instead, as
+goes first. ``NAMED_TURNS`` (fa3's ``named_turns``): the same hand-over on named barriers instead, as
 FA3 does (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, ``warp_scheduler_barrier_sync``/``_arrive``):
 warpgroup w's turn is named barrier ``TURN_BARRIER + w`` over 256 threads, completed by its own
 128 threads' ``bar.sync`` and its predecessor's 128 ``bar.arrive``. Gluon 3.6 has no named-barrier
@@ -22,11 +22,13 @@ op, so they are inline PTX; Triton 3.6 itself uses ids 0-3 here (0 and 2-3: a pa
 shared memory in an inline asm, so unlike an mbarrier arrive a ``bar.arrive`` gets no warpgroup
 ``bar.sync`` before it (``tests/kernels/test_attention_compile.py`` counts them).
 """
-from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier
+from triton.language.core import _aggregate as aggregate  # Triton 3.6's name (later: gluon.aggregate)
+
+from .scopes import enter, exit
 
 
 @gluon.jit
@@ -77,11 +79,11 @@ def named_barrier(ASM: gl.constexpr):
 
 
 @gluon.jit
-def wait_turn(turn, k, WG: gl.constexpr, NAMED: gl.constexpr = False, FIRST: gl.constexpr = False):
+def wait_turn(turn, k, WG: gl.constexpr, NAMED_TURNS: gl.constexpr = False, FIRST: gl.constexpr = False):
     """Warpgroup WG's k-th wait for its turn on the tensor cores (``FIRST``: k = 0, which for
     warpgroup 0 needs no wait: on an mbarrier its parity falls through; a named barrier has no
     phase before phase 0, so there it is skipped)."""
-    if NAMED:
+    if NAMED_TURNS:
         if not (FIRST and WG == 0):
             named_barrier(named_barrier_asm("bar.sync", TURN_BARRIER + WG))
     else:
@@ -89,13 +91,87 @@ def wait_turn(turn, k, WG: gl.constexpr, NAMED: gl.constexpr = False, FIRST: gl.
 
 
 @gluon.jit
-def pass_turn(turn, WG: gl.constexpr, CONSUMERS: gl.constexpr, NAMED: gl.constexpr = False,
+def pass_turn(turn, WG: gl.constexpr, CONSUMERS: gl.constexpr, NAMED_TURNS: gl.constexpr = False,
               LAST: gl.constexpr = False):
     """Warpgroup WG's GEMMs are issued: the next warpgroup's turn (``LAST``: the CTA's last
     hand-over; warpgroup 0 waits for no turn after it, and on a named barrier an arrive nobody
     syncs with would be left half-counted at exit, so the last warpgroup skips it)."""
-    if NAMED:
+    if NAMED_TURNS:
         if not (LAST and WG == CONSUMERS - 1):
             named_barrier(named_barrier_asm("bar.arrive", TURN_BARRIER + (WG + 1) % CONSUMERS))
     else:
         mbarrier.arrive(turn.index((WG + 1) % CONSUMERS))
+
+
+@aggregate
+class Ring:
+    """One operand's ring: its ``slots`` in shared memory and their ``full`` and ``empty``
+    mbarriers, with the steps both sides take on it (``sim/engine.py``'s ``Ring``). ``LAG``: the
+    release of position ``it`` arrives at position ``it + LAG`` of ``empty`` (fa3's
+    ``one_release``: V's ring hands its slots back through K's ``empty``, one position later,
+    ``kernels/attention/partitions.py``). ``WAIT``: the Proton scope of a wait for ``full``."""
+    slots: gl.shared_memory_descriptor
+    full: gl.shared_memory_descriptor
+    empty: gl.shared_memory_descriptor
+    STAGES: gl.constexpr
+    LAG: gl.constexpr
+    WAIT: gl.constexpr
+    PROFILE: gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, slots, full, empty, LAG=0, WAIT="wait", PROFILE=False):
+        self.slots = slots
+        self.full = full
+        self.empty = empty
+        self.STAGES = gl.constexpr(slots.type.shape[0])
+        self.LAG = gl.constexpr(LAG)
+        self.WAIT = gl.constexpr(WAIT)
+        self.PROFILE = gl.constexpr(PROFILE)
+
+    @gluon.jit
+    def acquire(self, it):
+        """Consumer: wait until ring position ``it`` has landed; returns its slot's index (the
+        step that reads it takes ``slots.index`` where it reads)."""
+        enter(self.WAIT, self.PROFILE)
+        s = acquire(self.full, it, self.STAGES)
+        exit(self.WAIT, self.PROFILE)
+        return s
+
+    @gluon.jit
+    def release(self, it):
+        """Consumer: done reading ring position ``it``: its slot goes back to the producer."""
+        release(self.empty, it + self.LAG, self.STAGES)
+
+    @gluon.jit
+    def wait_slot(self, it):
+        """Producer: wait until ring position ``it``'s slot is free; returns the slot."""
+        return wait_slot(self.empty, it + self.LAG, self.STAGES)
+
+
+@aggregate
+class Turns:
+    """Warpgroup ``WG``'s turns on the tensor cores among ``CONSUMERS``: one mbarrier each in
+    ``bars`` or (``NAMED_TURNS``) named barriers."""
+    bars: gl.shared_memory_descriptor
+    WG: gl.constexpr
+    CONSUMERS: gl.constexpr
+    NAMED_TURNS: gl.constexpr
+    PROFILE: gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, bars, WG, CONSUMERS, NAMED_TURNS=False, PROFILE=False):
+        self.bars = bars
+        self.WG = gl.constexpr(WG)
+        self.CONSUMERS = gl.constexpr(CONSUMERS)
+        self.NAMED_TURNS = gl.constexpr(NAMED_TURNS)
+        self.PROFILE = gl.constexpr(PROFILE)
+
+    @gluon.jit
+    def wait_turn(self, k, FIRST: gl.constexpr = False):
+        enter("wait turn", self.PROFILE)
+        wait_turn(self.bars, k, self.WG, self.NAMED_TURNS, FIRST)
+        exit("wait turn", self.PROFILE)
+
+    @gluon.jit
+    def pass_turn(self, LAST: gl.constexpr = False):
+        pass_turn(self.bars, self.WG, self.CONSUMERS, self.NAMED_TURNS, LAST)

@@ -1,15 +1,15 @@
 """``fa3`` — everything together (``sim/attention/fa3.py``): producer/consumer roles and
 setmaxnreg (``ws``), turns on the tensor cores (``ws_pingpong``) and, inside each consumer,
 Q·K_jᵀ and P_{j-1}·V_{j-1} issued back to back with the softmax under them (``overlap``).
-This is the FlashAttention-3 forward (FA3 §3, tab. 2's 661 TFLOP/s on an H100)::
+This is the FlashAttention-3 forward (FA3 §3, tab. 2's 661 TFLOP/s on an H100). As in the model,
+the consumer is ``overlap.py``'s with turns and the producer ``ws.py``'s::
 
     producer (1 warp, setmaxnreg 24/32)   consumer WG w (4 warps, setmaxnreg 240/160), 64 rows
-    load_q; for each block j:             overlap.consumer with TURNS: per block
+    load_q; for each block j:             overlap.consumer with t.TURNS: per block
         produce(k, j)                         acquire(k, j), acquire(v, j-1); wait_turn
-        produce(v, j)                         qk: S_j = Q K_jᵀ; pv: O += P_{j-1} V_{j-1} (async)
-                                              pass_turn
-                                              wgmma_wait(1); release(k, j); softmax j
-                                              wgmma_wait(0); release(v, j-1); rescale O; pack P
+        produce(v, j)                         qk: S_j = Q K_jᵀ; pv: O += P_{j-1} V_{j-1}; pass_turn
+                                              wait_qk; release(k, j); softmax j
+                                              wait_pv, release(v, j-1); rescale O; pack P
 
 ``FENCE`` (default True) keeps the wait for P_{j-1}·V_{j-1} after the softmax (``overlap.py``).
 ``SOFTMAX`` bits (``steps.py``): ``RESCALE_EARLY`` rescales O under Q·K_jᵀ (``overlap.py``);
@@ -27,9 +27,10 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 from .overlap import consumer
-from .partitions import producer, warp_specialized
+from .partitions import warp_specialized
 from .persistent import fa3_persistent
 from .steps import NAMED_TURNS, NO_TURNS, ONE_RELEASE, RESCALE_EARLY
+from .ws import producer
 
 
 @gluon.jit

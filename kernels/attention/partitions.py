@@ -3,35 +3,33 @@ warp-specialized region (a producer warp and consumer warpgroups with setmaxnreg
 alg. 1) or a single partition that loads in-line, and the consumer's hand-back of a ring slot,
 which depends on which of the two it runs in.
 
-Every consumer (``ws.consumer``, ``overlap.consumer``) takes the same arguments, so either region
-can run either loop:
-
-    q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES, CONSUMERS, CAUSAL,
-    q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
-    WG, TURNS, REFILL, num_warps, PROFILE, FENCE, SOFTMAX
-
-(``FENCE`` and ``SOFTMAX``: the overlapped consumer's switches, ``overlap.py`` and ``steps.py``;
-``ws.consumer`` takes and ignores them.) K and V have rings of their own (as in FA3): ``K_j``'s slot frees as soon as ``Q·K_jᵀ`` is
-done, while ``V_j`` is still needed for ``P·V``.
+Every schedule's consumer (``ws.consumer``, ``overlap.consumer``) takes the same four aggregates,
+so either region can run either loop: its ``Tile`` (``tile.py``), the K and V rings and its
+``Turns`` (``kernels/ring.py``). ``consumer`` builds them from the region's arguments, and the
+switches are decided there, once: which ring hands a slot back (a producer's ``Ring``, or
+``InlineRing``, which refills it in-line), and where (``one_release``: V's slots through K's
+``empty``). K and V have rings of their own (as in FA3): ``K_j``'s slot frees as soon as
+``Q·K_jᵀ`` is done, while ``V_j`` is still needed for ``P·V``.
 """
-from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language._core import builtin as _builtin
-from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
+from triton.language.core import _aggregate as aggregate
 from triton.language.core import _unwrap_if_constexpr
 
-from .. import ring
+from ..ring import Ring, Turns
 from .steps import (
     NAMED_TURNS,
     ONE_RELEASE,
     load_block,
     load_q,
     num_blocks,
-    produce,
+    q_rows,
     tile_position,
 )
+from .tile import Tile
 
 NO_REFILL = gl.constexpr(0)  # a producer warp loads (ws, ws_pingpong, fa3)
 REFILL_EACH = gl.constexpr(1)  # in-line: refill each slot once its GEMM is done (pipelined, overlap)
@@ -107,10 +105,10 @@ def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_d
     # (the argument tuples are spelled out: a tuple built with + loses its constexprs)
     if CONSUMERS == 2:
         warp_specialize([
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
                         k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
                         k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
             (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
@@ -120,44 +118,19 @@ def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_d
     else:
         gl.static_assert(CONSUMERS == 3, "1 producer + 2 or 3 consumer warpgroups")
         warp_specialize([
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
                         k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
                         k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
                         k_empty, v_empty, turn, 2, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
             (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                         CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
                         k_empty, v_empty, turn, PROFILE, SOFTMAX)),
         ], [4, 4, 1], [CR, CR, PR])
-
-
-@gluon.jit
-def producer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
-             STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-             q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
-             PROFILE: gl.constexpr = False, SOFTMAX: gl.constexpr = 0):
-    """The producer warp (FA3 alg. 1; ``sim/attention/ws.py``): ``load_q`` once, then for each
-    block ``produce`` K_j and V_j (wait for a free slot, expect its bytes, TMA).
-
-    ``ONE_RELEASE`` (``overlap.py``): the consumers' arrive at ring position i of ``k_empty``
-    says K_i and V_{i-1} are read (their last wgmma reading either is waited for). K_j's slot
-    held K_{j-S} (S = ``STAGES``), freed at position j - S as before; V_j's held V_{j-S}, freed
-    with K_{j-S+1} at position j - S + 1 (``LAG`` 1). So each slot is still reloaded only once
-    every consumer has waited for the last wgmma that read it; V_{S-1}, the V ring's first
-    lap, now also waits for position 0 (K_0 read), which it did not need."""
-    BN: gl.constexpr = k_desc.block_type.shape[0]
-    row0, m0 = tile_position(seqlen, BM, CAUSAL)
-    load_q(q_desc, q_smem, q_full, row0, m0, CONSUMERS)
-    for j in range(num_blocks(m0, seqlen, BM, BN, CAUSAL)):
-        produce(k_desc, k_ring, k_full, k_empty, j, row0, STAGES, PROFILE)  # wait k.empty, TMA K_j
-        if SOFTMAX & ONE_RELEASE:  # wait k.empty at j + 1, TMA V_j
-            produce(v_desc, v_ring, v_full, k_empty, j, row0, STAGES, PROFILE, 1)
-        else:  # wait v.empty, TMA V_j
-            produce(v_desc, v_ring, v_full, v_empty, j, row0, STAGES, PROFILE)
 
 
 @gluon.jit
@@ -171,9 +144,9 @@ def single_partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_
     block only after the whole block is done)."""
     q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn = allocate(
         q_desc, k_desc, v_desc, STAGES, 1, CONSUMERS, False, False)
-    consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES, CONSUMERS,
-             CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
-             0, False, REFILL, num_warps, PROFILE, FENCE, SOFTMAX)
+    partition(consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+              CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty,
+              turn, 0, False, REFILL, num_warps, PROFILE, FENCE, SOFTMAX)
 
 
 @gluon.jit
@@ -186,14 +159,82 @@ def fill_rings(q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_full, k_full, v
         load_block(v_desc, v_ring, v_full, i, row0, STAGES, pred=i < n)
 
 
-@gluon.jit
-def release(desc, ring_smem, full, empty, j, n, row0, STAGES: gl.constexpr, REFILL: gl.constexpr):
-    """Block j's slot is read: hand it to the producer (``ring.release``) or, with no producer,
-    let every consumer warp get here — nobody may overwrite a slot another warp still reads —
-    and refill it in-line with block ``j + STAGES``."""
-    if REFILL == 0:
-        ring.release(empty, j, STAGES)
-    else:
+
+
+@aggregate
+class InlineRing:
+    """A ring with no producer: the consumer warps refill a slot themselves once it is read.
+    ``release(j)``: every warp gets here (``SYNC``; nobody may overwrite a slot another warp
+    still reads), then block ``j + STAGES`` is loaded into it; without ``SYNC`` the caller has
+    just passed that barrier (``sequential``: V's slot, right after K's)."""
+    ring: Ring
+    slots: gl.shared_memory_descriptor  # the ring's (the steps that read a slot index these)
+    desc: tma.tensor_descriptor
+    row0: gl.tensor
+    n: gl.tensor
+    SYNC: gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, ring, desc, row0, n, SYNC=True):
+        self.ring = ring
+        self.slots = ring.slots
+        self.desc = desc
+        self.row0 = row0
+        self.n = n
+        self.SYNC = gl.constexpr(SYNC)
+
+    @gluon.jit
+    def acquire(self, it):
+        return self.ring.acquire(it)
+
+    @gluon.jit
+    def release(self, j):
+        STAGES: gl.constexpr = self.ring.STAGES
         j_next = j + STAGES
-        gl.thread_barrier()
-        load_block(desc, ring_smem, full, j_next, row0, STAGES, pred=j_next < n)
+        if self.SYNC:
+            gl.thread_barrier()
+        load_block(self.desc, self.ring.slots, self.ring.full, j_next, self.row0, STAGES,
+                   pred=j_next < self.n)
+
+
+@gluon.jit
+def rings(k_ring, v_ring, k_full, v_full, k_empty, v_empty, SOFTMAX: gl.constexpr,
+          PROFILE: gl.constexpr):
+    """The K and V rings a producer refills. ``one_release``: V's slots go back through K's
+    ``empty``, one position later (the arrive at position j frees K_j and V_{j-1}, ``overlap.py``)."""
+    k = Ring(k_ring, k_full, k_empty, 0, "wait K", PROFILE)
+    if SOFTMAX & ONE_RELEASE:
+        v = Ring(v_ring, v_full, k_empty, 1, "wait V", PROFILE)
+    else:
+        v = Ring(v_ring, v_full, v_empty, 0, "wait V", PROFILE)
+    return k, v
+
+
+@gluon.jit
+def partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
+              BM: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
+              CAUSAL: gl.constexpr, q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty,
+              v_empty, turn, WG: gl.constexpr, TURNS: gl.constexpr, REFILL: gl.constexpr,
+              num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
+              SOFTMAX: gl.constexpr = 0):
+    """Consumer warpgroup ``WG``: its ``Tile``, the rings as this region refills them
+    (``REFILL``: 0 a producer, 1 each slot in-line once read, 2 the next block in-line once the
+    whole block is done), its ``Turns``; then the schedule's ``consumer``."""
+    M: gl.constexpr = q_smem.type.shape[1]  # my rows: 64 (ws) or the whole tile (in-line)
+    BN: gl.constexpr = k_ring.type.shape[1]
+    row0, m0_cta = tile_position(seqlen, BM, CAUSAL)
+    n = num_blocks(m0_cta, seqlen, BM, BN, CAUSAL)
+    m0 = m0_cta + WG * M
+    if REFILL == 0:
+        k, v = rings(k_ring, v_ring, k_full, v_full, k_empty, v_empty, SOFTMAX, PROFILE)
+    else:  # no producer: the prologue fills every slot
+        fill_rings(q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_full, k_full, v_full, row0,
+                   m0_cta, n, STAGES)
+        k = InlineRing(Ring(k_ring, k_full, k_empty, 0, "wait K", PROFILE), k_desc, row0, n)
+        v = InlineRing(Ring(v_ring, v_full, v_empty, 0, "wait V", PROFILE), v_desc, row0, n,
+                       REFILL != 2)
+    rows = q_rows(m0, M, BN, num_warps)
+    q = q_smem.index(WG)
+    t = Tile(q, q, q_full, row0, m0, n, rows, seqlen, qk_scale, o_ptr, lse_ptr, BN, CAUSAL,
+             num_warps, PROFILE, SOFTMAX, FENCE, TURNS)
+    consumer(t, k, v, Turns(turn, WG, CONSUMERS, SOFTMAX & NAMED_TURNS, PROFILE))

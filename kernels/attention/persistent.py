@@ -33,28 +33,12 @@ from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (
-    fence_async_shared,
-    mbarrier,
-    tma,
-    warpgroup_mma_wait,
-)
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 
-from .. import ring
-from ..ring import acquire, pass_turn, wait_slot, wait_turn
+from ..ring import Ring, Turns, wait_slot
 from .partitions import allocate, consumer_regs, producer_regs, warp_specialize
-from .steps import (
-    epilogue,
-    init_state,
-    num_blocks,
-    pack,
-    pv,
-    q_rows,
-    qk,
-    rescale,
-    schedule_fence,
-    softmax,
-)
+from .steps import num_blocks, q_rows
+from .tile import Tile
 
 SMEM_LIMIT = 227 * 1024
 
@@ -150,76 +134,79 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              q_smem, k_ring, v_ring, o_smem, q_full, q_empty, k_full, v_full, k_empty, v_empty,
              turn, epi_turn, WG: gl.constexpr, num_warps: gl.constexpr,
              FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0):
-    """``overlap.consumer`` with turns (fa3's loop), once per tile of this CTA."""
+    """``overlap.consumer`` with turns (fa3's loop), once per tile of this CTA, at ring
+    positions ``it + j`` and turns ``tk + j`` (``sim/attention/persistent.py``'s ``consumer``)."""
     M: gl.constexpr = q_smem.type.shape[1]
     D: gl.constexpr = q_smem.type.shape[2]
     BN: gl.constexpr = k_ring.type.shape[1]
-    dtype: gl.constexpr = q_smem.dtype
     O_BUFS: gl.constexpr = o_smem.type.shape[0]
     q = q_smem.index(WG)
     o_buf = o_smem.index(WG % O_BUFS)
+    k = Ring(k_ring, k_full, k_empty)
+    v = Ring(v_ring, v_full, v_empty)
+    turns = Turns(turn, WG, CONSUMERS)
+    epi_turns = Turns(epi_turn, WG, CONSUMERS)  # one O buffer for all: they take turns
     n_m, heads, tiles = tile_count(q_desc, seqlen, BM)
     it = 0  # ring position of this tile's block 0
     ti = 0  # tiles so far (this warpgroup's turns so far: it + ti, n + 1 a tile)
     P = gl.num_programs(0)
     for i in range(gl.cdiv(tiles, P)):
-        t = cta_tile(i, P, CAUSAL)
-        if t < tiles:
-            bh, mt = tile_coords(t, n_m, heads, seqlen, BM, D, CAUSAL)
+        tile = cta_tile(i, P, CAUSAL)
+        if tile < tiles:
+            bh, mt = tile_coords(tile, n_m, heads, seqlen, BM, D, CAUSAL)
             row0 = bh * seqlen
             m0_cta = mt * BM
             n = num_blocks(m0_cta, seqlen, BM, BN, CAUSAL)
             m0 = m0_cta + WG * M
-            rows = q_rows(m0, M, BN, num_warps)
-            m_i, l_i, acc = init_state(M, D, BN, num_warps, SOFTMAX)
+            t = Tile(q, o_buf, q_full, row0, m0, n, q_rows(m0, M, BN, num_warps), seqlen,
+                     qk_scale, o_ptr, lse_ptr, BN, CAUSAL, num_warps, False, SOFTMAX, FENCE, True)
+            m_i, l_i, acc = t.init_state()
             tk = it + ti
-            mbarrier.wait(q_full, ti & 1)
+            t.wait_q(ti & 1)
 
             # block 0: the scores alone
-            ks = acquire(k_full, it, STAGES)
-            wait_turn(turn, tk, WG)
-            s = qk(q, k_ring.index(ks), num_warps)
-            pass_turn(turn, WG, CONSUMERS)
+            ks = k.acquire(it)
+            turns.wait_turn(tk)
+            s_tok = t.qk(k, ks, is_async=True)
+            turns.pass_turn()
+            s = t.wait_qk(s_tok, PENDING=0)
             if n == 1:  # Q read for the last time: the producer may load the next tile's
                 mbarrier.arrive(q_empty)  # (a branch: a predicated arrive still pays its bar.sync)
-            ring.release(k_empty, it, STAGES)
-            p, alpha, m_i, l_i = softmax(s, m_i, l_i, 0, m0, rows, seqlen, qk_scale, BN, CAUSAL,
-                                          SOFTMAX)
-            p = pack(p, dtype, D, num_warps)
+            k.release(it)
+            p, alpha, m_i, l_i = t.softmax(s, m_i, l_i, 0)
+            p = t.pack(p)
 
             for j in range(1, n):
-                ks = acquire(k_full, it + j, STAGES)
-                vs = acquire(v_full, it + j - 1, STAGES)
-                wait_turn(turn, tk + j, WG)
-                s_tok = qk(q, k_ring.index(ks), num_warps, is_async=True)  # S_j = Q K_jᵀ
-                o_tok = pv(p, v_ring.index(vs), acc, is_async=True)  # O += P_{j-1} V_{j-1}
-                pass_turn(turn, WG, CONSUMERS)
-                s = warpgroup_mma_wait(1, deps=(s_tok,))  # the scores only
+                ks = k.acquire(it + j)
+                vs = v.acquire(it + j - 1)
+                turns.wait_turn(tk + j)
+                s_tok = t.qk(k, ks, is_async=True)                 # S_j = Q K_jᵀ
+                o_tok = t.pv(p, v, vs, acc, is_async=True)         # O += P_{j-1} V_{j-1}
+                turns.pass_turn()
+                s = t.wait_qk(s_tok)                               # the scores only
                 if j == n - 1:
                     mbarrier.arrive(q_empty)
-                ring.release(k_empty, it + j, STAGES)
-                p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL,
-                                              SOFTMAX)
-                if FENCE:
-                    schedule_fence(lse_ptr, seqlen)  # or ptxas hoists the wait above the softmax
-                acc = warpgroup_mma_wait(0, deps=(o_tok,))
-                ring.release(v_empty, it + j - 1, STAGES)
-                acc = rescale(acc, alpha)
-                p = pack(p, dtype, D, num_warps)
+                k.release(it + j)
+                p, alpha, m_i, l_i = t.softmax(s, m_i, l_i, j)
+                if t.FENCE:
+                    t.fence()  # or ptxas hoists P·V's wait above the softmax
+                acc = t.wait_pv(o_tok, v, it + j - 1)
+                acc = t.rescale(acc, alpha)
+                p = t.pack(p)
 
             # the last P·V
-            vs = acquire(v_full, it + n - 1, STAGES)
-            wait_turn(turn, tk + n, WG)
-            acc = pv(p, v_ring.index(vs), acc)
-            pass_turn(turn, WG, CONSUMERS)
-            ring.release(v_empty, it + n - 1, STAGES)
+            vs = v.acquire(it + n - 1)
+            turns.wait_turn(tk + n)
+            o_tok = t.pv(p, v, vs, acc, is_async=True)
+            turns.pass_turn()
+            acc = t.wait_pv(o_tok, v, it + n - 1)
             if O_BUFS < CONSUMERS:  # one shared O buffer: the warpgroups take turns
-                wait_turn(epi_turn, ti, WG)
+                epi_turns.wait_turn(ti)
             gl.thread_barrier()  # this warpgroup's reads of the buffer (last tile) are done
-            epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, o_buf, num_warps)
+            t.epilogue(acc, m_i, l_i)
             if O_BUFS < CONSUMERS:
                 gl.thread_barrier()  # every warp has read the buffer before the next WG writes it
-                pass_turn(epi_turn, WG, CONSUMERS)
+                epi_turns.pass_turn()
             it += n
             ti += 1
 

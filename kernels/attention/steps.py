@@ -18,7 +18,6 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma
 
-from ..ring import wait_slot
 from ..scopes import enter, exit
 
 
@@ -75,17 +74,15 @@ def load_block(desc, ring, full, j, row0, STAGES: gl.constexpr, pred=True):
 
 
 @gluon.jit
-def produce(desc, ring, full, empty, j, row0, STAGES: gl.constexpr, PROFILE: gl.constexpr = False,
-            LAG: gl.constexpr = 0):
-    """Producer: wait until block j's slot is free (the first lap falls through), then load it.
-    The slot is freed by the release at ring position ``j + LAG - STAGES`` of ``empty`` (``LAG``
-    1: ``one_release``'s V ring, ``partitions.producer``)."""
-    enter("wait slot", PROFILE)
-    wait_slot(empty, j + LAG, STAGES)
-    exit("wait slot", PROFILE)
-    enter("TMA issue", PROFILE)
-    load_block(desc, ring, full, j, row0, STAGES)
-    exit("TMA issue", PROFILE)
+def produce(desc, ring, j, row0):
+    """Producer: wait until block j's slot of ``ring`` (``kernels/ring.py``'s ``Ring``) is free
+    (the first lap falls through), then load it."""
+    enter("wait slot", ring.PROFILE)
+    ring.wait_slot(j)
+    exit("wait slot", ring.PROFILE)
+    enter("TMA issue", ring.PROFILE)
+    load_block(desc, ring.slots, ring.full, j, row0, ring.STAGES)
+    exit("TMA issue", ring.PROFILE)
 
 
 # ``SOFTMAX`` (a constexpr of the overlapped kernels; the launcher's ``softmax=``): bits that

@@ -18,91 +18,66 @@ Roles, as in ``sim/attention/ws.py``::
 Nothing orders the consumers: they wake on the same ``full`` barrier and share the tensor cores,
 and then the exp unit, at the same moments. ``empty`` barriers count one arrive per consumer.
 
-The same consumer loop serves ``ws_pingpong`` (``TURNS``: ``wait_turn`` before Q·K_jᵀ,
-``pass_turn`` once the scores are in) and, with in-line TMA instead of a producer (``REFILL``:
-``release`` refills the slot itself), the ``pipelined`` and ``sequential`` variants. The model
+The same consumer loop serves ``ws_pingpong`` (``t.TURNS``: ``wait_turn`` before Q·K_jᵀ,
+``pass_turn`` once the scores are in) and, with in-line TMA instead of a producer (the rings'
+``release`` refills the slot itself, ``partitions.InlineRing``), the ``pipelined`` and
+``sequential`` variants (``sequential``: both slots only once the whole block is done). The model
 writes those two out in ``sim/attention/pipelined.py`` and ``sequential.py``, with the same steps.
 """
 from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import mbarrier
 
-from ..ring import acquire, pass_turn, wait_turn
-from ..scopes import enter, exit
-from .partitions import fill_rings, producer, release, warp_specialized
-from .steps import (
-    epilogue,
-    init_state,
-    load_block,
-    num_blocks,
-    pack,
-    pv,
-    q_rows,
-    qk,
-    rescale,
-    softmax,
-    tile_position,
-)
+from .partitions import InlineRing, rings, warp_specialized
+from .steps import load_q, num_blocks, produce, tile_position
 
 
 @gluon.jit
-def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
+def producer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
-             WG: gl.constexpr, TURNS: gl.constexpr, REFILL: gl.constexpr,
-             num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
-             SOFTMAX: gl.constexpr = 0):
-    M: gl.constexpr = q_smem.type.shape[1]  # my rows: 64 (ws) or the whole tile (in-line)
-    D: gl.constexpr = q_smem.type.shape[2]
-    BN: gl.constexpr = k_ring.type.shape[1]
-    row0, m0_cta = tile_position(seqlen, BM, CAUSAL)
-    n = num_blocks(m0_cta, seqlen, BM, BN, CAUSAL)
-    m0 = m0_cta + WG * M
-    if REFILL != 0:  # no producer: the prologue
-        fill_rings(q_desc, k_desc, v_desc, q_smem, k_ring, v_ring, q_full, k_full, v_full, row0,
-                   m0_cta, n, STAGES)
-    rows = q_rows(m0, M, BN, num_warps)
-    m_i, l_i, acc = init_state(M, D, BN, num_warps)
-    q = q_smem.index(WG)
-    enter("wait Q", PROFILE)  # the CTA's prologue: its Q tile, a cold read
-    mbarrier.wait(q_full, 0)
-    exit("wait Q", PROFILE)
-    for j in range(n):
-        enter("wait K", PROFILE)
-        ks = acquire(k_full, j, STAGES)  # K_j landed
-        exit("wait K", PROFILE)
-        if TURNS:
-            enter("wait turn", PROFILE)
-            wait_turn(turn, j, WG)  # my turn on the tensor cores
-            exit("wait turn", PROFILE)
-        enter("QK", PROFILE)
-        s = qk(q, k_ring.index(ks), num_warps)  # S = Q K_jᵀ; wgmma wait
-        exit("QK", PROFILE)
-        if TURNS:
-            pass_turn(turn, WG, CONSUMERS)  # scores in: the next WG's turn
-        if REFILL != 2:
-            release(k_desc, k_ring, k_full, k_empty, j, n, row0, STAGES, REFILL)
-        enter("softmax", PROFILE)
-        p, alpha, m_i, l_i = softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL)
-        acc = rescale(acc, alpha)
-        exit("softmax", PROFILE)
-        enter("wait V", PROFILE)
-        vs = acquire(v_full, j, STAGES)  # V_j landed
-        exit("wait V", PROFILE)
-        enter("PV", PROFILE)  # the fp16 pack of P is in this scope too
-        p = pack(p, q_smem.dtype, D, num_warps)
-        acc = pv(p, v_ring.index(vs), acc)  # O += P V_j
-        exit("PV", PROFILE)
-        if REFILL == 2:  # block j fully done: only now load block j + 1 (one slot: j + STAGES)
-            release(k_desc, k_ring, k_full, k_empty, j, n, row0, STAGES, REFILL)
-            load_block(v_desc, v_ring, v_full, j + 1, row0, STAGES, pred=j + 1 < n)
-        else:
-            release(v_desc, v_ring, v_full, v_empty, j, n, row0, STAGES, REFILL)
-    enter("epilogue", PROFILE)
-    epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps)
-    exit("epilogue", PROFILE)
+             PROFILE: gl.constexpr = False, SOFTMAX: gl.constexpr = 0):
+    """The producer warp (FA3 alg. 1; ``sim/attention/ws.py``'s ``producer``) of ``ws``,
+    ``ws_pingpong`` and ``fa3``: ``load_q`` once, then for each block ``produce`` K_j and V_j
+    (wait for a free slot, expect its bytes, TMA). Its rings are the consumers'
+    (``partitions.rings``: with ``one_release`` V_j's slot is the one freed with K_{j-S+1}, so
+    each slot is still reloaded only once every consumer has waited for the last wgmma that
+    read it; V_{S-1}, the V ring's first lap, then also waits for K_0 to be read)."""
+    BN: gl.constexpr = k_desc.block_type.shape[0]
+    k, v = rings(k_ring, v_ring, k_full, v_full, k_empty, v_empty, SOFTMAX, PROFILE)
+    row0, m0 = tile_position(seqlen, BM, CAUSAL)
+    load_q(q_desc, q_smem, q_full, row0, m0, CONSUMERS)
+    for j in range(num_blocks(m0, seqlen, BM, BN, CAUSAL)):
+        produce(k_desc, k, j, row0)                        # wait k.empty, TMA K_j -> k.full
+        produce(v_desc, v, j, row0)                        # wait v.empty, TMA V_j -> v.full
+
+
+@gluon.jit
+def consumer(t, k, v, turns):
+    """One consumer warpgroup of ``ws`` (``sim/attention/ws.py``'s ``consumer``, step for step),
+    ``ws_pingpong`` (``t.TURNS``), ``pipelined`` and ``sequential`` (in-line rings)."""
+    SEQUENTIAL: gl.constexpr = isinstance(v, InlineRing) and not v.SYNC
+    m_i, l_i, acc = t.init_state()
+    t.wait_q(0)
+    for j in range(t.n):
+        ks = k.acquire(j)                                  # K_j landed
+        if t.TURNS:
+            turns.wait_turn(j)                             # my turn on the tensor cores
+        s = t.qk(k, ks)                                       # S = Q K_jᵀ; wgmma wait
+        if t.TURNS:
+            turns.pass_turn()                              # scores in: the next WG's turn
+        if not SEQUENTIAL:
+            k.release(j)
+        p, alpha, m_i, l_i = t.softmax(s, m_i, l_i, j)     # the tensor cores idle for this WG
+        acc = t.rescale(acc, alpha)
+        vs = v.acquire(j)                                  # V_j landed
+        p = t.pack(p)                                      # P to fp16, P·V's A operand
+        acc = t.pv(p, v, vs, acc)                             # O += P V_j; wgmma wait
+        if SEQUENTIAL:  # block j fully done: only now load block j + 1 into the one slot
+            k.release(j)
+        v.release(j)
+    t.epilogue(acc, m_i, l_i)
 
 
 @gluon.jit

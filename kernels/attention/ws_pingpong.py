@@ -4,7 +4,7 @@
 Consumer w waits for K_j, then for its turn, issues Q·K_jᵀ, and hands the turn on once its scores
 are in, so the consumers' score GEMMs run one warpgroup's after the other's instead of sharing the
 tensor cores and both finishing late; each one's softmax then runs under the next one's GEMMs. The
-rest of the loop is ``ws``'s (``ws.consumer`` with ``TURNS``)::
+rest of the loop is ``ws``'s (``ws.consumer`` with ``t.TURNS``)::
 
     consumer WG w, block j:
         acquire(k, j); wait_turn: wait turn[w]; qk: S = Q K_jᵀ; pass_turn: arrive turn[w+1]
@@ -22,8 +22,8 @@ from __future__ import annotations
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
-from .partitions import producer, warp_specialized
-from .ws import consumer
+from .partitions import warp_specialized
+from .ws import consumer, producer
 
 
 @gluon.jit

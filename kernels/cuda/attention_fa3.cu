@@ -184,7 +184,13 @@ __global__ void __launch_bounds__(Tile<D, BM, BN>::THREADS, 1)
     if (moved) rescale(o, alpha);  // warp-uniform; always taken without COND_RESCALE
     pack<BF16>(s, p);
   }
-  // The last P V.
+  // The last P V. It takes no turn, unlike the last block of the model (sim/attention/overlap.py)
+  // and of the Gluon fa3 (kernels/attention/overlap.py), which wait for a turn, issue it, pass
+  // the turn on and then wait for it: this twin passes a turn only after a Q K^T, so a tile
+  // costs each consumer n_blocks hand-overs instead of n_blocks + 1, and its last P V shares
+  // the tensor cores with whatever the other consumer issues. Taking that turn here is a
+  // change to time on the H200 beside results/h200-cuda.json first; until then the twin is
+  // what that file measured.
   {
     const int sv = acquire(v, n_blocks - 1);
     reg_fence(o);

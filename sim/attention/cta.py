@@ -48,6 +48,16 @@ class AttentionCTA(CTA):
         """Block j straddles the diagonal or the end of the sequence (its scores are masked)."""
         return j >= self.n_blocks - self.masked_blocks
 
+    # --- waits (the kernel's steps of the same names) -----------------------------------------
+    def wait_q(self, actor: str, phase: int):
+        """The CTA's Q tile has landed (phase ``phase`` of ``q_full``)."""
+        yield from self.wait(actor, self.q_full, phase)
+
+    def wait_qk(self, scores):
+        """The scores are in (the kernel's ``warpgroup_mma_wait``): `scores` is the event `qk`
+        returned."""
+        yield scores
+
     # --- TMA -----------------------------------------------------------------------------------
     def load_q(self, actor: str) -> None:
         """The CTA's Q tile: read by this CTA alone, so from HBM; and at short sequences every

@@ -13,7 +13,8 @@ LIVE_S, LIVE_P = overlap.LIVE_S, overlap.LIVE_P
 def consumer(cta: AttentionCTA, w: int):
     sw = cta.cfg.switches
     yield from overlap.consumer(cta, w, producer=True, turns="no_turns" not in sw,
-                                early="rescale_early" in sw, joint="one_release" in sw)
+                                rescale_early="rescale_early" in sw,
+                                one_release="one_release" in sw)
 
 
 def roles(cta: AttentionCTA):

@@ -8,12 +8,12 @@ consumers meet at a CTA barrier and warpgroup 0 issues the TMA loads in-line, as
 The consumer is written as the kernel's (`kernels/attention/overlap.py` `consumer`; the same step
 names in the same order, `fidelity.pairs` holds them together):
 
-    acquire(k, 0); [wait_turn]; qk; [pass_turn]; release(k, 0); softmax 0; pack
+    wait_q; acquire(k, 0); [wait_turn]; qk; [pass_turn]; wait_qk; release(k, 0); softmax 0; pack
     for j in 1 .. n-1:
         acquire(k, j); acquire(v, j-1); [wait_turn]; qk; [rescale]; pv; [pass_turn]
-        the scores' wait; release(k, j); softmax j      # under P_{j-1} V_{j-1}
+        wait_qk: the scores' wait; release(k, j); softmax j      # under P_{j-1} V_{j-1}
         wait_pv: P·V's wait, release(v, j-1); rescale; pack
-    acquire(v, n-1); [wait_turn]; [rescale]; pv; [pass_turn]; P·V's wait, release(v, n-1)
+    acquire(v, n-1); [wait_turn]; [rescale]; pv; [pass_turn]; wait_pv: P·V's wait, release(v, n-1)
     epilogue
 
 The schedule switches (`AttentionConfig.switches`, the kernel's `softmax=` names):
@@ -35,37 +35,37 @@ FENCE = True
 
 def release(cta: AttentionCTA, w: int, ring, j: int, inline_tma: bool):
     """Block j's slot is done: back to the producer, or with `inline_tma` (no producer) through
-    the CTA barrier to warpgroup 0's refill (`pipelined.release`) — the kernel's
-    `partitions.release` with its REFILL."""
+    the CTA barrier to warpgroup 0's refill (`pipelined.release`) — the kernel's `Ring.release`
+    or `partitions.InlineRing.release`."""
     if inline_tma:
         yield from pipelined.release(cta, w, ring, j)
     else:
         cta.release(ring, j)
 
 
-def wait_pv(cta: AttentionCTA, w: int, out, j: int, inline_tma: bool, joint: bool = False):
-    """P_j·V_j done (wgmma_wait<0>): O is in, and V_j's slot goes back (the kernel's `wait_pv`);
-    `joint` (``one_release``): K_{j+1}'s with it, in the same arrive."""
+def wait_pv(cta: AttentionCTA, w: int, out, j: int, inline_tma: bool, one_release: bool = False):
+    """P_j·V_j done (wgmma_wait<0>): O is in, and V_j's slot goes back (the kernel's
+    `Tile.wait_pv`); ``one_release``: K_{j+1}'s with it, in the same arrive."""
     yield out
     yield from release(cta, w, cta.v, j, inline_tma)
-    if joint and j + 1 < cta.n_blocks:
+    if one_release and j + 1 < cta.n_blocks:
         cta.release(cta.k, j + 1)
 
 
 def consumer(cta: AttentionCTA, w: int, producer: bool = False, turns: bool = False,
-             fence: bool = FENCE, early: bool = False, joint: bool = False):
+             fence: bool = FENCE, rescale_early: bool = False, one_release: bool = False):
     """With a `producer` (fa3) a producer role loads; without, warpgroup 0 loads in-line. With
     `turns` the GEMM issue waits for this warpgroup's turn. `fence=False` is the kernel as ptxas
     compiles it without `common.schedule_fence`: the wait for P_{j-1}·V_{j-1} before the
-    softmax, and the pack of P_j among its exps (as its SASS shows). `early`: the rescale of O
-    between the issues (``rescale_early``). `joint` (``one_release``, fa3): K_j's slot goes back
+    softmax, and the pack of P_j among its exps (as its SASS shows). ``rescale_early``: the
+    rescale of O between the issues. ``one_release`` (fa3): K_j's slot goes back
     with V_{j-1}'s after P·V's wait, not after the scores' (the arrive's bar.sync it saves in the
     kernel is no cost here: the model sees only the later release)."""
     me, n = cta.wg(w), cta.n_blocks
     inline_tma = not producer
     if inline_tma and w == 0:
         pipelined.prologue(cta, me)
-    yield from cta.wait(me, cta.q_full, 0)
+    yield from cta.wait_q(me, 0)
 
     # block 0: the scores alone (nothing to overlap them with yet)
     yield from cta.acquire(me, cta.k, 0)
@@ -75,7 +75,7 @@ def consumer(cta: AttentionCTA, w: int, producer: bool = False, turns: bool = Fa
     yield cta.issued(w)                                         # the pipe has taken it
     if turns:
         cta.pass_turn(w)
-    yield scores
+    yield from cta.wait_qk(scores)
     yield from release(cta, w, cta.k, 0, inline_tma)
     yield from cta.softmax(w, 0, pack=not fence)                # no fence: P packed among exps
     if fence:
@@ -87,22 +87,22 @@ def consumer(cta: AttentionCTA, w: int, producer: bool = False, turns: bool = Fa
         if turns:
             yield from cta.wait_turn(w, j)
         scores = cta.qk(w, j)                                   # S_j = Q K_jᵀ (async)
-        if early:                                               # O *= alpha_{j-1} under it
+        if rescale_early:                                       # O *= alpha_{j-1} under it
             yield cta.issued(w)
             yield from cta.rescale(w, j - 1)
         out = cta.pv(w, j - 1)                                  # O += P_{j-1} V_{j-1} (async)
         yield cta.issued(w)                                     # the pipe has taken both
         if turns:
             cta.pass_turn(w)                                    # both queued: the next WG's turn
-        yield scores                                            # wgmma_wait<1>: scores only
-        if not joint:
+        yield from cta.wait_qk(scores)                          # wgmma_wait<1>: scores only
+        if not one_release:
             yield from release(cta, w, cta.k, j, inline_tma)
         if fence:
             yield from cta.softmax(w, j)                        # under P_{j-1} V_{j-1}
-        yield from wait_pv(cta, w, out, j - 1, inline_tma, joint)   # wgmma_wait<0>
+        yield from wait_pv(cta, w, out, j - 1, inline_tma, one_release)  # wgmma_wait<0>
         if not fence:                                           # the softmax after P·V, its
             yield from cta.softmax(w, j, pack=True)             # pack among the exps
-        if not early:
+        if not rescale_early:
             yield from cta.rescale(w, j)                        # needs P_{j-1} V_{j-1} done
         if fence:
             yield from cta.pack(w, j)                           # into the registers it read
@@ -111,17 +111,16 @@ def consumer(cta: AttentionCTA, w: int, producer: bool = False, turns: bool = Fa
     yield from cta.acquire(me, cta.v, n - 1)
     if turns:
         yield from cta.wait_turn(w, n)
-    if early:
+    if rescale_early:
         yield from cta.rescale(w, n - 1)
     out = cta.pv(w, n - 1)                                      # O += P_{n-1} V_{n-1}
     yield cta.issued(w)
     if turns:
         cta.pass_turn(w)
-    yield out
-    yield from release(cta, w, cta.v, n - 1, inline_tma)
+    yield from wait_pv(cta, w, out, n - 1, inline_tma)
     yield from cta.epilogue(w)
 
 
 def roles(cta: AttentionCTA):
-    early = "rescale_early" in cta.cfg.switches
-    return [consumer(cta, w, early=early) for w in range(cta.cfg.consumers)]
+    rescale_early = "rescale_early" in cta.cfg.switches
+    return [consumer(cta, w, rescale_early=rescale_early) for w in range(cta.cfg.consumers)]

@@ -33,7 +33,7 @@ from ..config import AttentionConfig, o_buffers
 from ..engine import MBarrier, Turns
 from ..hardware import Hardware
 from ..trace import Trace
-from . import fa3
+from . import fa3, overlap
 from .cta import AttentionCTA
 
 WARP_SPECIALIZED = fa3.WARP_SPECIALIZED
@@ -139,7 +139,7 @@ def consumer(cta: PersistentCTA, w: int):
     for i in range(len(cta.tiles)):
         n, ti = cta.tiles[i][0], i                              # (the kernel's ti: no tile past
         tk = it + ti                                            # the last here) turns so far
-        yield from cta.wait(me, cta.q_full, ti & 1)
+        yield from cta.wait_q(me, ti & 1)
 
         # block 0: the scores alone
         yield from cta.acquire(me, cta.k, it)
@@ -147,7 +147,7 @@ def consumer(cta: PersistentCTA, w: int):
         scores = cta.qk(w, it)
         yield cta.issued(w)
         cta.pass_turn(w)
-        yield scores
+        yield from cta.wait_qk(scores)
         if n == 1:                                              # Q read for the last time
             cta.q_empty.arrive()
         cta.release(cta.k, it)
@@ -162,13 +162,12 @@ def consumer(cta: PersistentCTA, w: int):
             out = cta.pv(w, it + j - 1)                         # O += P_{j-1} V_{j-1} (async)
             yield cta.issued(w)
             cta.pass_turn(w)
-            yield scores                                        # wgmma_wait<1>: the scores only
+            yield from cta.wait_qk(scores)                      # wgmma_wait<1>: the scores only
             if j == n - 1:
                 cta.q_empty.arrive()
             cta.release(cta.k, it + j)
             yield from cta.softmax(w, it + j)                   # under P_{j-1} V_{j-1}
-            yield out                                           # wgmma_wait<0>
-            cta.release(cta.v, it + j - 1)
+            yield from overlap.wait_pv(cta, w, out, it + j - 1, False)  # wgmma_wait<0>
             yield from cta.rescale(w, it + j)
             yield from cta.pack(w, it + j)
 
@@ -178,8 +177,7 @@ def consumer(cta: PersistentCTA, w: int):
         out = cta.pv(w, it + n - 1)
         yield cta.issued(w)
         cta.pass_turn(w)
-        yield out
-        cta.release(cta.v, it + n - 1)
+        yield from overlap.wait_pv(cta, w, out, it + n - 1, False)
         if cta.o_buffers < cta.cfg.consumers:                   # one O buffer: in turns
             yield from cta.wait_turn(w, ti, cta.epi_turns)
         yield from cta.epilogue(w)

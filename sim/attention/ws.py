@@ -21,7 +21,7 @@ def producer(cta: AttentionCTA):
 
 def consumer(cta: AttentionCTA, w: int):
     me = cta.wg(w)
-    yield from cta.wait(me, cta.q_full, 0)
+    yield from cta.wait_q(me, 0)
     for j in range(cta.n_blocks):
         yield from cta.acquire(me, cta.k, j)                    # K_j landed
         yield cta.qk(w, j)                                      # S = Q K_jᵀ; wgmma wait

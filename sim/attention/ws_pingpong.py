@@ -15,7 +15,7 @@ LIVE_S, LIVE_P = 1, 0
 
 def consumer(cta: AttentionCTA, w: int):
     me = cta.wg(w)
-    yield from cta.wait(me, cta.q_full, 0)
+    yield from cta.wait_q(me, 0)
     for j in range(cta.n_blocks):
         yield from cta.acquire(me, cta.k, j)
         yield from cta.wait_turn(w, j)                          # my turn on the tensor core

@@ -1,8 +1,13 @@
 """A schedule beside its kernel (`fidelity.pairs`): each model consumer takes the kernel's steps,
 in the kernel's order, and the listing that says so can tell when they do not."""
+import ast
+import difflib
+import inspect
+import textwrap
+
 import pytest
 
-from fidelity.pairs import Source, attention_pairs, gemm_pairs, steps
+from fidelity.pairs import ROOT, Source, attention_pairs, gemm_pairs, steps
 
 PAIRS = {**{f"attention {v}": p for v, p in attention_pairs().items()},
          **{f"gemm {v}": p for v, p in gemm_pairs().items()}}
@@ -21,16 +26,17 @@ def test_model_takes_the_kernels_steps(variant):
 
 def test_overlapped_listing_is_the_kernels_shape():
     """fa3 as the kernel compiles it: block 0 peeled, the loop over 1..n-1 with the two GEMMs
-    issued back to back and P·V's wait after the softmax (FENCE), the last P·V after it."""
+    issued back to back and P·V's wait after the softmax (FENCE), the last P·V after it; every
+    turn passed once its GEMMs are issued, before their wait; the waits listed."""
     _, kernel = listings("attention fa3")
     loop = kernel.index("for j:")
-    assert kernel[:loop] == ["wait q_full", "acquire k", "wait_turn", "qk", "pass_turn",
+    assert kernel[:loop] == ["wait_q", "acquire k", "wait_turn", "qk", "pass_turn", "wait_qk",
                              "release k", "softmax", "pack"]
     body = [s.strip() for s in kernel if s.startswith("    ")]
-    assert body == ["acquire k", "acquire v", "wait_turn", "qk", "pv", "pass_turn", "release k",
-                    "softmax", "wait_pv", "rescale", "pack"]
+    assert body == ["acquire k", "acquire v", "wait_turn", "qk", "pv", "pass_turn", "wait_qk",
+                    "release k", "softmax", "wait_pv", "rescale", "pack"]
     assert kernel[loop + 1 + len(body):] == ["acquire v", "wait_turn", "pv", "pass_turn",
-                                             "release v", "epilogue"]
+                                             "wait_pv", "epilogue"]
     # overlap: the same without the turns
     _, overlap = listings("attention overlap")
     assert overlap == [s for s in kernel if s.strip() not in ("wait_turn", "pass_turn")]
@@ -46,20 +52,60 @@ def test_a_moved_step_is_seen():
         assert sorted(moved) == sorted(kernel)      # the same steps, one out of place
 
 
+@pytest.mark.parametrize("variant", ["attention fa3", "attention ws_pingpong", "attention ws producer"])
+@pytest.mark.parametrize("side", ["model", "kernel"])
+def test_a_gained_step_is_seen(tmp_path, variant, side):
+    """One side gains a step the other lacks (a wait, a release): the listings differ by exactly
+    that line, so `test_model_takes_the_kernels_steps` fails on it."""
+    model, model_switches, kernel, kernel_switches = PAIRS[variant]
+    fn = model if side == "model" else kernel
+    src = inspect.getsource(getattr(fn, "fn", fn)) if side == "model" else \
+        (ROOT / fn.path).read_text()
+    name = fn.__name__ if side == "model" else fn.name
+    lines = src.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
+    at = next(i for i, line in enumerate(lines) if i > start
+              and line.lstrip().startswith("for j in range("))
+    indent = " " * (len(lines[at + 1]) - len(lines[at + 1].lstrip()))
+    extra = "yield from cta.wait_qk(None)" if side == "model" else "t.wait_qk(None)"
+    lines.insert(at + 1, indent + extra)
+    path = tmp_path / "gained.py"
+    path.write_text(textwrap.dedent("\n".join(lines)))
+    gained = steps(Source(str(path), name), **(model_switches if side == "model" else kernel_switches))
+    other = listings(variant)[1 if side == "model" else 0]
+    assert gained != other
+    added = [d for d in difflib.ndiff(other, gained) if d.startswith(("+ ", "- "))]
+    assert added == ["+     wait_qk"]
+
+
+def test_one_spelling_for_each_switch():
+    """Each switch the model's overlapped consumer takes is the kernel's constexpr of the same
+    name upper-cased, a field of the consumers' `Tile`."""
+    from fidelity.pairs import SHARED_SWITCHES, kernel_switches
+    from sim.attention import overlap
+    assert kernel_switches({"one_release": True, "producer": True}) == {"ONE_RELEASE": True}
+    keywords = set(inspect.signature(overlap.consumer).parameters) - {"cta", "w", "producer"}
+    assert keywords <= set(SHARED_SWITCHES)
+    tile = ast.parse((ROOT / "kernels/attention/tile.py").read_text())
+    fields = {n.target.id for c in tile.body if isinstance(c, ast.ClassDef) and c.name == "Tile"
+              for n in c.body if isinstance(n, ast.AnnAssign)}
+    assert {k.upper() for k in SHARED_SWITCHES} <= fields
+
+
 def test_the_kernel_is_read_not_imported():
     """The listing of a kernel comes from its file: the pairs need no triton (a student's copy
     without the kernels' requirements still diffs them), and it is the imported function's."""
     pytest.importorskip("triton")
     from kernels.attention import ws as kernel
-    assert steps(Source("kernels/attention/ws.py", "consumer"), TURNS=True, REFILL=0) == \
-        steps(kernel.consumer, TURNS=True, REFILL=0)
+    assert steps(Source("kernels/attention/ws.py", "consumer"), TURNS=True) == \
+        steps(kernel.consumer, TURNS=True)
 
 
 def test_the_fence_switch_moves_the_wait_for_pv():
     """The kernel's FENCE decides where `wait_pv` is listed, the model's `fence` likewise."""
     from sim.attention import overlap as model
     kernel = Source("kernels/attention/overlap.py", "consumer")
-    hoisted = dict(TURNS=True, REFILL=0, FENCE="hoisted", HOISTED="hoisted")
+    hoisted = dict(TURNS=True, FENCE="hoisted", HOISTED="hoisted")
     body = [s.strip() for s in steps(kernel, **hoisted) if s.startswith("    ")]
     assert body.index("wait_pv") < body.index("softmax")
     body = [s.strip() for s in steps(model.consumer, turns=True, fence=False)

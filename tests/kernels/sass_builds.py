@@ -1,0 +1,92 @@
+"""The SASS of the Gluon attention builds, hashed: a refactor of the kernels' source must leave
+the machine code byte-identical (or say which build moved and why).
+
+    python tests/kernels/sass_builds.py record  FILE    # hash every build into FILE (JSON)
+    python tests/kernels/sass_builds.py compare FILE    # the same builds now, against FILE
+
+Compiles for sm_90a on a CPU (``host.compile_sm90``), disassembles with the ``cuobjdump`` in
+triton's wheel (``kernels/cuda/compile.py``), and hashes the instructions of every function (the
+function names are left out: a renamed Python function is not a changed kernel). ``compare``
+prints one line a build and exits 1 if any differ. ``sass_main.json``: main's builds before the
+aggregates (31d10ae); ``sass_after.json``: after them (the fa3 builds with turns differ from main
+by the turn hand-over of block 0 and the last block, moved above their wgmma wait). A build is ``variant, head dim, causal`` plus
+the launcher's switches; ``BUILDS`` holds the default builds first, then the switched ones.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+# name -> (variant, head dim, causal, keyword arguments of compile_sm90 / config)
+DEFAULT = {
+    "fa3 d64": ("fa3", 64, False, {}),
+    "fa3 d128": ("fa3", 128, False, {}),
+    "fa3 d256": ("fa3", 256, False, {}),
+    "fa3 d128 causal": ("fa3", 128, True, {}),
+    "fa3 d256 causal": ("fa3", 256, True, {}),
+    "fa3 d128 persistent": ("fa3", 128, False, {"persistent": True}),
+    "fa3 d128 causal persistent": ("fa3", 128, True, {"persistent": True}),
+    "fa3 d256 persistent": ("fa3", 256, False, {"persistent": True}),
+    "overlap d128": ("overlap", 128, False, {}),
+    "ws d128": ("ws", 128, False, {}),
+    "ws_pingpong d128": ("ws_pingpong", 128, False, {}),
+    "pipelined d128": ("pipelined", 128, False, {}),
+    "sequential d128": ("sequential", 128, False, {}),
+}
+SWITCHED = {
+    "fa3 d128 one_release": ("fa3", 128, False, {"softmax": ("one_release",)}),
+    "fa3 d128 named_turns": ("fa3", 128, False, {"softmax": ("named_turns",)}),
+    "fa3 d128 one_release+named_turns": ("fa3", 128, False,
+                                         {"softmax": ("one_release", "named_turns")}),
+    "fa3 d128 rescale_early": ("fa3", 128, False, {"softmax": ("rescale_early",)}),
+    "fa3 d256 no_turns": ("fa3", 256, False, {"softmax": ("no_turns", "lane_sum")}),
+    "fa3 d128 tree_max": ("fa3", 128, False, {"softmax": ("tree_max",)}),
+    "fa3 d128 fence=False": ("fa3", 128, False, {"fence": False}),
+    "fa3 d128 fence=hoisted": ("fa3", 128, False, {"fence": "hoisted"}),
+    "overlap d128 rescale_early": ("overlap", 128, False, {"softmax": ("rescale_early",)}),
+}
+PROFILED = {  # Proton scopes compiled in (instruments/trace.py); informational
+    "fa3 d128 profile": ("fa3", 128, False, {"profile": True}),
+    "ws_pingpong d128 profile": ("ws_pingpong", 128, False, {"profile": True}),
+}
+BUILDS = DEFAULT | SWITCHED | PROFILED
+
+
+def sass_hash(variant: str, d: int, causal: bool, kw: dict) -> str:
+    from kernels.attention import KERNELS, config, host
+    from kernels.cuda import compile as cc
+
+    kw = dict(kw)
+    cfg = config(variant, d, causal, persistent=kw.pop("persistent", False))
+    k = host.compile_sm90(KERNELS[variant], cfg, causal=causal, **kw)
+    return hashlib.sha256(cc.sass_of_cubin(k.asm["cubin"]).encode()).hexdigest()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2 or argv[0] not in ("record", "compare"):
+        print(__doc__)
+        return 2
+    mode, path = argv[0], Path(argv[1])
+    names = argv[2:] or list(BUILDS)
+    old = json.loads(path.read_text()) if mode == "compare" else {}
+    now, moved = {}, []
+    for name in names:
+        now[name] = sass_hash(*BUILDS[name])
+        if mode == "compare":
+            same = old.get(name) == now[name]
+            moved += [] if same else [name]
+            print(f"{'identical' if same else 'CHANGED  '}  {name}", flush=True)
+        else:
+            print(f"{now[name][:16]}  {name}", flush=True)
+    if mode == "record":
+        path.write_text(json.dumps(now, indent=1) + "\n")
+    return 1 if moved else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
