@@ -7,9 +7,10 @@ the machine code byte-identical (or say which build moved and why).
 Compiles for sm_90a on a CPU (``host.compile_sm90``), disassembles with the ``cuobjdump`` in
 triton's wheel (``kernels/cuda/compile.py``), and hashes the instructions of every function (the
 function names are left out: a renamed Python function is not a changed kernel). ``compare``
-prints one line a build and exits 1 if any differ. ``sass_main.json``: main's builds before the
-aggregates (31d10ae); ``sass_after.json``: after them (the fa3 builds with turns differ from main
-by the turn hand-over of block 0 and the last block, moved above their wgmma wait). A build is ``variant, head dim, causal`` plus
+prints one line a build and exits 1 if any differ. ``sass_main.json``: the builds before
+the aggregates (31d10ae); ``sass_after.json``: after them — every build identical but persistent
+d 128 non-causal (the same instructions in another order: its PTX differs only in two debug-info
+labels of the deeper inlining). A build is ``variant, head dim, causal`` plus
 the launcher's switches; ``BUILDS`` holds the default builds first, then the switched ones.
 """
 from __future__ import annotations
