@@ -181,3 +181,18 @@ def run_kernels(workload: str, variants) -> dict[str, float] | None:
     for name, tf in out.items():
         print(f"  {name:12s} {tf:6.0f} TFLOP/s")
     return out
+
+
+def explore_options(fn, name: str, options: dict) -> None:
+    """Redraw `fn(**options[label])` from one slider over the labels: only the settings listed,
+    so every step of the slider is one that runs (ipywidgets' SelectionSlider)."""
+    try:
+        from ipywidgets import SelectionSlider, interact
+    except ImportError:
+        print("ipywidgets is not installed: the static figures above tell the same story")
+        return
+    labels = list(options)
+    interact(lambda **kw: fn(**options[kw[name]]),
+             **{name: SelectionSlider(options=labels, value=labels[len(labels) // 2],
+                                      description=name, continuous_update=False,
+                                      layout={"width": "600px"})})
