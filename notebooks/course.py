@@ -183,7 +183,7 @@ def run_kernels(workload: str, variants) -> dict[str, float] | None:
     return out
 
 
-def explore_options(fn, name: str, options: dict) -> None:
+def explore_options(fn, name: str, options: dict, value: str | None = None) -> None:
     """Redraw `fn(**options[label])` from one slider over the labels: only the settings listed,
     so every step of the slider is one that runs (ipywidgets' SelectionSlider)."""
     try:
@@ -193,6 +193,6 @@ def explore_options(fn, name: str, options: dict) -> None:
         return
     labels = list(options)
     interact(lambda **kw: fn(**options[kw[name]]),
-             **{name: SelectionSlider(options=labels, value=labels[len(labels) // 2],
+             **{name: SelectionSlider(options=labels, value=value or labels[len(labels) // 2],
                                       description=name, continuous_update=False,
                                       layout={"width": "600px"})})
