@@ -132,3 +132,40 @@ def test_a_trace_too_short_for_a_steady_state_is_refused():
     with pytest.raises(ValueError, match="steady state needs more than"):
         claims.qk_apart(short)
 
+
+
+# --- the figures that carry the claims ------------------------------------------------------------
+def test_split_lanes_draw_each_warpgroups_own_work():
+    import matplotlib
+    matplotlib.use("Agg")
+    from sim.plot import gantt
+
+    trace = drawn("overlap")
+    ax = gantt(trace, window=(0, 4000), split=("tensor", "sfu"))
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    for lane in ("unit: tensor", "tensor ← consumer0", "tensor ← consumer1",
+                 "sfu ← consumer0", "sfu ← consumer1"):
+        assert lane in labels, labels
+    assert "fma ← consumer0" not in labels
+    # a split lane holds only its warpgroup's bars: as many as that actor's tensor intervals
+    y = {t.get_text(): pos for t, pos in zip(ax.get_yticklabels(), ax.get_yticks())}
+    mine = [i for i in trace.intervals if i.unit == "tensor" and i.actor == "consumer0"
+            and i.end >= 0 and i.start <= 4000]
+    on_lane = [c for c in ax.collections if abs(c.get_paths()[0].vertices[:, 1].mean()
+                                                - y["tensor ← consumer0"]) < 0.45]
+    assert len(on_lane) == len(mine) > 0
+
+
+def test_utilization_bars_take_the_timelines_unit_colours():
+    import matplotlib
+    from matplotlib.colors import to_hex
+    matplotlib.use("Agg")
+    from sim.plot import PALETTE, UNIT_KIND, utilization_bars
+
+    ax = utilization_bars({"a": {"tma": 0.2, "tensor": 0.6, "sfu": 0.3},
+                           "b": {"tma": 0.1, "tensor": 0.7, "sfu": 0.2}})
+    handles, labels = ax.get_legend_handles_labels()
+    for h, u in zip(handles, labels):
+        assert to_hex(h.patches[0].get_facecolor()) == PALETTE[UNIT_KIND[u]][0].lower(), u
+    assert PALETTE[UNIT_KIND["tensor"]][0] == PALETTE["qk"][0]
+    assert PALETTE[UNIT_KIND["tma"]][0] == PALETTE["load_k"][0]
