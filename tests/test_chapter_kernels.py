@@ -53,3 +53,14 @@ def test_run_kernels_without_a_hopper_gpu_says_what_it_needs(monkeypatch, capsys
     assert course.run_kernels("attention", ["overlap"]) is None
     out = capsys.readouterr().out
     assert "Hopper GPU (sm_90a" in out and "requirements-kernels.txt" in out and "overlap" in out
+
+
+@pytest.mark.parametrize("chapter", ["02", "03", "04"])
+def test_headings_are_markdown_cells(chapter):
+    """A heading written as a comment in a code cell renders as code, not as a heading."""
+    import jupytext
+
+    nb = jupytext.read(next((ROOT / "notebooks").glob(f"{chapter}_*.py")))
+    found = [line for c in nb.cells if c.cell_type == "code"
+             for line in c.source.splitlines() if line.lstrip().startswith("# #")]
+    assert not found, found
