@@ -131,3 +131,12 @@ def drift_apart(trace: Trace, most: float = 0.5) -> bool:
     average, less than `most` of one consumer's exps run beside the other's."""
     co = exp_coincidence(trace)
     return bool(co) and sum(co.values()) / len(co) < most
+
+
+def softmax_under_others(trace: Trace) -> dict[tuple[str, int], float]:
+    """(consumer, j) -> clocks of its softmax of block j during which another consumer's wgmmas
+    (Q·Kᵀ or P·V) are on the tensor core, for the steady blocks: the idle time pingpong fills."""
+    sm = softmax(trace)
+    others = [i for i in trace.intervals if i.unit == "tensor"]
+    return {(a, j): sum(_overlap(sm[(a, j)], (i.start, i.end)) for i in others if i.actor != a)
+            for a in consumers(trace) for j in steady(trace) if (a, j) in sm}

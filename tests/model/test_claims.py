@@ -169,3 +169,12 @@ def test_utilization_bars_take_the_timelines_unit_colours():
         assert to_hex(h.patches[0].get_facecolor()) == PALETTE[UNIT_KIND[u]][0].lower(), u
     assert PALETTE[UNIT_KIND["tensor"]][0] == PALETTE["qk"][0]
     assert PALETTE[UNIT_KIND["tma"]][0] == PALETTE["load_k"][0]
+
+
+def test_softmax_under_the_other_consumers_gemms():
+    """ws: every steady softmax has some of the other consumer's GEMMs under it; pipelined's,
+    run side by side, far less."""
+    ws_ = claims.softmax_under_others(drawn("ws"))
+    pl = claims.softmax_under_others(drawn("pipelined"))
+    assert min(ws_.values()) > 0
+    assert sum(pl.values()) < 0.5 * sum(ws_.values())
