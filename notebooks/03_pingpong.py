@@ -27,7 +27,7 @@ from course import md
 from sim.config import AttentionConfig, GemmConfig
 from sim.hardware import H100, H200
 from sim.paper import SEC31, SEC31_REPORTED, TAB2_REPORTED
-from sim.plot import PALETTE, gantt, kind, steady_window
+from sim.plot import gantt, steady_window
 from sim.predict import predict
 
 hw = H100
