@@ -433,5 +433,7 @@ md(f"A tie, not a win. In this run the two are {g[(8192, 8192, 8192)]:+.1%} apar
 
 # %% [markdown]
 # **Exercise** [`exercises/ch03_pingpong`](../exercises/ch03_pingpong/README.md): add the turn
-# barriers to a two-consumer schedule so that the consumers' Q·Kᵀ never overlap on the tensor
-# core — the grader runs your schedule in the model and checks the tensor lane.
+# barriers to a two-consumer schedule by this chapter's rule — wait for the turn before issuing
+# Q·Kᵀ, pass it on once the GEMMs are issued, before their wait — so that the consumers' Q·Kᵀ
+# stay apart on the tensor core; the grader runs your schedule in the model and checks the tensor
+# lane.
