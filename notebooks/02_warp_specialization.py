@@ -78,25 +78,56 @@ except ValueError as e:
 # how long it was waiting on a barrier.
 
 # %%
+from sim import claims
+
 shape = {"batch": 4, "heads": 16, "seqlen": 8448, "headdim": 128}
 preds = {v: predict(AttentionConfig(variant=v, **shape), hw, keep_trace=True)
          for v in ("pipelined", "ws")}
 for v, p in preds.items():
     print(f"{v:10s} {p.tflops:5.0f} TFLOP/s   tensor busy {p.utilization['tensor']:.0%}")
-for v, p in preds.items():
-    gantt(p.trace, f"{v}: {p.tflops:.0f} TFLOP/s (steady state)", steady_window(p.trace, 0.1),
-          clock_hz=hw.clock_hz)
 
 # %% [markdown]
-# Look at the `tensor` lane: in `pipelined` both consumers' Q·Kᵀ go in together and both softmaxes
-# (`sfu`) run together while the tensor core waits; the consumers' "waiting on a barrier" spans
-# are the CTA barrier (`bar.sync`). In `ws` the two consumers drift apart and one's softmax lands under the
-# other's GEMMs. (Chapter 03 makes that alternation deliberate.)
+# Under the `tensor` and `sfu` lanes each consumer has a lane of its own: its wgmmas, its exps.
+# Watch those: in the merged `sfu` lane two softmaxes side by side look like one.
+
+# %%
+for v, p in preds.items():
+    gantt(p.trace, f"{v}: {p.tflops:.0f} TFLOP/s (steady state)", steady_window(p.trace, 0.06),
+          clock_hz=hw.clock_hz, split=("tensor", "sfu"))
+    plt.show()
+together = {v: claims.exp_coincidence(p.trace) for v, p in preds.items()}
+offset = {v: claims.qk_offset(p.trace) for v, p in preds.items()}
+assert claims.drift_apart(preds["ws"].trace) and not claims.drift_apart(preds["pipelined"].trace)
+filled = {}
+for v, p in preds.items():   # the share of each softmax with the other consumer's GEMMs under it
+    sm, under = claims.softmax(p.trace), claims.softmax_under_others(p.trace)
+    filled[v] = sum(under.values()) / sum(sm[k][1] - sm[k][0] for k in under)
+assert filled["ws"] > filled["pipelined"] and min(claims.softmax_under_others(preds["ws"].trace).values()) > 0
+
+
+def mean(d):
+    return sum(d.values()) / len(d)
+
+
+md(f"What the figures show, checked on their traces (`sim.claims`). In `pipelined` both "
+   f"consumers' Q·Kᵀ start within {max(offset['pipelined'].values()):.0f} clk of each other, "
+   f"and while consumer 0 runs its exps consumer 1 is running its own "
+   f"{mean(together['pipelined']):.0%} of the time: the two softmaxes collide on the SFU; the "
+   f"consumers' thin *waiting* spans are the CTA barrier "
+   f"(`bar.sync`). In `ws` the two drift apart: their Q·Kᵀ start "
+   f"{min(offset['ws'].values()):.0f} to {max(offset['ws'].values()):.0f} clk apart, and the "
+   f"softmaxes overlap only {mean(together['ws']):.0%} of the time: the other consumer's GEMMs "
+   f"are on the tensor core during {filled['ws']:.0%} of the softmaxes' time (some in every "
+   f"steady block), "
+   f"against {filled['pipelined']:.0%} in `pipelined`. (Chapter 03 makes that alternation "
+   f"deliberate.)")
 
 # %% [markdown]
 # How many consumer warpgroups? FA3 uses 3 at d 64 (192-row tiles) and 2 at d 128. Try it — the
 # register budget per consumer shrinks as they multiply, and where it no longer fits the figure
-# says which limit was crossed:
+# says which limit was crossed. The setting is the one above (batch 4, S 8448, H·d 2048, so 16
+# heads at d 128; each K/V block the widest that fits), so 2 consumers at d 128 is the `ws`
+# figure above:
 
 # %%
 from course import explore
@@ -105,29 +136,55 @@ from course import explore
 def ws_with(consumers, headdim):
     """The `ws` timeline with this many consumers at this head dim, or the limit it crosses."""
     try:
-        p = predict(AttentionConfig(variant="ws", batch=2, heads=2048 // headdim, seqlen=4096,
+        p = predict(AttentionConfig(variant="ws", batch=4, heads=2048 // headdim, seqlen=8448,
                                     headdim=headdim, consumers=consumers,
-                                    block_m=64 * consumers, block_n=128), hw, keep_trace=True)
+                                    block_m=64 * consumers), hw, keep_trace=True)
     except ValueError as e:
         fig, ax = plt.subplots(figsize=(12, 1.2))
         ax.axis("off")
         ax.text(0, 0.5, f"{consumers} consumers, d {headdim}: {e}", va="center", wrap=True)
         return
-    gantt(p.trace, f"ws, {consumers} consumers, d {headdim}: {p.tflops:.0f} TFLOP/s, tensor busy "
-          f"{p.utilization['tensor']:.0%} (steady state)", steady_window(p.trace, 0.1),
-          clock_hz=hw.clock_hz)
+    tile = f"{p.config['block_m']}×{p.config['block_n']}"
+    gantt(p.trace, f"ws, {consumers} consumers, d {headdim}, {tile} tiles: {p.tflops:.0f} "
+          f"TFLOP/s, tensor busy {p.utilization['tensor']:.0%} (steady state)",
+          steady_window(p.trace, 0.06), clock_hz=hw.clock_hz, split=("sfu",))
 
 
 explore(ws_with, consumers=(1, 3, 1, 2), headdim=(64, 256, 64, 128))
 
 # %% [markdown]
-# ## The real kernel
+# ## The real kernels, beside the model
 #
-# `kernels/gemm/ws.py` is a warp-specialized GEMM in Gluon: `gl.warp_specialize` runs the
-# producer partition (one warp, `worker_num_regs` → `setmaxnreg`) beside the two consumer
-# warpgroups, which share each 128×256 tile (CUTLASS's "cooperative" kernel). Its PTX holds
-# `setmaxnreg` and the others' does not — `tests/kernels/test_gemm_compile.py` checks that on
-# every CI run.
+# Two Gluon kernels carry this chapter's idea: the attention kernel whose model you saw above, and
+# a GEMM. In both, `gl.warp_specialize` runs the producer partition (one warp,
+# `worker_num_regs` → `setmaxnreg`) beside the consumer warpgroups. The attention consumer beside
+# the model's, step by step, each listing read from its file (`fidelity.pairs.steps`, held equal
+# by `tests/model/test_pairs.py`):
+
+# %%
+from course import beside, kernel_file, run_kernels
+from fidelity.pairs import attention_pairs, gemm_pairs
+
+pair = attention_pairs()["ws"]
+md(f"The attention kernel: `{kernel_file(pair)}` (its `consumer`; the producer is "
+   f"`partitions.producer`). The GEMM: `{kernel_file(gemm_pairs()['ws'])}`, whose two consumers "
+   f"share each 128×256 tile (CUTLASS's \"cooperative\" kernel).")
+beside(pair, "sim/attention/ws.py: consumer", f"{kernel_file(pair)}: consumer")
+
+# %% [markdown]
+# The GEMM's PTX holds `setmaxnreg` and the non-specialized GEMMs' does not —
+# `tests/kernels/test_gemm_compile.py` checks that on every CI run. On a Hopper GPU the next cell
+# runs the attention kernels (`pipelined`, `ws`) beside SDPA's flash and cuDNN backends;
+# elsewhere it says what they need.
+
+# %%
+run_kernels("attention", ["pipelined", "ws"]);
+
+# %% [markdown]
+# **What our H200 measured is the GEMM's.** The numbers below are the GEMM kernels at
+# 8192×8192×8192 fp16 (live on a Hopper GPU, else the committed measurements in
+# `results/h200.json`), not attention's: the attention timelines above are the model's, and the
+# attention kernels' measurements are chapter 05's.
 
 # %%
 from course import gemm_ladder

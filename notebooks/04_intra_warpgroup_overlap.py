@@ -21,6 +21,8 @@
 # %%
 import json
 
+import matplotlib.pyplot as plt
+
 from course import RESULTS, md
 from sim import attention
 from sim.config import AttentionConfig
@@ -40,17 +42,67 @@ preds = {v: predict(AttentionConfig(variant=v, **shape), hw, keep_trace=True)
          for v in ("pipelined", "overlap")}
 for v, p in preds.items():
     print(f"{v:10s} {p.tflops:5.0f} TFLOP/s   tensor {p.utilization['tensor']:.0%}")
-gantt(preds["overlap"].trace, "overlap (no producer, no turns): steady state",
-      steady_window(preds["overlap"].trace, 0.1), clock_hz=hw.clock_hz);
 
 # %% [markdown]
 # The lanes are chapter 03's (`tma`, `tensor`, `sfu`, `fma`, and `lsu`: the warps' own stores of
-# O at the end, blank inside this window); there is no producer lane, since `overlap`'s consumers
-# issue their own loads. On each consumer lane the *PV (wgmma)* of the previous block now runs
-# under the softmax (*softmax: exp (SFU)*, *softmax: scale, sum (FMA)*) of the current one. Both consumers still meet at the CTA barrier (there is no
-# producer in `overlap`), so they still collide — but the tensor core has P·V to chew on while
-# they do.
+# O at the end, blank inside this window), and under `tensor` and `sfu` one lane per consumer:
+# that warpgroup's own wgmmas, its own exps. There is no producer lane, since `overlap`'s
+# consumers issue their own loads (and meet at the CTA barrier, so they still collide with each
+# other: that is chapter 02's and 03's business, not this one's). Read one consumer at a time:
+# its *PV (wgmma)* of block j−1 on its `tensor` lane, its *softmax: row max (latency)* on its own
+# lane below, its *softmax: exp (SFU)* on its `sfu` lane.
+
+# %%
+from sim import claims
+
+trace = preds["overlap"].trace
+window = steady_window(trace, 0.05)
+gantt(trace, "overlap: each consumer's own wgmmas and exps (steady state)", window,
+      clock_hz=hw.clock_hz, split=("tensor", "sfu"))
+plt.show()
+under = claims.pv_under_softmax(trace)
+under_exp = claims.pv_under_softmax(trace, "exp")
+pv_len = {k: e - s for k, (s, e) in claims.gemm(trace, "PV").items()}
+assert claims.pv_overlaps_softmax(trace) and max(under_exp.values()) == 0
+md(f"What the figure shows, checked on its trace (`sim.claims`): in every steady block each "
+   f"consumer's Pⱼ₋₁·Vⱼ₋₁ does overlap its own softmax of block j — by "
+   f"{min(under.values()):.0f} to {max(under.values()):.0f} clk of a P·V group that spans "
+   f"{min(pv_len.values()):.0f} to {max(pv_len.values()):.0f} — but only the softmax's first "
+   f"part, the row max, a dependent chain that holds no unit. Its exps start after P·V is "
+   f"done: {max(under_exp.values()):.0f} clk of P·V under them, in every block.")
+
+# %% [markdown]
+# ## Why the exps miss P·V: the wgmma queue
 #
+# `wgmma.mma_async` returns at once only while the SM's wgmma queue has room. A warpgroup issues
+# Q·K_jᵀ and P_{j-1}·V_{j-1} as one stream of m64nNk16 instructions, and its next instruction —
+# the wait for the scores, then the softmax — comes only once the pipe has taken the last of
+# them. The model's queue depth is the one read off Nsight Compute's samples of our fa3 kernel on
+# the H200 (`wgmma_queue_depth` in `sim/hardware.py`, from `results/h200-stall.json`), so when
+# the softmax can start, at most that many of the warpgroup's wgmmas are left: the tail of P·V,
+# which the row max covers.
+
+# %%
+cfg = attention.prepare(AttentionConfig(variant="overlap", **shape), hw)
+n_qk, n_pv = cfg.headdim // 16, cfg.block_n // 16      # k-steps of 16: Q·Kᵀ over d, P·V over block_n
+deep = hw.with_(wgmma_queue_depth=n_qk + n_pv)
+what_if = predict(AttentionConfig(variant="overlap", **shape), deep, keep_trace=True)
+gantt(what_if.trace, f"overlap on an SM whose wgmma queue holds {n_qk + n_pv} (what-if)",
+      steady_window(what_if.trace, 0.05), clock_hz=hw.clock_hz, split=("tensor", "sfu"))
+plt.show()
+deep_exp = claims.pv_under_softmax(what_if.trace, "exp")
+assert claims.pv_overlaps_softmax(what_if.trace, "exp")
+md(f"At d {cfg.headdim} with {cfg.block_n}-wide K/V blocks a consumer's Q·Kᵀ is {n_qk} wgmmas "
+   f"and its P·V {n_pv}; the queue holds {hw.wgmma_queue_depth}. Give the same schedule a queue "
+   f"of {n_qk + n_pv}, one whole Q·Kᵀ + P·V group (a what-if: our H200's holds "
+   f"{hw.wgmma_queue_depth}), and the exps "
+   f"run under the warpgroup's own P·V, {min(deep_exp.values()):.0f} to "
+   f"{max(deep_exp.values()):.0f} clk a block (checked on this trace): "
+   f"{what_if.tflops:.0f} TFLOP/s against {preds['overlap'].tflops:.0f}. On the real machine the "
+   f"same limit shows: what is left of a warpgroup's own P·V once its scores are in is a few "
+   f"hundred clocks (below, *Where it pays*).")
+
+# %% [markdown]
 # ## Two stages or three?
 #
 # The model picks the widest K/V block whose registers fit each variant: 176 for two stages, and
@@ -74,8 +126,6 @@ md(f"The third stage hides more softmax, but with K/V blocks of {blocks['overlap
    f"the paper, finds the 2-stage pipeline faster. Try other head dims:")
 
 # %%
-import matplotlib.pyplot as plt
-
 ds = [64, 128, 256]
 tf = {v: [predict(AttentionConfig(variant=v, batch=2, heads=2048 // d, seqlen=8192, headdim=d),
                   hw).tflops for d in ds] for v in ("fa3", "overlap3")}
@@ -89,16 +139,42 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## The real kernel
+# ## The real kernel, beside the model
 #
-# The attention kernels implement `overlap` (and fa3's consumers) with
-# `warpgroup_mma(..., is_async=True)` and `warpgroup_mma_wait(1)`, and their PTX holds
-# `wgmma.wait_group.sync.aligned 1`. That is not the end of the story: ptxas, not the PTX, decides
-# where the wait lands. Left alone, ptxas hoists `warpgroup_mma_wait(0)` above the whole
-# softmax (to pack P_j into the registers P_{j-1}·V_{j-1} is still reading) — zero of the block's
-# 66 `MUFU.EX2` sit between the two waits in SASS, so the overlap this chapter is about is not
-# there. `kernels/attention/steps.py`'s `schedule_fence` (a clock read ptxas will not move code
-# across) puts it back, and `tests/kernels/test_attention_compile.py` counts the exps in SASS.
+# The model's `overlap` consumer and the kernel's are written with the same step names in the same
+# order. The listing below is read from both files (`fidelity.pairs.steps`: each function's calls
+# to the shared steps, loop by loop), not typed into this chapter; `tests/model/test_pairs.py`
+# fails if the two ever differ.
+
+# %%
+from course import beside, kernel_file
+from fidelity.pairs import attention_pairs
+
+pair = attention_pairs()["overlap"]
+md(f"The kernel: `{kernel_file(pair)}` (its `consumer`), Gluon, run by `overlap_kernel` in the "
+   f"same file; with a producer and turns the same consumer is fa3's.")
+beside(pair, "sim/attention/overlap.py: consumer", f"{kernel_file(pair)}: consumer")
+
+# %% [markdown]
+# It issues both GEMMs with `warpgroup_mma(..., is_async=True)` and waits with
+# `warpgroup_mma_wait(1)`, and its PTX holds `wgmma.wait_group.sync.aligned 1`. That is not the
+# end of the story: ptxas, not the PTX, decides where the wait lands. Left alone, ptxas hoists
+# `warpgroup_mma_wait(0)` above the whole softmax (to pack P_j into the registers
+# P_{j-1}·V_{j-1} is still reading) — zero of the block's 66 `MUFU.EX2` sit between the two
+# waits in SASS, so the overlap this chapter is about is not there. `kernels/attention/steps.py`'s
+# `schedule_fence` (a clock read ptxas will not move code across) puts it back, and
+# `tests/kernels/test_attention_compile.py` counts the exps in SASS.
+#
+# On a Hopper GPU the next cell runs the kernel (`overlap`, and `fa3` which adds the producer and
+# the turns) beside SDPA's FlashAttention-2 and cuDNN backends; elsewhere it says what it needs.
+
+# %%
+from course import run_kernels
+
+run_kernels("attention", ["overlap", "fa3"]);
+
+# %% [markdown]
+# ## Where it pays on our H200
 
 # %%
 def first_rows(name):

@@ -132,3 +132,67 @@ def explore(fn, **sliders) -> None:
         return
     interact(fn, **{name: IntSlider(min=lo, max=hi, step=step, value=value, description=name)
                     for name, (lo, hi, step, value) in sliders.items()})
+
+
+# --- the kernel beside the model (chapters 02-04) -----------------------------------------------
+# What running a chapter's kernel needs, said where no Hopper GPU is found.
+KERNELS_NEED = ("a Hopper GPU (sm_90a: H100 or H200) with CUDA, and the kernels' packages "
+                "(triton 3.6.0, torch): `pip install -e '.[kernels]'` in the course repository, "
+                "`pip install -r requirements-kernels.txt` in the student release")
+
+
+def kernel_file(pair) -> str:
+    """The file of a pair's kernel consumer (`fidelity.pairs`: a `Source`, or a function)."""
+    import inspect
+
+    kernel = pair[2]
+    if hasattr(kernel, "path"):
+        return kernel.path
+    return str(Path(inspect.getsourcefile(getattr(kernel, "fn", kernel))).relative_to(ROOT))
+
+
+def beside(pair, model_name: str, kernel_name: str):
+    """The model's consumer and the kernel's, step by step, as each file spells them: the steps
+    are read from the functions' source (`fidelity.pairs.steps`), never typed here."""
+    from IPython.display import HTML
+
+    from fidelity.pairs import diff_table, steps
+
+    model, model_switches, kernel, kernel_switches = pair
+    return HTML(diff_table(steps(model, **model_switches), steps(kernel, **kernel_switches),
+                           model_name, kernel_name))
+
+
+def run_kernels(workload: str, variants) -> dict[str, float] | None:
+    """On a Hopper GPU: time `variants` of `workload` ("attention" or "gemm") beside their peers
+    (SDPA's flash and cuDNN backends, or cuBLAS), each checked for correctness first, and print
+    TFLOP/s. Without one, say what running them needs and return None."""
+    gpu = hopper_gpu()
+    if gpu is None:
+        print(f"No Hopper GPU here, so the kernels do not run. Running "
+              f"{', '.join(variants)} ({workload}) needs {KERNELS_NEED}.")
+        return None
+    if workload == "attention":
+        out = live_attention(tuple(variants))
+        print(f"measured live on {gpu}: attention, batch 2, 16 heads, S 8192, d 128, fp16")
+    else:
+        out = live_gemm(list(variants))
+        print(f"measured live on {gpu}: GEMM 8192³ fp16")
+    for name, tf in out.items():
+        print(f"  {name:12s} {tf:6.0f} TFLOP/s")
+    return out
+
+
+def explore_options(fn, name: str, options: dict, value: str | None = None) -> None:
+    """Redraw `fn(**options[label])` from one slider over the labels: only the settings listed,
+    so every step of the slider is one that runs (ipywidgets' SelectionSlider)."""
+    try:
+        from ipywidgets import SelectionSlider, interact
+    except ImportError:
+        print("ipywidgets is not installed: the static figures above tell the same story")
+        return
+    labels = list(options)
+    interact(lambda **kw: fn(**options[kw[name]]),
+             **{name: SelectionSlider(options=labels, value=value or labels[len(labels) // 2],
+                                      description=name, continuous_update=False,
+                                      layout={"width": "600px"})})

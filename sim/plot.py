@@ -82,6 +82,12 @@ OPS: dict[str, str] = {
     "wait slot": "wait_slot", "wait turn": "wait_turn", "wait Q": "wait_q",
 }
 
+# A unit drawn as a whole (a utilization bar, chapter 00's rates) takes the colour of its main
+# work in the timelines: the tensor core Q·Kᵀ's blue, the SFU the exps' vermilion, the FMA pipe the
+# softmax's orange, the copy engine K's teal, the load/store pipe the store's brown.
+UNIT_KIND: dict[str, str] = {"tensor": "qk", "sfu": "exp", "fma": "softmax_fma", "tma": "load_k",
+                             "lsu": "store"}
+
 _CTA, _STAGE = re.compile(r"^cta\d+\."), re.compile(r"\[\d+\]$")
 
 
@@ -126,14 +132,23 @@ def _legend(ax, kinds) -> None:
 
 
 def gantt(trace: Trace, title: str = "", window: tuple[float, float] | None = None,
-          clock_hz: float | None = None, ax=None):
+          clock_hz: float | None = None, ax=None, split: tuple[str, ...] = ()):
     """Lanes for each unit, then for each warpgroup; blank = idle. Full-height bars are a unit's
     work, half-height ones a warpgroup's latency (its row max, its dependency stalls), thin ones a
     wait on a barrier or a turn; colours and labels are `PALETTE`'s.
-    `window` = (start, end) in clk to zoom into the steady state."""
-    lanes = [f"unit: {u}" for u in UNITS if trace.busy_time(u) > 0]
+    `window` = (start, end) in clk to zoom into the steady state. Each unit named in `split`
+    also gets one lane per warpgroup under its own (``tensor ← consumer0``): that warpgroup's
+    work on the unit alone, so whose work fills which gap is visible where the unit's lane
+    merges them."""
     actors = trace.actors()
-    lanes += [f"{a}" for a in actors]
+    lanes = []
+    for u in UNITS:
+        if trace.busy_time(u) > 0:
+            lanes.append(f"unit: {u}")
+            if u in split:
+                lanes += [_sublane(u, a) for a in actors
+                          if any(i.unit == u and i.actor == a for i in trace.intervals)]
+    lanes += actors
     if ax is None:
         _, ax = plt.subplots(figsize=(12, 0.45 * len(lanes) + 1.2))
     y = {lane: len(lanes) - 1 - n for n, lane in enumerate(lanes)}
@@ -143,8 +158,9 @@ def gantt(trace: Trace, title: str = "", window: tuple[float, float] | None = No
     for i in trace.intervals:
         if i.end < lo or i.start > hi:
             continue
-        for lane in (f"unit: {i.unit}", i.actor):
-            seen.add(_bar(ax, y[lane], i.start * scale, i.length * scale, i.op))
+        for lane in (f"unit: {i.unit}", _sublane(i.unit, i.actor), i.actor):
+            if lane in y:
+                seen.add(_bar(ax, y[lane], i.start * scale, i.length * scale, i.op))
     for actor, what, s, e in trace.waits:
         if e < lo or s > hi or actor not in y:
             continue
@@ -158,6 +174,10 @@ def gantt(trace: Trace, title: str = "", window: tuple[float, float] | None = No
     return ax
 
 
+def _sublane(unit: str, actor: str) -> str:
+    return f"{unit} ← {actor}"
+
+
 def steady_window(trace: Trace, fraction: float = 0.25) -> tuple[float, float]:
     """A window of `fraction` of the run from its middle, away from prologue and epilogue."""
     end = max(i.end for i in trace.intervals)
@@ -166,14 +186,16 @@ def steady_window(trace: Trace, fraction: float = 0.25) -> tuple[float, float]:
 
 
 def utilization_bars(rows: dict[str, dict[str, float]], title: str = "", ax=None):
-    """rows: variant -> {unit: utilization}. Grouped bars, one group per variant."""
+    """rows: variant -> {unit: utilization}. Grouped bars, one group per variant, each unit in
+    the colour of its work in the timelines (`UNIT_KIND`)."""
     units = [u for u in UNITS if any(r.get(u, 0) > 0 for r in rows.values())]
     if ax is None:
         _, ax = plt.subplots(figsize=(1.3 * len(rows) + 3, 3.6))
     width = 0.8 / len(units)
     for k, u in enumerate(units):
         xs = [n + k * width for n in range(len(rows))]
-        ax.bar(xs, [r.get(u, 0) for r in rows.values()], width, label=u)
+        ax.bar(xs, [r.get(u, 0) for r in rows.values()], width, label=u,
+               color=PALETTE[UNIT_KIND[u]][0])
     ax.set_xticks([n + 0.4 - width / 2 for n in range(len(rows))], list(rows), rotation=20)
     ax.set_ylim(0, 1)
     ax.set_ylabel("busy fraction (useful work)")
