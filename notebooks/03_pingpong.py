@@ -434,6 +434,7 @@ md(f"A tie, not a win. In this run the two are {g[(8192, 8192, 8192)]:+.1%} apar
 # %% [markdown]
 # **Exercise** [`exercises/ch03_pingpong`](../exercises/ch03_pingpong/README.md): FA3's turns in
 # the model — warpgroup 0 opens them with an arrive on its own barrier, every turn is a phase an
-# arrive completes, and the turn passes on as soon as Q·Kⱼᵀ is issued, before its wait (as FA3 and
-# our `fa3` loop do; our `ws_pingpong`, model and kernel, waits for the scores first). The grader runs your
-# consumer with 2 and 3 warpgroups and reads the event log: who issued when, who handed over when.
+# arrive completes, and the turn passes on as soon as Q·Kⱼᵀ is issued, before its wait (as FA3
+# and our `fa3` loop do; our `ws_pingpong`, model and kernel, waits for the scores first). The
+# grader runs your consumer with 2 and 3 warpgroups and reads the event log: who issued when, who
+# handed over when.
