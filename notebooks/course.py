@@ -19,6 +19,7 @@ import ast
 import html
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -37,7 +38,13 @@ def _shell():
 
 def md(text: str):
     """Show `text` as Markdown: a sentence whose numbers are the variables beside it. In a
-    plain script (no IPython shell), print it as text."""
+    plain script (no IPython shell), print it as text. Raises ValueError where a wrapped line
+    starts with a number and a full stop: Markdown would render it as a numbered list item."""
+    lines = text.splitlines()
+    for before, line in zip(lines, lines[1:]):
+        if re.match(r"\s*\d+[.)]\s", line) and before.strip() and not re.match(r"\s*\d+[.)]\s", before):
+            raise ValueError(f"this line would render as a numbered list item: {line.strip()!r} "
+                             "(move the number to the line before)")
     if _shell() is None:
         print(text + "\n")
         return
