@@ -107,6 +107,30 @@ def beside(model: str, kernel: str) -> None:
     display(HTML(f'<div style="display:flex;gap:12px">{cols}</div>'))
 
 
+def in_order(name: str, steps: list[str]) -> list[int]:
+    """Where each of `steps` (regular expressions) first matches in the source of `name`, each
+    after the one before: a schedule and its kernel take the same steps in the same order.
+    Raises AssertionError naming the first step not found in order."""
+    code, at, found = source(name)[1], 0, []
+    for step in steps:
+        m = re.compile(step).search(code, at)
+        if m is None:
+            raise AssertionError(f"{name}: no {step!r} after {code[max(0, at - 60):at]!r}")
+        found.append(m.start())
+        at = m.end()
+    return found
+
+
+# One style per series in the chapters' comparison figures (model against machine), so a
+# reader finds the h200 preset, say, drawn the same way in every figure (Okabe-Ito colours).
+SERIES = {
+    "measured": {"color": "#D55E00", "marker": "o", "linestyle": "-"},    # our kernels, our H200
+    "peer": {"color": "#555555", "marker": "s", "linestyle": ":"},        # cuDNN, cuBLAS, SDPA
+    "model h200": {"color": "#0072B2", "marker": "D", "linestyle": "--"},
+    "model h200-datasheet": {"color": "#56B4E9", "marker": "o", "linestyle": "--"},
+    "paper": {"color": "#CC79A7", "marker": "s", "linestyle": "none"},
+}
+
 def hopper_gpu() -> str | None:
     """The Hopper GPU's name, or None (no torch, no CUDA, not sm_90)."""
     try:
