@@ -121,6 +121,31 @@ def in_order(name: str, steps: list[str]) -> list[int]:
     return found
 
 
+# The widest line a chapter prints: JupyterLab's default notebook width at its default font
+# shows about 110 characters of output before it wraps.
+WIDTH = 100
+
+
+def fit(table: str, key: int = 16, width: int = WIDTH) -> str:
+    """A wide text table that fits `width`: rows cut at their " | " separators into blocks
+    printed one under the other, each row of a later block led by the first `key` characters
+    of the row (its key columns); other lines (notes) wrapped. Raises ValueError if a block
+    is still too wide."""
+    import textwrap
+
+    rows = [ln for ln in table.splitlines() if " | " in ln]
+    notes = [ln for ln in table.splitlines() if " | " not in ln]
+    parts = [r.split(" | ") for r in rows]
+    out = []
+    for k in range(max((len(p) for p in parts), default=0)):
+        out += [(r[:key] + p[k] if k else p[k]).rstrip() for r, p in zip(rows, parts) if k < len(p)]
+        out.append("")
+    out += [w for n in notes for w in (textwrap.wrap(n, width) or [""])]
+    too_wide = [ln for ln in out if len(ln) > width]
+    if too_wide:
+        raise ValueError(f"{len(too_wide[0])} > {width} characters: {too_wide[0][:60]!r}...")
+    return "\n".join(out).rstrip()
+
 # One style per series in the chapters' comparison figures (model against machine), so a
 # reader finds the h200 preset, say, drawn the same way in every figure (Okabe-Ito colours).
 SERIES = {
