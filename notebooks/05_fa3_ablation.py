@@ -99,7 +99,7 @@ utilization_bars({v: p.utilization for v, p in preds.items()}, title="unit utili
 # shapes sit beside them.
 
 # %%
-from course import measured
+from course import SERIES, measured
 
 peers = measured("peers")
 if peers is None:
@@ -113,10 +113,10 @@ else:
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     w = 0.2
     for i, (label, ys, color) in enumerate((
-            ("SDPA flash (FA2), measured", [r["flash"] for r in rows], "#ff7f0e"),
-            ("cuDNN, measured", [r["cudnn"] for r in rows], "#2ca02c"),
-            ("model fa2", model["fa2"], "#c5b0d5"),
-            ("model fa3", model["fa3"], "#1f77b4"))):
+            ("SDPA flash (FA2), measured", [r["flash"] for r in rows], "#BBBBBB"),
+            ("cuDNN, measured", [r["cudnn"] for r in rows], SERIES["peer"]["color"]),
+            ("model fa2", model["fa2"], SERIES["model h200-datasheet"]["color"]),
+            ("model fa3", model["fa3"], SERIES["model h200"]["color"]))):
         ax.bar([x + w * i for x in range(len(ds))], ys, w, label=label, color=color)
     ax.set_xticks([x + 1.5 * w for x in range(len(ds))], [f"d {d}" for d in ds])
     ax.set_ylabel("TFLOP/s (S 8K, non-causal)")
@@ -171,7 +171,7 @@ if live:
     print("measured live (B 2, H 16, S 8K, d 128, fp16):", {k: round(v) for k, v in live.items()})
 
 # %%
-from course import SERIES, kernels_installed
+from course import kernels_installed
 
 att = measured("attention")
 if att is None:

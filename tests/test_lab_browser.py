@@ -11,7 +11,17 @@ notebook, through jupytext), runs Run → Run All Cells, waits for the kernel, a
 * Ctrl+S after the run rewrites nothing: the .py has the same bytes (and `git diff` stays clean
   if it was clean), and no .ipynb appears.
 
-Screenshots for people to look at go to out/lab/ (gitignored), with Lab's log (lab.log).
+And the student release (`python -m exercises release`) as a student gets it: a fresh virtual
+environment (no system site packages) with only the release's `requirements.txt` (so no triton),
+Lab started from the copy's root with the line its README gives (`release.LAB_LINE`), and each
+chapter opened by double-clicking `notebooks/` and the chapter in Lab's file browser: it must open
+as a notebook, run without an error, show an image in every figure cell, and its links to
+`../exercises/` must reach files of the copy. (The slider and the save are checked once, in the
+course repo: the chapters' code is the same.)
+
+Screenshots for people to look at go to out/lab/ (gitignored: NN_*.png for the course repo,
+release-NN_*.png for the release), with Lab's logs (lab.log, release-lab.log; under
+pytest-xdist one per worker, and each fixture its own port and temporary folders).
 
 It needs Chromium at /usr/bin/chromium and the playwright package (never a downloaded browser):
 `apt-get install chromium` and `pip install playwright` (or `pip install -e .[test]`). Without
