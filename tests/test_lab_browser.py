@@ -428,8 +428,8 @@ def test_release_chapter_in_lab(release_lab, release_browser, py):
         while (missing := [i for i in figures if not _image_srcs(cells.nth(i))]) \
                 and time.monotonic() < deadline:
             page.wait_for_timeout(500)
-        for k, i in enumerate(figures):     # every figure, for people to look at
-            cells.nth(i).scroll_into_view_if_needed()
+        for k, i in enumerate(figures):     # every figure's output, for people to look at
+            cells.nth(i).locator(".jp-OutputArea").first.scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / (f"{name}.png" if k == 0 else f"{name}-{i}.png")))
         assert not missing, f"{py.name} in the release: no image in figure cell(s) {missing}"
         # Lab rewrites a relative link to the server's /files/<path>: a file under the root
