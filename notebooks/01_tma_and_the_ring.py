@@ -42,11 +42,20 @@ hw = H200_DATASHEET   # the timelines: datasheet rates (chapter 00), nothing mea
 # or, thin, how long it was waiting on a barrier.
 
 # %%
+def occupied(trace, span, unit="tensor"):
+    """The share of `span` in which `unit`'s lane is drawn: its intervals, merged (a wgmma's
+    math and the per-wgmma overhead both); `utilization` counts the math only."""
+    gaps = sum(e - s for s, e in trace.idle_gaps(unit))
+    return 1 - gaps / span
+
+
 def timeline(variant, stages=None, k_blocks=6, title=None, hw=hw):
     cfg = gemm.prepare(GemmConfig(variant=variant, stages=stages), hw)
     clk, trace = gemm.simulate(cfg, hw, n_tiles=1, k_blocks=k_blocks)
-    util = trace.utilization(clk)["tensor"]
-    gantt(trace, title or f"{variant}, {cfg.stages} stage(s): {clk:.0f} clk, tensor busy {util:.0%}")
+    math, lane = trace.utilization(clk)["tensor"], occupied(trace, clk)
+    assert math <= lane + 1e-9, "the math cannot outlast the lane it is drawn in"
+    gantt(trace, title or f"{variant}, {cfg.stages} stage(s): {clk:.0f} clk; tensor lane drawn "
+                          f"{lane:.0%} of it, math {math:.0%}")
     return clk, trace
 
 
@@ -78,7 +87,11 @@ md(f"Each block's round trip — from the first copy issued to its first MMA —
 # %%
 t_pipe, _ = timeline("pipelined", stages=3)
 md(f"`pipelined` takes {t_pipe:.0f} clk for the same six blocks, {t_seq / t_pipe:.2f}× faster "
-   f"than `sequential`'s {t_seq:.0f}.")
+   f"than `sequential`'s {t_seq:.0f}. The titles give two shares of the time: how much of it "
+   f"the tensor lane is drawn (each wgmma, its math and the datasheet preset's per-wgmma "
+   f"overhead) and how much is math, which is what *busy* means in the rest of the course "
+   f"(`Trace.utilization`). Between the blocks the lane is solid; the overhead "
+   f"({block_tensor - block_math:.0f} of every {block_tensor:.0f} clk a block) is the difference.")
 
 # %% [markdown]
 # ## How many stages?
@@ -90,7 +103,7 @@ md(f"`pipelined` takes {t_pipe:.0f} clk for the same six blocks, {t_seq / t_pipe
 # what our H200 measured for the same kernels, and what the model says about a fifth stage.
 
 # %%
-from course import measured
+from course import SERIES, measured
 
 stages = [1, 2, 3, 4]
 cfgs = [GemmConfig(variant="pipelined" if s > 1 else "sequential", stages=s) for s in stages]
@@ -104,10 +117,11 @@ if res is not None:
                 and r["variant"] in ("sequential", "pipelined")):
             meas[r["stages"]] = r["tflops"]
 fig, ax = plt.subplots(figsize=(5.5, 3.2))
-for name, marker in (("h200-datasheet", "o"), ("h200", "D")):
-    ax.plot(stages, tf[name], marker + "-", label=f"model, {name} preset")
+for name in ("h200-datasheet", "h200"):
+    ax.plot(stages, tf[name], label=f"model, {name} preset", **SERIES[f"model {name}"])
 if meas:
-    ax.plot(sorted(meas), [meas[s] for s in sorted(meas)], "s--", label="measured, our H200")
+    ax.plot(sorted(meas), [meas[s] for s in sorted(meas)], label="measured, our H200",
+            **SERIES["measured"])
 ax.set_xticks(stages)
 ax.set_xlabel("ring stages")
 ax.set_ylabel("TFLOP/s (8192³ fp16)")
@@ -140,25 +154,58 @@ md(f"A slot holds a 128×64 block of A and a 64×256 block of B in fp16: {stage_
 
 # %% [markdown]
 # Why do two slots suffice on one preset and not on the other? With `s` slots, a block's copy is
-# issued `s − 1` blocks ahead, so it has `s − 1` blocks of tensor work to land under.
+# issued `s − 1` blocks ahead, so it has `s − 1` blocks of tensor work to land under: the ring
+# hides the round trip when `(s − 1) ×` a block's tensor time is at least the round trip. The
+# round trip is counted in SM clocks, and part of it is not: HBM's latency is a time. The
+# whole-GPU prediction runs each configuration at the clock the power cap gives it, and a slower
+# clock makes the same latency fewer clocks. So the rule is checked below at the clock each
+# prediction ran at, against the share of time the tensor lane is drawn (math and per-wgmma
+# overhead: `busy` counts only the math).
 
 # %%
-_, tr200 = gemm.simulate(gemm.prepare(GemmConfig(variant="sequential"), H200), H200, n_tiles=1,
-                         k_blocks=6)
-rt200, block200, _ = round_trip(tr200)
+def cold_round_trip(h):
+    """`round_trip` of block 1 in a `sequential` CTA alone on preset `h`, in SM clocks at `h`'s
+    clock."""
+    cfg = gemm.prepare(GemmConfig(variant="sequential"), h)
+    return round_trip(gemm.simulate(cfg, h, n_tiles=1, k_blocks=6)[1])
+
+
 busy = {name: [p.utilization["tensor"] for p in ps] for name, ps in pr.items()}
-md(f"On the `h200-datasheet` preset a round trip is {rt:.0f} clk against {block_tensor:.0f} clk of tensor "
-   f"work per block: two slots hide most of it (tensor cores busy {busy['h200-datasheet'][1]:.0%}, "
-   f"{tf['h200-datasheet'][1]:.0f} TFLOP/s; three: {busy['h200-datasheet'][2]:.0%}, {tf['h200-datasheet'][2]:.0f}). On the "
-   f"`h200` preset the operands come from HBM (a copy's latency {H200.tma_hbm_latency_clk:.0f} "
-   f"clk, read off the traced GEMMs): the round trip of the cold CTA above is {rt200:.0f} clk "
-   f"against {block200:.0f} of tensor work, two slots leave the tensor cores busy only "
-   f"{busy['h200'][1]:.0%} of the time ({tf['h200'][1]:.0f} TFLOP/s), three {busy['h200'][2]:.0%} "
+rule = {}
+for h in (H200_DATASHEET, H200):
+    for s, p in zip(stages[1:], pr[h.name][1:]):
+        rt_s, block_s, block_math_s = cold_round_trip(h.with_(clock_hz=p.clock_hz))
+        lane = p.utilization["tensor"] * block_s / block_math_s   # math → the lane drawn
+        rule[h.name, s] = (p.clock_hz, rt_s, block_s, (s - 1) * block_s >= rt_s, lane)
+        print(f"{h.name:15s} {s} stages at {p.clock_hz / 1e9:.2f} GHz: round trip {rt_s:5.0f} clk, "
+              f"(s−1) × {block_s:.0f} = {(s - 1) * block_s:5.0f} → "
+              f"{'hidden' if (s - 1) * block_s >= rt_s else 'exposed'}; tensor lane {lane:.0%}, "
+              f"math {p.utilization['tensor']:.0%}")
+# the rule and the model agree: hidden round trips leave the lane full, exposed ones do not
+for key, (_, _, _, hidden, lane) in rule.items():
+    assert hidden == (lane >= 0.97), (key, rule[key])
+rt200, block200, _ = cold_round_trip(H200)
+r2, r3 = rule["h200", 2], rule["h200", 3]
+md(f"On the `h200-datasheet` preset a round trip is {rt:.0f} clk against {block_tensor:.0f} clk "
+   f"of tensor work per block: one block does not quite cover it, two do (the tensor lane drawn "
+   f"{rule['h200-datasheet', 2][4]:.0%} of the time with two slots, "
+   f"{rule['h200-datasheet', 3][4]:.0%} with three; math {busy['h200-datasheet'][1]:.0%} and "
+   f"{busy['h200-datasheet'][2]:.0%}, {tf['h200-datasheet'][1]:.0f} and "
+   f"{tf['h200-datasheet'][2]:.0f} TFLOP/s). On the `h200` preset the operands come from HBM (a "
+   f"copy's latency {H200.tma_hbm_latency_clk:.0f} clk at the preset's "
+   f"{H200.clock_hz / 1e9:.2f} GHz, read off the traced GEMMs): the round trip of the cold CTA "
+   f"above is {rt200:.0f} clk against {block200:.0f} of tensor work, and by that count even "
+   f"three slots ({2 * block200:.0f} clk) would fall short. But the GEMM runs at its power cap: "
+   f"the prediction gives two slots {r2[0] / 1e9:.2f} GHz, where the round trip is {r2[1]:.0f} "
+   f"clk, over one block's {r2[2]:.0f}: exposed, the tensor cores do math "
+   f"{busy['h200'][1]:.0%} of the time ({tf['h200'][1]:.0f} TFLOP/s); three slots keep the tensor "
+   f"cores busier, so the clock drops to {r3[0] / 1e9:.2f} GHz, where the round trip is only "
+   f"{r3[1]:.0f} clk, under two blocks' {2 * r3[2]:.0f}: hidden, math {busy['h200'][2]:.0%} "
    f"({tf['h200'][2]:.0f}) — as the machine went from {meas.get(2, float('nan')):.0f} to "
-   f"{meas.get(3, float('nan')):.0f}. Beyond that, extra slots only absorb jitter: a fourth "
-   f"changes nothing in the model ({tf['h200'][3]:.0f}) and little on the machine "
-   f"({meas.get(4, float('nan')):.0f}). Drag the slider to see the timeline change (without widgets, the "
-   f"figures above are the same story).")
+   f"{meas.get(3, float('nan')):.0f}. The rule is right at the clock the kernel runs at. Beyond "
+   f"that, extra slots only absorb jitter: a fourth changes nothing in the model "
+   f"({tf['h200'][3]:.0f}) and little on the machine ({meas.get(4, float('nan')):.0f}). Drag the "
+   f"slider to see the timeline change (without widgets, the figures above are the same story).")
 
 # %%
 from course import explore
@@ -175,8 +222,26 @@ explore(show, stages=(1, 4, 1, 2))
 #
 # `kernels/gemm/sequential.py` and `kernels/gemm/pipelined.py` are the same two loops in Gluon:
 # `tma.async_copy_global_to_shared` into a ring, `mbarrier.expect` + `mbarrier.wait(full[s],
-# phase)`, `warpgroup_mma`. On a Hopper GPU the cell below times them live; elsewhere it plots what
-# our H200 measured (`results/h200.json`, same run as cuBLAS).
+# phase)`, `warpgroup_mma`. Below, the model's `pipelined` consumer beside the kernel, both read
+# from their files; the cell checks that they take the same steps in the same order: acquire the
+# slot, issue the wgmma, wait for the one before (`warpgroup_mma_wait(1)`), meet the other
+# warpgroup at a barrier, and refill the freed slot.
+
+# %%
+from course import beside, in_order
+
+beside("sim.gemm.pipelined:consumer", "kernels.gemm.pipelined:pipelined_kernel")
+in_order("sim.gemm.pipelined:consumer",
+         [r"acquire\(", r"\.mma\(", r"yield previous", r"release\("])
+in_order("sim.gemm.pipelined:release", [r"sync_consumers\(", r"\.load\("])
+in_order("kernels.gemm.pipelined:pipelined_kernel",
+         [r"acquire\(", r"warpgroup_mma\(", r"warpgroup_mma_wait\(1", r"thread_barrier\(",
+          r"issue_load\("]);
+
+# %% [markdown]
+# On a Hopper GPU with the kernels' requirements the next cell times both kernels live beside
+# cuBLAS; elsewhere it says what that needs and plots what our H200 measured
+# (`results/h200.json`, same run as cuBLAS).
 
 # %%
 from course import gemm_ladder
@@ -192,9 +257,12 @@ if best:
     names = [n for n in ("sequential", "pipelined", "cublas") if n in best]
     model = {v: tf["h200"][best_stages[v] - 1] for v in ("sequential", "pipelined")}
     fig, ax = plt.subplots(figsize=(5, 3))
-    ax.bar(names, [best[n] for n in names], color="#2ca02c", label="measured, our H200")
+    ax.bar(names, [best[n] for n in names], color=[SERIES["peer" if n == "cublas" else
+                                                      "measured"]["color"] for n in names],
+           label="measured, our H200 (cuBLAS grey)")
     ax.scatter([n for n in names if n in model], [model[n] for n in names if n in model],
-               marker="D", color="#1f77b4", zorder=3, label="model, h200 preset")
+               color=SERIES["model h200"]["color"], marker=SERIES["model h200"]["marker"],
+               zorder=3, label="model, h200 preset")
     ax.set_ylabel("TFLOP/s (8192³ fp16)")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()

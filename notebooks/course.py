@@ -1,24 +1,160 @@
-"""What the chapters share: the committed measurements, and whether a Hopper GPU is here.
+"""What the chapters share: the committed measurements, whether a Hopper GPU is here, and the
+kernels' own code beside the model's.
 
-A chapter's GPU section runs live when `hopper_gpu()` names a GPU; otherwise it plots what
-`measured()` finds in `results/` and says so. Prose that quotes a number the chapter computes
+A chapter's GPU section runs live when `hopper_gpu()` names a GPU and the kernels' requirements
+are installed (`on_hopper`); otherwise it plots what `measured()` finds in `results/` and says
+what running the kernel needs (`KERNELS_NEED`). Prose that quotes a number the chapter computes
 says it through `md(f"...")`, so the sentence and the number cannot drift apart
-(`tests/test_prose.py`).
+(`tests/test_prose.py`). `beside("sim.gemm.pipelined:consumer", "kernels.gemm.pipelined:...")`
+shows a schedule of the model and the loop of its kernel side by side, read from their files by
+name (never pasted), so the two cannot drift apart either.
+
+Every chapter also runs as a plain script (`python notebooks/05_fa3_ablation.py`, as on a GPU
+machine without Jupyter): there `md` prints its Markdown as text and `explore` draws the
+sliders' starting values once.
 """
 from __future__ import annotations
 
+import ast
+import html
+import importlib.util
 import json
+import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
+# What a chapter's live kernel cell needs, said wherever it cannot run.
+KERNELS_NEED = ("a Hopper GPU (sm_90a: H100, H200) and the kernels' requirements "
+                "(`pip install -r requirements-kernels.txt`: triton 3.6.0 and torch)")
+
+
+def _shell():
+    """The running IPython shell (a Jupyter kernel), or None in a plain `python` run."""
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
 
 
 def md(text: str):
-    """Show `text` as Markdown: a sentence whose numbers are the variables beside it."""
+    """Show `text` as Markdown: a sentence whose numbers are the variables beside it. In a
+    plain script (no IPython shell), print it as text. Raises ValueError where a wrapped line
+    starts with a number and a full stop: Markdown would render it as a numbered list item."""
+    lines = text.splitlines()
+    for before, line in zip(lines, lines[1:]):
+        if re.match(r"\s*\d+[.)]\s", line) and before.strip() and not re.match(r"\s*\d+[.)]\s", before):
+            raise ValueError(f"this line would render as a numbered list item: {line.strip()!r} "
+                             "(move the number to the line before)")
+    if _shell() is None:
+        print(text + "\n")
+        return
     from IPython.display import Markdown, display
     display(Markdown(text))
 
+
+def kernels_installed() -> bool:
+    """Whether triton and torch import here (`requirements-kernels.txt`)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("triton", "torch"))
+
+
+def on_hopper(what: str, run):
+    """`run()` when a Hopper GPU and the kernels' requirements are here (its value); otherwise
+    print what `what` needs, and return None."""
+    if kernels_installed() and hopper_gpu():
+        return run()
+    missing = "no Hopper GPU here" if kernels_installed() else \
+        "triton and torch are not installed here"
+    print(f"{what} runs here live with {KERNELS_NEED}; {missing}.")
+    return None
+
+
+def source(name: str) -> tuple[str, str]:
+    """(file, source) of `"package.module:qualname"` (a function, a class or `Class.method`),
+    read from the module's file without importing it: the kernels need triton to import, not
+    to be read. Raises LookupError naming what is missing."""
+    module, _, qualname = name.partition(":")
+    path = ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    if not path.exists():
+        raise LookupError(f"{name}: no file {path.relative_to(ROOT)}")
+    text = path.read_text(encoding="utf-8")
+    node: ast.AST = ast.parse(text)
+    for part in qualname.split("."):
+        node = next((n for n in ast.iter_child_nodes(node)
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.name == part), None)
+        if node is None:
+            raise LookupError(f"{name}: {path.relative_to(ROOT)} defines no {qualname}")
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    lines = text.splitlines()[first - 1:node.end_lineno]
+    return str(path.relative_to(ROOT)), "\n".join(lines)
+
+
+def beside(model: str, kernel: str) -> None:
+    """The model's `model` and the kernel's `kernel` (names as `source` takes them), side by
+    side in a notebook, one after the other in a plain script."""
+    sides = [(f"{side}: {f} · {name.partition(':')[2]}", code)
+             for side, name in (("model", model), ("kernel", kernel))
+             for f, code in [source(name)]]
+    if _shell() is None:
+        for title, code in sides:
+            print(f"--- {title}\n{code}\n")
+        return
+    from IPython.display import HTML, display
+    cols = "".join(
+        f'<div style="flex:1;min-width:0"><b>{html.escape(title)}</b>'
+        f'<pre style="font-size:11px;overflow-x:auto;margin:4px 0">{html.escape(code)}</pre></div>'
+        for title, code in sides)
+    display(HTML(f'<div style="display:flex;gap:12px">{cols}</div>'))
+
+
+def in_order(name: str, steps: list[str]) -> list[int]:
+    """Where each of `steps` (regular expressions) first matches in the source of `name`, each
+    after the one before: a schedule and its kernel take the same steps in the same order.
+    Raises AssertionError naming the first step not found in order."""
+    code, at, found = source(name)[1], 0, []
+    for step in steps:
+        m = re.compile(step).search(code, at)
+        if m is None:
+            raise AssertionError(f"{name}: no {step!r} after {code[max(0, at - 60):at]!r}")
+        found.append(m.start())
+        at = m.end()
+    return found
+
+
+# The widest line a chapter prints: JupyterLab's default notebook width at its default font
+# shows about 110 characters of output before it wraps.
+WIDTH = 100
+
+
+def fit(table: str, key: int = 16, width: int = WIDTH) -> str:
+    """A wide text table that fits `width`: rows cut at their " | " separators into blocks
+    printed one under the other, each row of a later block led by the first `key` characters
+    of the row (its key columns); other lines (notes) wrapped. Raises ValueError if a block
+    is still too wide."""
+    import textwrap
+
+    rows = [ln for ln in table.splitlines() if " | " in ln]
+    notes = [ln for ln in table.splitlines() if " | " not in ln]
+    parts = [r.split(" | ") for r in rows]
+    out = []
+    for k in range(max((len(p) for p in parts), default=0)):
+        out += [(r[:key] + p[k] if k else p[k]).rstrip() for r, p in zip(rows, parts) if k < len(p)]
+        out.append("")
+    out += [w for n in notes for w in (textwrap.wrap(n, width) or [""])]
+    too_wide = [ln for ln in out if len(ln) > width]
+    if too_wide:
+        raise ValueError(f"{len(too_wide[0])} > {width} characters: {too_wide[0][:60]!r}...")
+    return "\n".join(out).rstrip()
+
+# One style per series in the chapters' comparison figures (model against machine), so a
+# reader finds the h200 preset, say, drawn the same way in every figure (Okabe-Ito colours).
+SERIES = {
+    "measured": {"color": "#D55E00", "marker": "o", "linestyle": "-"},    # our kernels, our H200
+    "peer": {"color": "#555555", "marker": "s", "linestyle": ":"},        # cuDNN, cuBLAS, SDPA
+    "model h200": {"color": "#0072B2", "marker": "D", "linestyle": "--"},
+    "model h200-datasheet": {"color": "#56B4E9", "marker": "o", "linestyle": "--"},
+    "paper": {"color": "#CC79A7", "marker": "s", "linestyle": "none"},
+}
 
 def hopper_gpu() -> str | None:
     """The Hopper GPU's name, or None (no torch, no CUDA, not sm_90)."""
@@ -94,18 +230,20 @@ def live_attention(variants=("fa3",), batch=2, heads=16, seqlen=8192, headdim=12
 
 
 def gemm_ladder(variants) -> dict[str, float]:
-    """TFLOP/s at 8192³ fp16 of `variants` and cuBLAS: live on a Hopper GPU, else the best of the
-    committed H200 measurements; prints which. Empty if neither exists."""
-    gpu = hopper_gpu()
+    """TFLOP/s at 8192³ fp16 of `variants` and cuBLAS: live on a Hopper GPU with the kernels'
+    requirements, else the best of the committed H200 measurements; prints which. Empty if
+    neither exists."""
+    gpu = hopper_gpu() if kernels_installed() else None
     if gpu:
         best = live_gemm(variants)
         print(f"measured live on {gpu}, 8192³ fp16:")
     elif (res := measured("gemm")) is not None:
         best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
-        print(f"no Hopper GPU here: the committed measurements of {res['environment']['gpu']} "
-              f"({res['environment']['date']}), best per variant at 8192³ fp16:")
+        print(f"not run live (that needs {KERNELS_NEED}): the committed measurements of "
+              f"{res['environment']['gpu']} ({res['environment']['date']}), best per variant "
+              "at 8192³ fp16:")
     else:
-        print("no Hopper GPU here and no committed GEMM measurements yet")
+        print(f"not run live (that needs {KERNELS_NEED}), and no committed GEMM measurements")
         return {}
     for v in (*variants, "cublas"):
         if v in best:
@@ -124,11 +262,18 @@ def best_by_variant(rows: list[dict], **where) -> dict[str, float]:
 
 def explore(fn, **sliders) -> None:
     """Redraw `fn(**values)` from sliders (ipywidgets), each given as (min, max, step, value).
-    Without ipywidgets, say so: the chapter's static figures tell the same story."""
+    In a plain script, or without ipywidgets, draw the starting values once and say so: the
+    chapter's static figures tell the same story."""
+    start = {name: value for name, (_, _, _, value) in sliders.items()}
     try:
         from ipywidgets import IntSlider, interact
     except ImportError:
-        print("ipywidgets is not installed: the static figures above tell the same story")
+        interact = None
+    if interact is None or _shell() is None:
+        why = "ipywidgets is not installed" if interact is None else "no Jupyter here"
+        print(f"{why}: no sliders, the figure at {start} (the static figures above tell the "
+              "same story)")
+        fn(**start)
         return
     interact(fn, **{name: IntSlider(min=lo, max=hi, step=step, value=value, description=name)
                     for name, (lo, hi, step, value) in sliders.items()})

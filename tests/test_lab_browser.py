@@ -11,7 +11,17 @@ notebook, through jupytext), runs Run → Run All Cells, waits for the kernel, a
 * Ctrl+S after the run rewrites nothing: the .py has the same bytes (and `git diff` stays clean
   if it was clean), and no .ipynb appears.
 
-Screenshots for people to look at go to out/lab/ (gitignored), with Lab's log (lab.log).
+And the student release (`python -m exercises release`) as a student gets it: a fresh virtual
+environment (no system site packages) with only the release's `requirements.txt` (so no triton),
+Lab started from the copy's root with the line its README gives (`release.LAB_LINE`), and each
+chapter opened by double-clicking `notebooks/` and the chapter in Lab's file browser: it must open
+as a notebook, run without an error, show an image in every figure cell, and its links to
+`../exercises/` must reach files of the copy. (The slider and the save are checked once, in the
+course repo: the chapters' code is the same.)
+
+Screenshots for people to look at go to out/lab/ (gitignored: NN_*.png for the course repo,
+release-NN_*.png for the release), with Lab's logs (lab.log, release-lab.log; under
+pytest-xdist one per worker, and each fixture its own port and temporary folders).
 
 It needs Chromium at /usr/bin/chromium and the playwright package (never a downloaded browser):
 `apt-get install chromium` and `pip install playwright` (or `pip install -e .[test]`). Without
@@ -30,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -87,7 +98,7 @@ def lab():
     workspaces = tempfile.mkdtemp(prefix="lab-workspaces-")  # leave the user's Lab tabs alone
     env = dict(env, JUPYTERLAB_WORKSPACES_DIR=workspaces)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    log = open(SHOTS / "lab.log", "w")
+    log = open(SHOTS / f"lab{_worker()}.log", "w")
     server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -100,7 +111,7 @@ def lab():
             except OSError:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"JupyterLab did not start (see {SHOTS / 'lab.log'})")
+                pytest.fail(f"JupyterLab did not start (see {log.name})")
             time.sleep(0.5)
         yield url, token
     finally:
@@ -111,6 +122,12 @@ def lab():
             server.kill()
         log.close()
         shutil.rmtree(workspaces, ignore_errors=True)
+
+
+def _worker() -> str:
+    """"-gw0" under pytest-xdist (each worker its own Lab log), "" otherwise."""
+    w = os.environ.get("PYTEST_XDIST_WORKER")
+    return f"-{w}" if w else ""
 
 
 @pytest.fixture(scope="module")
@@ -285,3 +302,152 @@ def test_chapter_in_lab(lab, browser, py):
         page.close()
         for kernel in _api(lab, "GET", "/api/kernels") or []:
             _api(lab, "DELETE", f"/api/kernels/{kernel['id']}")
+
+
+# --- the student release -----------------------------------------------------------------------
+# `python -m exercises release` as a student gets it: a fresh virtual environment (no system site
+# packages) with only the release's requirements.txt, Lab started with the line its README gives,
+# from the copy's root, and each chapter opened by double-clicks in Lab's file browser.
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_up(url: str, token: str, server, log, seconds: float = 180) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"JupyterLab did not start (see {log})")
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def release_lab(tmp_path_factory):
+    """(url, token, copy): the release in a fresh venv, Lab started as its README says."""
+    if why := _missing():
+        if os.environ.get("COURSE_REQUIRE_BROWSER"):
+            pytest.fail(f"the browser test must run here (COURSE_REQUIRE_BROWSER): {why}")
+        pytest.skip(f"browser test skipped: {why}")
+    from exercises.grading.release import LAB_LINE, release
+
+    base = tmp_path_factory.mktemp("student")
+    copy = release(base / "course")
+    readme = (copy / "README.md").read_text()
+    assert LAB_LINE in readme, "the README must give the line that starts Lab"
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                          "-r", str(copy / "requirements.txt")],
+                         capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, pip.stderr[-3000:]
+    check = subprocess.run([str(venv / "bin" / "python"), "-c", "import triton"],
+                           capture_output=True)
+    assert check.returncode != 0, "requirements.txt alone must not bring triton"
+    port, token = _free_port(), secrets.token_hex(16)
+    flags = (f"--no-browser --ServerApp.ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 "
+             f"--IdentityProvider.token={token}"
+             + (" --allow-root" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MPLBACKEND", "PYTHONPATH", "JUPYTER_CONFIG_PATH", "VIRTUAL_ENV")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv),
+               JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"), HOME=str(base / "home"))
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    log_path = SHOTS / f"release-lab{_worker()}.log"
+    log = open(log_path, "w")
+    server = subprocess.Popen(["bash", "-c", f"{LAB_LINE} {flags}"], cwd=copy, env=env,
+                              stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_up(url, token, server, log_path)
+        yield url, token, copy
+    finally:
+        server.terminate()
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def release_browser(release_lab):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _double_click(page, name: str) -> None:
+    item = page.locator(".jp-DirListing-itemText",
+                        has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
+    item.first.wait_for(timeout=60_000)
+    item.first.dblclick()
+
+
+@pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
+def test_release_chapter_in_lab(release_lab, release_browser, py):
+    """In the student's copy: double-click notebooks/, then the chapter: it opens as a notebook;
+    Run All runs it without an error (no triton here) and every figure cell shows an image; its
+    links to ../exercises open the exercise, and a save leaves `git status` clean."""
+    import jupytext
+
+    url, token, copy = release_lab
+    name = f"release-{py.stem}"
+    nb = jupytext.read(copy / "notebooks" / py.name)
+    figures = nbtests.figure_cells(nb)
+    page = release_browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{url}/lab?reset&token={token}")
+        _double_click(page, "notebooks")
+        _double_click(page, py.name)
+        try:
+            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+        except Exception:
+            page.screenshot(path=str(SHOTS / f"{name}-not-a-notebook.png"))
+            raise AssertionError(f"{py.name} did not open as a notebook by double-click in the "
+                                 "release: its jupyter-config/ must reach Lab")
+        page.wait_for_function(KERNEL_IDLE, timeout=90_000)
+        _dismiss_dialogs(page)
+        cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        page.wait_for_timeout(500)
+        _dismiss_dialogs(page)
+        _wait_for_run(page, name)
+        deadline = time.monotonic() + 30
+        while (missing := [i for i in figures if not _image_srcs(cells.nth(i))]) \
+                and time.monotonic() < deadline:
+            page.wait_for_timeout(500)
+        for k, i in enumerate(figures):     # every figure's output, for people to look at
+            cells.nth(i).locator(".jp-OutputArea").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / (f"{name}.png" if k == 0 else f"{name}-{i}.png")))
+        assert not missing, f"{py.name} in the release: no image in figure cell(s) {missing}"
+        # Lab rewrites a relative link to the server's /files/<path>: a file under the root
+        links = page.locator(".jp-NotebookPanel .jp-RenderedMarkdown a[href*='exercises/']")
+        written = (copy / "notebooks" / py.name).read_text().count("](../exercises/")
+        assert links.count() == written, f"{py.name}: {written} exercise links, Lab shows " \
+            f"{links.count()}"
+        for i in range(links.count()):
+            href = links.nth(i).get_attribute("href")
+            path = urllib.parse.unquote(urllib.parse.urlparse(href).path)
+            assert "/files/" in path, f"{py.name}: {href} is not a file of the server"
+            rel = path.split("/files/", 1)[1]
+            assert (copy / rel).is_file(), f"{py.name}: dead link {href}"
+            assert _api((url, token), "GET", f"/api/contents/{rel}?content=0")["path"] == rel
+    except BaseException:
+        page.screenshot(path=str(SHOTS / f"{name}-failed.png"))
+        raise
+    finally:
+        page.close()
+        for kernel in _api((url, token), "GET", "/api/kernels") or []:
+            _api((url, token), "DELETE", f"/api/kernels/{kernel['id']}")

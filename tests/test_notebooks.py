@@ -20,6 +20,8 @@ import ast
 import difflib
 import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -214,3 +216,22 @@ def test_notebook_runs_top_to_bottom(py):
     assert not missing, f"{py.name}: " + "; ".join(missing)
     print(f"{py.name}: {time.perf_counter() - t0:.1f} s, {len(figures)} figure cells, "
           f"{sum(images_per_cell(nb).values())} images")
+
+
+# Run as `python notebooks/NN_*.py` does (its folder first on sys.path), with IPython made
+# unimportable: a GPU machine without Jupyter.
+AS_SCRIPT = ("import os, runpy, sys; sys.modules['IPython'] = None; path = sys.argv[1]; "
+             "sys.argv = [path]; sys.path.insert(0, os.path.dirname(path)); "
+             "runpy.run_path(path, run_name='__main__')")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_runs_as_a_plain_script_without_ipython(py):
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-c", AS_SCRIPT, str(py)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, f"{py.name} as a script:\n{p.stderr[-3000:]}"
+    assert "IPython" not in p.stdout, "a display object printed instead of its text"
+    prose = [c.source for c in jupytext.read(py).cells if c.cell_type == "code" and "md(" in c.source]
+    assert not prose or len(p.stdout.strip()) > 200, "the chapter's sentences were not printed"

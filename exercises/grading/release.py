@@ -28,14 +28,16 @@ from .runner import PACKAGE, ROOT, exercises, find_submission
 from .source import meta, solution_lines, strip
 
 REQUIREMENTS = """\
-# The model (sim/), the chapters (notebooks/) and the model and math exercises: no torch, no
-# triton. The Gluon and tl exercises and the kernels need requirements-kernels.txt as well.
+# The model (sim/), the chapters (notebooks/, in JupyterLab or as plain scripts) and the model
+# and math exercises: no torch, no triton. The Gluon and tl exercises and the chapters' live
+# kernel cells need requirements-kernels.txt as well (and the cells a Hopper GPU).
 simpy==4.1.2
 numpy>=1.26,<2.4
 matplotlib>=3.8
 pytest>=8
 pytest-timeout>=2.3
 PyYAML>=6
+jupyterlab>=4
 jupytext>=1.16
 ipykernel>=6
 nbclient>=0.10
@@ -55,6 +57,21 @@ INSTALL_ALL = ("pip install -r requirements.txt -r requirements-kernels.txt "
                "--extra-index-url https://download.pytorch.org/whl/cpu")
 # What the chapters import and read, copied whole (generated files and the archive left out).
 COURSE_DIRS = ("sim", "fidelity", "instruments", "kernels", "results", "docs")
+# Lab's defaults for the copy, as `python3 tasks.py lab` gives them to the course: a chapter's .py
+# opens as a notebook (jupytext) on a double-click. The README puts it on JUPYTER_CONFIG_PATH.
+LAB_CONFIG = "jupyter-config"
+# Nothing a run, a save from Lab or an install writes may dirty the student's `git status` (or
+# reach a Classroom push): checkpoints, caches, the virtual environment.
+GITIGNORE = """\
+__pycache__/
+*.pyc
+.venv/
+.pytest_cache/
+.ipynb_checkpoints/
+"""
+# How the README opens Lab, from the copy's root: the root is the server's, so a chapter's links
+# to ../exercises open; tests/test_lab_browser.py runs exactly this line.
+LAB_LINE = "export PYTHONPATH=$PWD JUPYTER_CONFIG_PATH=$PWD/jupyter-config && jupyter lab"
 COURSE_SKIP = ("__pycache__", "*.pyc", ".pytest_cache", ".ipynb_checkpoints", "build", "archive")
 NOTEBOOK_SKIP = ("__pycache__", "*.pyc", "*.ipynb", ".ipynb_checkpoints")
 SKIP = ("__pycache__", "*.pyc", "wrong", "hidden", "RELEASED", ".pytest_cache")
@@ -158,7 +175,8 @@ def release(dest: Path, force: bool = False) -> Path:
     (dest / "requirements-kernels.txt").write_text(REQUIREMENTS_KERNELS)
     (dest / "pytest.ini").write_text("[pytest]\ntestpaths = exercises\n"
                                      "addopts = --import-mode=importlib -p exercises.grading.plugin\n")
-    (dest / ".gitignore").write_text("__pycache__/\n*.pyc\n.venv/\n.pytest_cache/\n")
+    (dest / ".gitignore").write_text(GITIGNORE)
+    shutil.copytree(ROOT / LAB_CONFIG, dest / LAB_CONFIG, ignore=shutil.ignore_patterns(*COURSE_SKIP))
     tests = []
     for ex in exercises(out):
         for tf in sorted((out / ex).glob("test_*.py")):
@@ -166,15 +184,21 @@ def release(dest: Path, force: bool = False) -> Path:
     wf = dest / ".github" / "workflows"
     wf.mkdir(parents=True)
     (wf / "classroom.yml").write_text(classroom_workflow(tests))
-    rows = "\n".join(f"| `{ex}` | {meta(out / ex)['title']} | `{'`, `'.join(meta(out / ex)['submission'])}` |"
-                     for ex in exercises(out))
+    (dest / "README.md").write_text(student_readme(dest))
+    check_no_leak(dest, secrets)
+    check_whole_release(dest)
+    return dest
+
+
+def student_readme(dest: Path) -> str:
+    """The released copy's README: install, open the chapters, grade the exercises."""
+    out = dest / "exercises"
     chapters = "\n".join(f"* `notebooks/{p.name}`" for p in sorted((dest / "notebooks").glob("0*.py")))
-    kinds = {ex: ("Gluon / tl: needs requirements-kernels.txt" if _needs_kernels(out / ex)
+    kinds = {ex: ("Gluon / tl: needs requirements-kernels.txt" if needs_kernels(out / ex)
                   else "model / math") for ex in exercises(out)}
     rows = "\n".join(f"| `{ex}` | {meta(out / ex)['title']} | `{'`, `'.join(meta(out / ex)['submission'])}` "
                      f"| {kinds[ex]} |" for ex in exercises(out))
-    model_only = " ".join(f"--only {ex}" for ex, k in kinds.items() if k == "model / math")
-    (dest / "README.md").write_text(f"""# Hopper warp specialization — the course
+    return f"""# Hopper warp specialization — the course
 
 The chapters, the model they run, and the exercises. Everything but the Gluon and `tl` exercises
 and the live-GPU cells runs on a laptop CPU.
@@ -183,27 +207,33 @@ and the live-GPU cells runs on a laptop CPU.
 
 ```bash
 python3 -m venv .venv && . .venv/bin/activate
-pip install -r requirements.txt                  # the model, the chapters, the model/math exercises
+pip install -r requirements.txt                  # the model, the chapters, JupyterLab, the model/math exercises
 pip install -r requirements-kernels.txt \\
     --extra-index-url https://download.pytorch.org/whl/cpu   # + triton, torch: Gluon/tl exercises
-export PYTHONPATH=$PWD                           # the chapters import sim, fidelity, ... from here
 ```
 
-`requirements.txt` has no torch and no triton: with it alone, the chapters' model parts run (their
-GPU cells plot the committed measurements in `results/` instead) and the model and math exercises
-grade. The Gluon and `tl` exercises need `requirements-kernels.txt` too, and so do the chapter
-cells that set the model beside the kernels' own code (`fidelity`, which imports `kernels`:
-chapters 03 and 05 today).
+`requirements.txt` has no torch and no triton: with it alone every chapter runs top to bottom
+and the model and math exercises grade. A chapter cell that runs a kernel live needs a Hopper GPU
+(sm_90a: H100, H200) and `requirements-kernels.txt`; without them it says so and shows what our
+H200 measured (`results/`) instead. The Gluon and `tl` exercises need `requirements-kernels.txt`.
 
 ## The chapters
 
 {chapters}
 
-Open them with Jupyter (`jupyter lab notebooks/`, the `.py` files open as notebooks through
-jupytext; `pip install jupyterlab` if you have no Jupyter), or run one top to bottom with
-`jupytext --to ipynb --execute notebooks/01_tma_and_the_ring.py`. `sim/` is the course's model
-(`python -m sim --help`), `docs/` the constants and FA3 facts it uses, `kernels/` the Gluon kernels,
-`results/` what our H200 measured.
+Open them in JupyterLab from the root of this copy (the folder this README is in):
+
+```bash
+{LAB_LINE}
+```
+
+Lab opens on this folder: open `notebooks/` and double-click a chapter; it opens as a notebook
+(jupytext, set up by `jupyter-config/`), and its links to `../exercises/...` open the exercises.
+Run → Run All Cells runs it. A save writes the chapter's `.py` back unchanged but for your edits.
+Or run one as a plain script, without Jupyter: `PYTHONPATH=$PWD python notebooks/05_fa3_ablation.py`
+(the text is printed; figures need `MPLBACKEND` to show or save them).
+`sim/` is the course's model (`python -m sim --help`), `docs/` the constants and FA3 facts it
+uses, `kernels/` the Gluon kernels, `results/` what our H200 measured.
 
 ## The exercises
 
@@ -218,18 +248,15 @@ Each exercise folder has a README with the statement, hints and points.
 ```bash
 python -m exercises grade                     # every exercise: a table of points
 python -m exercises grade --only ch01_ring -v # one exercise, with the failure messages
-# without requirements-kernels.txt, the model and math exercises:
-python -m exercises grade {model_only}
 ```
 
+Without `requirements-kernels.txt`, `grade` grades the model and math exercises and leaves the
+Gluon and `tl` ones out of the maximum, naming them in one line.
 These are the **public** tests; the instructor's grading adds hidden ones, so "public tests
 passed" is not yet full marks. `sim/` holds the course's own schedules: read it, but write your own
 code — the graders hide the helpers that would do an exercise for you. Pushing runs the same public
 tests on GitHub Classroom (`.github/workflows/classroom.yml`).
-""")
-    check_no_leak(dest, secrets)
-    check_whole_release(dest)
-    return dest
+"""
 
 
 def check_whole_release(dest: Path) -> None:
@@ -246,8 +273,9 @@ def check_whole_release(dest: Path) -> None:
             raise LeakError(report(found))
 
 
-def _needs_kernels(folder: Path) -> bool:
-    """Whether an exercise's tests or helpers import triton or torch (the Gluon and tl ones)."""
+def needs_kernels(folder: Path) -> bool:
+    """Whether an exercise's tests or helpers import triton or torch (the Gluon and tl ones:
+    `requirements-kernels.txt`)."""
     return any(word in p.read_text(encoding="utf-8") for p in folder.glob("*.py")
                for word in ("import triton", "from triton", "import torch", "from torch"))
 

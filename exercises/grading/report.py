@@ -28,11 +28,13 @@ def summary(results: list[ExerciseResult], released: bool) -> dict:
                    "some public tests failed")
     else:
         verdict = "public tests passed" if pub_ok else "some public tests failed"
-    skipped = [t for t in tests if t.outcome == "skipped"]
+    left_out = [r.name for r in results if r.not_installed]
+    skipped = [t for r in results if not r.not_installed for t in r.tests if t.outcome == "skipped"]
     return {"score": score, "max_score": max_score, "verdict": verdict,
             "public": {"score": sum(t.score for t in public), "max_score": sum(t.points for t in public)},
             "hidden": {"score": sum(t.score for t in hidden), "max_score": sum(t.points for t in hidden)},
-            "hidden_tests_removed": released, "skipped": [t.nodeid for t in skipped]}
+            "hidden_tests_removed": released, "skipped": [t.nodeid for t in skipped],
+            "not_installed": left_out}
 
 
 def to_json(results: list[ExerciseResult], released: bool) -> dict:
@@ -52,6 +54,8 @@ def table(results: list[ExerciseResult], released: bool, verbose: bool = False) 
     rows = []
     w = max([len(t.name) for r in results for t in r.tests] + [20])
     for r in results:
+        if r.not_installed:      # said once, below the score
+            continue
         rows.append(f"{r.name}  {_fmt(r.score)}/{_fmt(r.max_score)}" + (f"  ({r.error.splitlines()[0]})" if r.error else ""))
         for t in r.tests:
             mark = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}[t.outcome]
@@ -76,6 +80,9 @@ def table(results: list[ExerciseResult], released: bool, verbose: bool = False) 
         rows.append(f"isolation: {iso}")
     for r in results:
         rows += [f"limit: {r.name} {lim}" for lim in r.limits]
+    if s["not_installed"]:
+        rows.append(f"not graded, left out of the maximum: {', '.join(s['not_installed'])} "
+                    "(they need `pip install -r requirements-kernels.txt`: triton, torch)")
     return "\n".join(rows)
 
 

@@ -80,6 +80,7 @@ class ExerciseResult:
     seconds: float = 0.0
     isolation: str = ""              # which isolation was in force (`sandbox.Isolation.summary`)
     limits: list = field(default_factory=list)   # limits that stopped the submission, named
+    not_installed: str = ""          # what a released copy lacks to grade it (left out of the max)
 
     @property
     def score(self) -> float:
@@ -201,6 +202,11 @@ def collect(ex: str, tree: Path = PACKAGE, identity: str = "") -> list[Case]:
 # --- running -------------------------------------------------------------------------------------
 
 _HOPPER: list = []
+
+
+def kernels_installed() -> bool:
+    """Whether triton and torch import here: the Gluon and tl exercises need them."""
+    return all(importlib.util.find_spec(m) is not None for m in ("triton", "torch"))
 
 
 def hopper() -> bool:
@@ -348,6 +354,14 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
         cases = [c for c in cases if keyword in c.name]
     if test:
         cases = [c for c in cases if c.name == test]
+    if released() and not kernels_installed():
+        from .release import needs_kernels
+        if needs_kernels(PACKAGE / ex):
+            result.not_installed = "requirements-kernels.txt"
+            result.tests = [TestResult(c.nodeid, c.name, c.points, "skipped",
+                                       "needs requirements-kernels.txt (triton, torch)",
+                                       hidden=c.hidden, gpu=c.gpu, doc=c.doc) for c in cases]
+            return result
     sub = find_submission(submission_root, ex) if submission_root else None
     from .sandbox import Refused
     try:

@@ -30,7 +30,7 @@ import pytest
 from exercises.grading import report, runner
 from exercises.grading.release import (
     REQUIREMENTS_AUTOGRADER,
-    _needs_kernels,
+    needs_kernels,
     gradescope_zip,
     submission_root,
 )
@@ -368,7 +368,7 @@ def test_setup_and_run_autograder(which, autograder_zip, tmp_path):
         hidden = t["name"].endswith("(hidden)")
         assert t["visibility"] == ("after_published" if hidden else "visible"), t
     assert set(by_ex) == set(exs), set(exs) ^ set(by_ex)        # every exercise graded
-    model = [ex for ex in exs if not _needs_kernels(PKG / ex)]
+    model = [ex for ex in exs if not needs_kernels(PKG / ex)]
     assert len(model) >= 5
     for ex in model:                        # the source solutions: full marks, hidden tests too
         assert any(t["name"].endswith("(hidden)") for t in by_ex[ex]), ex

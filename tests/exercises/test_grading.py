@@ -213,6 +213,14 @@ def test_release_is_the_course(released):
     assert "triton==3.6.0" in kern and "torch" in kern
     readme = (released / "README.md").read_text()
     assert "requirements-kernels.txt" in readme and "notebooks/01_tma_and_the_ring.py" in readme
+    # Lab as the README opens it: jupytext's viewer from the shipped config, checkpoints ignored
+    from exercises.grading.release import LAB_LINE
+    assert "jupyterlab" in req and LAB_LINE in readme
+    overrides = json.loads((released / "jupyter-config/labconfig/default_setting_overrides.json")
+                           .read_text())
+    assert overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["python"] \
+        == "Jupytext Notebook"
+    assert ".ipynb_checkpoints/" in (released / ".gitignore").read_text().split()
 
 
 def test_released_model_predicts_as_the_course(released):
@@ -364,3 +372,23 @@ def test_exercise_readmes_state_the_points_the_grader_gives():
         assert (int(m[1]), int(m[2] or 0), int(m[3] or 0)) == (pub, hid, gpu), (ex, title)
         rows = dict(re.findall(r"^\|[^|]*`(test_\w+)`[^|]*\|\s*(\d+)\s*\|", text, re.MULTILINE))
         assert {c.name: int(c.points) for c in cases} == {k: int(v) for k, v in rows.items()}, ex
+
+
+def test_released_copy_without_triton_leaves_the_kernel_exercises_out(monkeypatch):
+    """A student's copy without requirements-kernels.txt: the Gluon and tl exercises are named
+    once, not graded and out of the maximum; the model and math exercises grade as before."""
+    from exercises.grading.release import needs_kernels
+    kernel_exs = [ex for ex in runner.exercises() if needs_kernels(PKG / ex)]
+    model_ex = next(ex for ex in runner.exercises() if not needs_kernels(PKG / ex))
+    assert kernel_exs, "no exercise needs triton: the rule tests nothing"
+    monkeypatch.setattr(runner, "released", lambda tree=PKG: True)
+    monkeypatch.setattr(runner, "kernels_installed", lambda: False)
+    results = runner.grade(PKG, only=[kernel_exs[0], model_ex], jobs=1)
+    by = {r.name: r for r in results}
+    assert by[kernel_exs[0]].not_installed and by[kernel_exs[0]].max_score == 0
+    assert not by[model_ex].not_installed and by[model_ex].score == by[model_ex].max_score > 0
+    s = report.summary(results, released=True)
+    assert s["max_score"] == by[model_ex].max_score and s["not_installed"] == [kernel_exs[0]]
+    lines = report.table(results, released=True).splitlines()
+    said = [ln for ln in lines if kernel_exs[0] in ln]
+    assert len(said) == 1 and "requirements-kernels.txt" in said[0], said
