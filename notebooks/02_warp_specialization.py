@@ -162,14 +162,14 @@ explore(ws_with, consumers=(1, 3, 1, 2), headdim=(64, 256, 64, 128))
 # by `tests/model/test_pairs.py`):
 
 # %%
-from course import beside, kernel_file, run_kernels
+from course import kernel_file, run_kernels, steps_beside
 from fidelity.pairs import attention_pairs, gemm_pairs
 
 pair = attention_pairs()["ws"]
 md(f"The attention kernel: `{kernel_file(pair)}` (its `consumer`; the producer is "
    f"`partitions.producer`). The GEMM: `{kernel_file(gemm_pairs()['ws'])}`, whose two consumers "
    f"share each 128×256 tile (CUTLASS's \"cooperative\" kernel).")
-beside(pair, "sim/attention/ws.py: consumer", f"{kernel_file(pair)}: consumer")
+steps_beside(pair, "sim/attention/ws.py: consumer", f"{kernel_file(pair)}: consumer")
 
 # %% [markdown]
 # The GEMM's PTX holds `setmaxnreg` and the non-specialized GEMMs' does not —

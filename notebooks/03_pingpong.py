@@ -321,11 +321,11 @@ md(f"The model shows the hidden epilogue where K is short: at K = {ks[0]} a tile
 # this way.
 
 # %%
-from course import beside, kernel_file, run_kernels
+from course import kernel_file, run_kernels, steps_beside
 from fidelity.pairs import attention_pairs, gemm_pairs
 
 gemm_pair, att_pair = gemm_pairs()["ws_pingpong"], attention_pairs()["ws_pingpong"]
-beside(gemm_pair, "sim/gemm/ws_pingpong.py: consumer", f"{kernel_file(gemm_pair)}: consumer")
+steps_beside(gemm_pair, "sim/gemm/ws_pingpong.py: consumer", f"{kernel_file(gemm_pair)}: consumer")
 
 # %% [markdown]
 # The attention pair: `sim/attention/ws_pingpong.py` beside the attention kernel's consumer
@@ -338,7 +338,7 @@ beside(gemm_pair, "sim/gemm/ws_pingpong.py: consumer", f"{kernel_file(gemm_pair)
 # %%
 md(f"The attention kernel: `{kernel_file(att_pair)}` (its `consumer`, with `TURNS`); "
    f"`ws_pingpong_kernel` in `kernels/attention/ws_pingpong.py` launches it.")
-beside(att_pair, "sim/attention/ws_pingpong.py: consumer", f"{kernel_file(att_pair)}: consumer, TURNS")
+steps_beside(att_pair, "sim/attention/ws_pingpong.py: consumer", f"{kernel_file(att_pair)}: consumer, TURNS")
 
 # %% [markdown]
 # On a Hopper GPU the next cell runs the attention kernels (`ws`, `ws_pingpong`) beside SDPA's

@@ -147,13 +147,13 @@ plt.show()
 # fails if the two ever differ.
 
 # %%
-from course import beside, kernel_file
+from course import kernel_file, steps_beside
 from fidelity.pairs import attention_pairs
 
 pair = attention_pairs()["overlap"]
 md(f"The kernel: `{kernel_file(pair)}` (its `consumer`), Gluon, run by `overlap_kernel` in the "
    f"same file; with a producer and turns the same consumer is fa3's.")
-beside(pair, "sim/attention/overlap.py: consumer", f"{kernel_file(pair)}: consumer")
+steps_beside(pair, "sim/attention/overlap.py: consumer", f"{kernel_file(pair)}: consumer")
 
 # %% [markdown]
 # It issues both GEMMs with `warpgroup_mma(..., is_async=True)` and waits with

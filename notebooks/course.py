@@ -280,12 +280,6 @@ def explore(fn, **sliders) -> None:
 
 
 # --- the kernel beside the model (chapters 02-04) -----------------------------------------------
-# What running a chapter's kernel needs, said where no Hopper GPU is found.
-KERNELS_NEED = ("a Hopper GPU (sm_90a: H100 or H200) with CUDA, and the kernels' packages "
-                "(triton 3.6.0, torch): `pip install -e '.[kernels]'` in the course repository, "
-                "`pip install -r requirements-kernels.txt` in the student release")
-
-
 def kernel_file(pair) -> str:
     """The file of a pair's kernel consumer (`fidelity.pairs`: a `Source`, or a function)."""
     import inspect
@@ -296,16 +290,21 @@ def kernel_file(pair) -> str:
     return str(Path(inspect.getsourcefile(getattr(kernel, "fn", kernel))).relative_to(ROOT))
 
 
-def beside(pair, model_name: str, kernel_name: str):
+def steps_beside(pair, model_name: str, kernel_name: str):
     """The model's consumer and the kernel's, step by step, as each file spells them: the steps
     are read from the functions' source (`fidelity.pairs.steps`), never typed here."""
-    from IPython.display import HTML
-
     from fidelity.pairs import diff_table, steps
 
     model, model_switches, kernel, kernel_switches = pair
-    return HTML(diff_table(steps(model, **model_switches), steps(kernel, **kernel_switches),
-                           model_name, kernel_name))
+    a, b = steps(model, **model_switches), steps(kernel, **kernel_switches)
+    try:
+        from IPython.display import HTML
+    except ImportError:  # a plain script without IPython: the two listings as text
+        print(f"{model_name:<48} {kernel_name}")
+        for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b))):
+            print(f"{x:<48} {y}")
+        return None
+    return HTML(diff_table(a, b, model_name, kernel_name))
 
 
 def run_kernels(workload: str, variants) -> dict[str, float] | None:

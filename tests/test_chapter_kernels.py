@@ -39,12 +39,12 @@ def test_the_chapters_name_the_kernel_file_they_show(chapter, workload, variant)
     """The chapter's kernel cell prints `kernel_file(...)` of the pair, and the chapter text says
     which variant: its kernel module's name appears in the chapter."""
     text = next((ROOT / "notebooks").glob(f"{chapter}_*.py")).read_text()
-    assert "kernel_file(" in text and "beside(" in text
+    assert "kernel_file(" in text and "steps_beside(" in text
     assert f"{workload}_pairs()" in text or f"{workload}_pairs()[" in text
 
 
 def test_beside_lists_both_files_steps():
-    html = course.beside(pair("attention", "overlap"), "model", "kernel").data
+    html = course.steps_beside(pair("attention", "overlap"), "model", "kernel").data
     assert "model" in html and "kernel" in html and "softmax" in html and "wait_pv" in html
 
 
