@@ -111,7 +111,7 @@ def refit(family: str | None) -> tuple[dict, Targets]:
     points = calibrate.clock_points()
     kept = [p for p in points if family not in families_of(p.workload, p.variant, p.headdim)]
     if len(kept) < len(points):
-        out["power_cap"] = calibrate.fit_power_cap(kept)[0]
+        out["power_cap"] = calibrate.power_cap_fit(kept)[0]
 
     rows = calibrate.softmax_cycle_rows(())
     cycles = sum(family not in row_families(r) for r in rows)
