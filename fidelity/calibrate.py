@@ -4,11 +4,12 @@ Two fits, each printed so the choice can be checked:
 
 * **The power cap** (`PowerCap` in hardware.py), always: the clocks our H200 measured under load,
   each with the activity that drew it — a bare wgmma stream (the clock microbenchmark,
-  `%globaltimer`), where `results/h200-clock.json` exists the sustained L2 and exp2 streams with
-  no tensor work (`instruments/micro/clock.py`), and every traced kernel recorded with its time
-  (cycles read off the Proton trace over the kernel's time; five GEMMs, five attention
-  kernels) — and a least-squares plane
-  1/f = base + tensor·u + l2·b + exp·e through them. The activities are the measured ones (math,
+  `%globaltimer`), every traced kernel recorded with its time (cycles read off the Proton trace
+  over the kernel's time; five GEMMs, six attention kernels), and where `results/h200-clock.json`
+  exists the sustained L2 and exp2 streams with no tensor work (`instruments/micro/clock.py`) —
+  and a least-squares plane 1/f = base + tensor·u + l2·b + exp·e through them. A stream that
+  held the ceiling is a bound, not a point (the plane must reach the ceiling there): the fit is
+  least squares subject to those bounds (`power_cap_fit`). The activities are the measured ones (math,
   bytes and exps over the traced period), not the model's, so the fit does not lean on the model
   it calibrates.
 * **FA3 tab. 2** (``--tab2``, about a minute): the `h100` preset is the GH100 die as our H200

@@ -10,7 +10,8 @@ datasheet figure or one measurement, named beside it):
 * the power cap's plane (`PowerCap`, four coefficients): a least-squares fit to the clocks
   measured under load — the wgmma stream (a microbenchmark: no family's) and each traced kernel
   with its time (`calibrate.clock_points`, tagged with the traced kernel's workload, variant and
-  head dim);
+  head dim) — held to reach the ceiling at the L2 and exp2 streams that ran there
+  (`calibrate.ceiling_points`: bounds of no family, kept in every refit);
 * `softmax_stall_per_elem` and `softmax_beside_mma`: the `--softmax` grid's best for the six
   plain attention kernels' cycles per K/V block (`calibrate.fit_h200_softmax`, d 128);
 * `tma_misaligned_factor`: the `--align` grid's best for the alignment probe's GEMM pairs
