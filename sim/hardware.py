@@ -134,7 +134,7 @@ H200 = H200_DATASHEET.with_(name="h200", **H200_MICRO, **H200_MEASURED)
 # `softmax_beside_mma` and `softmax_stall_per_elem` are properties of a kernel's softmax code, so
 # h100's are FA3's own. Fitted together to FA3 tab. 2 (`python -m fidelity.calibrate --tab2`: the
 # smallest worst error over its three numbers, 4.0 %): the static term 0.075 ns lower (the paper's
-# board holds fa3 at ~1.57 GHz where ours holds 1.40), FA3's softmax beside a busy tensor core 2.0
+# board holds fa3 at ~1.53 GHz where ours holds 1.41), FA3's softmax beside a busy tensor core 2.0
 # — the value our kernels' cycles chose independently — and no dependency tail.
 BOARD = ("clock_hz", "power_cap", "softmax_beside_mma", "softmax_stall_per_elem")
 GH100 = {k: v for k, v in {**H200_MICRO, **H200_MEASURED}.items() if k not in BOARD}
