@@ -112,13 +112,10 @@ H200_MEASURED = {
     # through twelve clocks measured under load (a wgmma stream, six traced attention kernels,
     # five traced GEMMs — the s2/s3 rings, the in-line attention kernels, fa3 and overlap with the
     # schedule fence, fa3 at d 256: "clocks_after" in results/h200*.json and the Proton traces in
-    # results/traces/), held to reach the 1.98 GHz ceiling where a sustained L2 stream (55 B/clk
-    # per SM, 498 W) and an exp2 stream (16 exp/clk per SM, 248 W) ran with no tensor work
-    # (results/h200-clock.json): within 4.8 % of each clock, the wgmma stream and the s2 pingpong
-    # GEMM the farthest. Without the exps term, the s2 GEMMs sat 6 % under the line: the softmax
-    # burns power.
-    "power_cap": PowerCap(base_ns=0.3917, tensor_ns=0.2866, l2_ns_per_byte=0.002061,
-                          exp_ns=0.00710),
+    # results/traces/; within 3.6 % of each, d 256 the farthest). Without the exps term,
+    # the s2 GEMMs sat 6 % under the line: the softmax burns power.
+    "power_cap": PowerCap(base_ns=0.4105, tensor_ns=0.2384, l2_ns_per_byte=0.002570,
+                          exp_ns=0.00883),
 }
 
 
@@ -133,12 +130,12 @@ H200 = H200_DATASHEET.with_(name="h200", **H200_MICRO, **H200_MEASURED)
 # plane only the static term moves: each unit's energy per clock is the die's.
 # `softmax_beside_mma` and `softmax_stall_per_elem` are properties of a kernel's softmax code, so
 # h100's are FA3's own. Fitted together to FA3 tab. 2 (`python -m fidelity.calibrate --tab2`: the
-# smallest worst error over its three numbers, 4.0 %): the static term 0.075 ns lower (the paper's
-# board holds fa3 at ~1.53 GHz where ours holds 1.41), FA3's softmax beside a busy tensor core 2.0
+# smallest worst error over its three numbers, 4.0 %): the static term 0.08 ns lower (the paper's
+# board holds fa3 at ~1.57 GHz where ours holds 1.40), FA3's softmax beside a busy tensor core 2.0
 # — the value our kernels' cycles chose independently — and no dependency tail.
 BOARD = ("clock_hz", "power_cap", "softmax_beside_mma", "softmax_stall_per_elem")
 GH100 = {k: v for k, v in {**H200_MICRO, **H200_MEASURED}.items() if k not in BOARD}
-H100_STATIC_NS = -0.075         # the tab. 2 fit: h100's power cap base_ns less h200's
+H100_STATIC_NS = -0.08          # the tab. 2 fit: h100's power cap base_ns less h200's
 _DIE_CAP = H200_MEASURED["power_cap"]
 H100 = Hardware(name="h100", **GH100, softmax_beside_mma=2.0, softmax_stall_per_elem=0.0,
                 power_cap=replace(_DIE_CAP, base_ns=_DIE_CAP.base_ns + H100_STATIC_NS))

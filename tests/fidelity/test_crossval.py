@@ -3,10 +3,9 @@ out of the fits that `fidelity.calibrate` runs, the fits rerun without it, and t
 predicted. The model should predict what it was not fitted to: median held-out |error| ≤ 5 %
 over all rows, and every family's held-out max ≤ 10 %.
 
-Since the power cap's plane is held to the clock streams' ceiling (results/h200-clock.json;
-results/lab-notebook.md, 2026-12-05, "The clock streams in the power-cap plane") the median holds;
-three families still miss, each a strict miss below with what the cross-validation found. A
-change that brings one in must move it to `HOLDS`.
+Today it does not, for three families; each is a strict miss below with what the
+cross-validation found (results/lab-notebook.md, 2026-12-04, "Cross-validation"). A change that
+brings one in must move it to `HOLDS`.
 """
 import functools
 import statistics
@@ -17,23 +16,27 @@ from fidelity import crossval as xv
 from fidelity.calibrate import SOFTMAX_GRID, fit_h200_softmax
 from sim.hardware import H200
 
-SEQUENTIAL_AT_THE_LOW_END = (
-    "with the GEMM traces out, the plane held to the streams' ceiling puts every traced GEMM's "
-    "clock within -5 ... +9 %, but the sequential GEMM (no traced clock; tensor busy ~30 %, the "
-    "plane's low-activity end, which only the streams' bounds reach) comes out +12.6 % (in-sample "
-    "+8.1 %), and the bandwidth-bound 128x128 pingpong (bf16) -10.5 %")
+L2_ONLY_IN_SAMPLE = (
+    "the power cap's L2 coefficient is fitted by the GEMM clocks alone: in every other clock we "
+    "measured, L2 bytes and exps per clock are fixed multiples of the tensor busy fraction "
+    "(attention's K/V bytes and scores per FLOP are set by its tile and head dim: 32 B/clk and "
+    "8 exps/clk, 4 at d 256, per unit of tensor), so without the GEMM traces only the one d 256 "
+    "trace splits L2 from exps — L2 +89 %, exp −120 % — and the GEMMs' clock comes out low. The "
+    "clock streams (results/h200-clock.json) ran at the ceiling: bounds, not points; held to them "
+    "(`crossval --bounded`, test_with_the_streams_bounds_the_median_is_within_five_per_cent) the "
+    "ladder's held-out median is 5.4 %, but the preset would then lose attention sequential")
 WS_PINS_BESIDE = (
     "softmax_beside_mma = 2.0 is chosen by ws's cycles alone: the other five kernels prefer 1.8, "
     "where the model's ws schedule is 10 % slower per block (3656 against 3308 clk; at 2.2, "
     "3381: not monotone), so with ws out the grid moves to 1.8 and ws misses")
-SEQUENTIAL_CYCLES = (
-    "attention sequential is +10.1 % in-sample: its cycles per block are 8.5 % short of Nsight "
-    "Compute's (4528 against 4950 clk, tests/fidelity/test_compare.py), and the plane held to "
-    "the streams' ceiling gives its low-activity clock 1.9 % more than before (1729 MHz)")
-HOLDS = ["attention pipelined", "attention ws_pingpong", "attention overlap", "attention fa3",
-         "head dim 128"]
-MISSES = {"GEMM ladder": SEQUENTIAL_AT_THE_LOW_END, "attention ws": WS_PINS_BESIDE,
-          "attention sequential": SEQUENTIAL_CYCLES}
+D128_IS_ALL = (
+    "d 128 holds every attention row and all six cycle rows: with it out the softmax falls back "
+    "to h100's tab. 2 fit (1.5, 0.02) and the power cap's exps term rests on the one d 256 "
+    "trace (+103 %): pipelined −11.5 %")
+HOLDS = ["attention sequential", "attention pipelined", "attention ws_pingpong",
+         "attention overlap", "attention fa3"]
+MISSES = {"GEMM ladder": L2_ONLY_IN_SAMPLE, "attention ws": WS_PINS_BESIDE,
+          "head dim 128": D128_IS_ALL}
 
 
 @functools.cache
@@ -57,11 +60,8 @@ def test_the_families_are_read_off_the_rows():
 
 
 def test_in_sample_is_the_preset_within_ten_per_cent():
-    """What crossval starts from: every headline row within ±10 % on the preset but attention
-    sequential (test_compare.py's known miss), which is not."""
-    cv = result()
-    out = [(r.workload, r.variant) for r, e in zip(cv.rows, cv.in_sample) if abs(e) > 0.10]
-    assert out == [("attention", "sequential")], out
+    """What crossval starts from: every headline row within ±10 % on the preset."""
+    assert max(abs(e) for e in result().in_sample) <= 0.10
 
 
 def test_a_fit_with_nothing_held_out_is_the_preset():
@@ -102,8 +102,30 @@ def test_a_family_that_only_fits_in_sample(name):
     _held_out_within_ten_per_cent(name)
 
 
+@pytest.mark.xfail(strict=True, reason=L2_ONLY_IN_SAMPLE + " (26 of the 36 rows)")
 def test_median_held_out_error_within_five_per_cent():
     assert statistics.median(abs(e) for e in result().held_out) <= 0.05
+
+
+@functools.cache
+def bounded() -> xv.CrossVal:
+    """The cross-validation with the power cap held to the clock streams' ceiling, in-sample
+    and in every refit (`python -m fidelity crossval --bounded`)."""
+    return xv.crossval(bounded=True)
+
+
+def test_with_the_streams_bounds_the_median_is_within_five_per_cent():
+    """Held to the L2 and exp2 streams' ceiling the plane's L2 term is no longer free with the
+    GEMMs out: the held-out median over all rows comes within 5 % (4.8 % against 11.9 %), the
+    GEMM ladder's under half of what it is on the preset (5.4 % against 12.9 %). What keeps
+    the preset from taking that plane: in-sample, attention sequential then misses (+10.1 %),
+    and fa2, persistent d 64 and the sequential GEMMs move the same way (fidelity/README.md)."""
+    cv = bounded()
+    assert statistics.median(abs(e) for e in cv.held_out) <= 0.05
+    gemm = next(f for f in cv.families if f.name == "GEMM ladder")
+    assert gemm.held_out_stats[0] < family("GEMM ladder").held_out_stats[0] / 2
+    out = [(r.workload, r.variant) for r, e in zip(cv.rows, cv.in_sample) if abs(e) > 0.10]
+    assert out == [("attention", "sequential")], out
 
 
 def test_the_readme_table_is_what_the_code_prints():
