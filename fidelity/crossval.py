@@ -10,7 +10,9 @@ datasheet figure or one measurement, named beside it):
 * the power cap's plane (`PowerCap`, four coefficients): a least-squares fit to the clocks
   measured under load — the wgmma stream (a microbenchmark: no family's) and each traced kernel
   with its time (`calibrate.clock_points`, tagged with the traced kernel's workload, variant and
-  head dim);
+  head dim); with ``--bounded``, held to reach the ceiling at the L2 and exp2 streams that ran
+  there (`calibrate.ceiling_points`: bounds of no family, kept in every refit), and the
+  in-sample preset is `h200` with that plane;
 * `softmax_stall_per_elem` and `softmax_beside_mma`: the `--softmax` grid's best for the six
   plain attention kernels' cycles per K/V block (`calibrate.fit_h200_softmax`, d 128);
 * `tma_misaligned_factor`: the `--align` grid's best for the alignment probe's GEMM pairs
@@ -103,15 +105,15 @@ class Targets:
     align: tuple[int, int]
 
 
-def refit(family: str | None) -> tuple[dict, Targets]:
+def refit(family: str | None, bounded: bool = False) -> tuple[dict, Targets]:
     """The fitted constants with `family`'s targets dropped (None: none dropped), and what was
-    left to fit them to. Only the constants a fit set anew are returned; the rest are the
-    preset's."""
+    left to fit them to (`bounded`: the power cap held to the clock streams' ceiling). Only the
+    constants a fit set anew are returned; the rest are the preset's."""
     out: dict = {}
     points = calibrate.clock_points()
     kept = [p for p in points if family not in families_of(p.workload, p.variant, p.headdim)]
     if len(kept) < len(points):
-        out["power_cap"] = calibrate.fit_power_cap(kept)[0]
+        out["power_cap"] = calibrate.power_cap_fit(kept, bounded=bounded)[0]
 
     rows = calibrate.softmax_cycle_rows(())
     cycles = sum(family not in row_families(r) for r in rows)
@@ -217,36 +219,46 @@ class CrossVal:
     rows: list[Row]
     in_sample: list[float]      # each row's error on the preset
     held_out: list[float]       # each row's worst held-out error over its families
+    preset: Hardware = H200     # what in-sample is, and what the refits are against
 
 
-def crossval(everything: bool = False, workers: int | None = None) -> CrossVal:
+def preset(bounded: bool = False) -> Hardware:
+    """The in-sample preset: `h200`, or with `bounded` `h200` with the power cap held to the
+    clock streams' ceiling (`calibrate.power_cap_fit(bounded=True)`)."""
+    return H200.with_(power_cap=calibrate.power_cap_fit(bounded=True)[0]) if bounded else H200
+
+
+def crossval(everything: bool = False, workers: int | None = None,
+             bounded: bool = False) -> CrossVal:
     """Hold out each family of `compare`'s measured rows (the headlines, or with `everything` all)
-    in turn; `workers` processes predict (default: every core)."""
+    in turn; `workers` processes predict (default: every core); `bounded`: the power cap held
+    to the clock streams' ceiling, in-sample and in every refit."""
     workers = workers or os.cpu_count() or 1
     rows = [r for r in compare(None, everything) if r.config is not None]
     names = sorted({f for r in rows for f in row_families(r)}, key=_order)
+    base = preset(bounded)
     tflops = _Predictions(workers)
     try:
-        tflops.submit((r.config, H200) for r in rows)
-        fits = {n: refit(n) for n in names}
-        hws = {n: H200.with_(**fits[n][0]) for n in names}
+        tflops.submit((r.config, base) for r in rows)
+        fits = {n: refit(n, bounded) for n in names}
+        hws = {n: base.with_(**fits[n][0]) for n in names}
         tflops.submit((r.config, hws[n]) for n in names for r in rows if n in row_families(r))
-        return _assemble(rows, names, fits, hws, tflops)
+        return _assemble(rows, names, fits, hws, tflops, base)
     finally:
         tflops.close()
 
 
-def _assemble(rows, names, fits, hws, tflops) -> CrossVal:
+def _assemble(rows, names, fits, hws, tflops, base: Hardware = H200) -> CrossVal:
     def err(row, hw):
         t = tflops[(row.config, hw)]
         return float("nan") if t is None else t / row.measured - 1
 
     fams = [Family(n, [r for r in rows if n in row_families(r)],
-                   [err(r, H200) for r in rows if n in row_families(r)],
+                   [err(r, base) for r in rows if n in row_families(r)],
                    [err(r, hws[n]) for r in rows if n in row_families(r)], *fits[n])
             for n in names]
     worst = [max((err(r, hws[n]) for n in row_families(r)), key=abs) for r in rows]
-    return CrossVal(fams, rows, [err(r, H200) for r in rows], worst)
+    return CrossVal(fams, rows, [err(r, base) for r in rows], worst, base)
 
 
 def table(cv: CrossVal) -> str:
@@ -258,7 +270,7 @@ def table(cv: CrossVal) -> str:
         (im, ix), (hm, hx), t = f.in_sample_stats, f.held_out_stats, f.targets
         lines.append(f"{f.name:22s} {len(f.rows):4d}  {im:6.1%} {ix:6.1%}  {hm:6.1%} {hx:6.1%}  "
                      f"{t.clocks[0]:>3d}/{t.clocks[1]:<2d} {t.cycles[0]:>3d}/{t.cycles[1]:<2d} "
-                     f"{t.align[0]:>2d}/{t.align[1]:<2d}  {moved(f.constants)}")
+                     f"{t.align[0]:>2d}/{t.align[1]:<2d}  {moved(f.constants, cv.preset)}")
     ins = [abs(e) for e in cv.in_sample]
     out = [abs(e) for e in cv.held_out]
     lines.append(f"\nall {len(cv.rows)} rows: in-sample median |error| {statistics.median(ins):.1%}, "
@@ -309,18 +321,18 @@ def tab2_table() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    unknown = set(argv) - {"--all", "--readme", "--rows", "--tab2"}
+    unknown = set(argv) - {"--all", "--readme", "--rows", "--tab2", "--bounded"}
     if unknown:
-        print("usage: python -m fidelity crossval [--all] [--rows] [--readme] | --tab2; "
+        print("usage: python -m fidelity crossval [--all] [--rows] [--bounded] [--readme] | --tab2; "
               f"unknown {sorted(unknown)}", file=sys.stderr)
         return 2
     if "--tab2" in argv:
         print(tab2_table())
         return 0
-    if "--readme" in argv and "--all" in argv:
-        print("--readme writes the headline table only", file=sys.stderr)
+    if "--readme" in argv and ("--all" in argv or "--bounded" in argv):
+        print("--readme writes the headline table on the preset only", file=sys.stderr)
         return 2
-    cv = crossval(everything="--all" in argv)
+    cv = crossval(everything="--all" in argv, bounded="--bounded" in argv)
     print(table(cv))
     if "--rows" in argv:
         print("\n" + row_table(cv))

@@ -21,7 +21,10 @@ L2_ONLY_IN_SAMPLE = (
     "measured, L2 bytes and exps per clock are fixed multiples of the tensor busy fraction "
     "(attention's K/V bytes and scores per FLOP are set by its tile and head dim: 32 B/clk and "
     "8 exps/clk, 4 at d 256, per unit of tensor), so without the GEMM traces only the one d 256 "
-    "trace splits L2 from exps — L2 +89 %, exp −120 % — and the GEMMs' clock comes out low")
+    "trace splits L2 from exps — L2 +89 %, exp −120 % — and the GEMMs' clock comes out low. The "
+    "clock streams (results/h200-clock.json) ran at the ceiling: bounds, not points; held to them "
+    "(`crossval --bounded`, test_with_the_streams_bounds_the_median_is_within_five_per_cent) the "
+    "ladder's held-out median is 5.4 %, but the preset would then lose attention sequential")
 WS_PINS_BESIDE = (
     "softmax_beside_mma = 2.0 is chosen by ws's cycles alone: the other five kernels prefer 1.8, "
     "where the model's ws schedule is 10 % slower per block (3656 against 3308 clk; at 2.2, "
@@ -102,6 +105,27 @@ def test_a_family_that_only_fits_in_sample(name):
 @pytest.mark.xfail(strict=True, reason=L2_ONLY_IN_SAMPLE + " (26 of the 36 rows)")
 def test_median_held_out_error_within_five_per_cent():
     assert statistics.median(abs(e) for e in result().held_out) <= 0.05
+
+
+@functools.cache
+def bounded() -> xv.CrossVal:
+    """The cross-validation with the power cap held to the clock streams' ceiling, in-sample
+    and in every refit (`python -m fidelity crossval --bounded`)."""
+    return xv.crossval(bounded=True)
+
+
+def test_with_the_streams_bounds_the_median_is_within_five_per_cent():
+    """Held to the L2 and exp2 streams' ceiling the plane's L2 term is no longer free with the
+    GEMMs out: the held-out median over all rows comes within 5 % (4.8 % against 11.9 %), the
+    GEMM ladder's under half of what it is on the preset (5.4 % against 12.9 %). What keeps
+    the preset from taking that plane: in-sample, attention sequential then misses (+10.1 %),
+    and fa2, persistent d 64 and the sequential GEMMs move the same way (fidelity/README.md)."""
+    cv = bounded()
+    assert statistics.median(abs(e) for e in cv.held_out) <= 0.05
+    gemm = next(f for f in cv.families if f.name == "GEMM ladder")
+    assert gemm.held_out_stats[0] < family("GEMM ladder").held_out_stats[0] / 2
+    out = [(r.workload, r.variant) for r, e in zip(cv.rows, cv.in_sample) if abs(e) > 0.10]
+    assert out == [("attention", "sequential")], out
 
 
 def test_the_readme_table_is_what_the_code_prints():
