@@ -11,7 +11,8 @@ notebook, through jupytext), runs Run → Run All Cells, waits for the kernel, a
 * Ctrl+S after the run rewrites nothing: the .py has the same bytes (and `git diff` stays clean
   if it was clean), and no .ipynb appears.
 
-Screenshots for people to look at go to out/lab/ (gitignored), with Lab's log (lab.log).
+Screenshots for people to look at go to out/lab/ (gitignored), with Lab's log (lab.log; under
+pytest-xdist one Lab per worker, each on its own port with its own log, lab-<worker>.log).
 
 It needs Chromium at /usr/bin/chromium and the playwright package (never a downloaded browser):
 `apt-get install chromium` and `pip install playwright` (or `pip install -e .[test]`). Without
@@ -87,7 +88,9 @@ def lab():
     workspaces = tempfile.mkdtemp(prefix="lab-workspaces-")  # leave the user's Lab tabs alone
     env = dict(env, JUPYTERLAB_WORKSPACES_DIR=workspaces)
     SHOTS.mkdir(parents=True, exist_ok=True)
-    log = open(SHOTS / "lab.log", "w")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    log_path = SHOTS / (f"lab-{worker}.log" if worker else "lab.log")
+    log = open(log_path, "w")
     server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -100,7 +103,7 @@ def lab():
             except OSError:
                 pass
             if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"JupyterLab did not start (see {SHOTS / 'lab.log'})")
+                pytest.fail(f"JupyterLab did not start (see {log_path})")
             time.sleep(0.5)
         yield url, token
     finally:
