@@ -4,7 +4,7 @@
 trimmed traces and summaries are in `results/traces/`. Here the model runs the same kernel —
 same variant, tile, ring depth and loop length, `h200` preset — and its trace is read as the same
 lanes: one per role (producer, consumer 0, consumer 1), each a list of named spans with the kernel's
-scope names. Both sides then go through the same three measures (`sim/trace.py`): per role and
+scope names. Both sides then go through the same three measures (`records/spans.py`): per role and
 scope the busy fraction over a steady window, the mean span, and the iteration period (a K/V block
 for attention, a k-step for GEMM), in SM clocks.
 

@@ -35,9 +35,12 @@ import sys
 import time
 from pathlib import Path
 
-from records.trace import (RESULTS, ROLES, add_clock, cta_stats, hand_off_summary, read_events,
-                           summarize, trim)
+from records.trace import (RESULTS, ROLES, add_clock, cta_stats, hand_off_summary, load,
+                           read_events, summarize, trim)
 
+from .harness import measure
+
+__all__ = ["ALL", "KERNELS", "PROBES", "RESULTS", "load", "record"]   # load: a trace read back
 SAMPLED_WARPS = "0,4,10"
 # Bytes of the global buffer per sampled warp (Proton needs a power of two per segment). A scope
 # costs two 8-byte records: 16 KiB holds 1024 scopes — a whole attention CTA (66 blocks × ≤ 7
@@ -151,9 +154,7 @@ def _runner(spec: dict, shape, profile: bool):
 
 
 def _time_ms(fn) -> float:
-    import triton
-
-    return triton.testing.do_bench(fn, warmup=10, rep=60, return_mode="median")
+    return measure(fn, 0.0, warmup_ms=10, rep_ms=60)["ms"]
 
 
 def overhead(spec: dict, shape, rounds: int = 2) -> dict:
