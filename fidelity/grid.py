@@ -2,9 +2,9 @@
 
 Our `fa3` was measured beside cuDNN and SDPA-flash on a grid (`results/h200-attention-grid.json`:
 d ∈ {64, 128, 256} × S ∈ {1K, 4K, 16K}, B·S = 16K, H·d = 2048, causal and not). Here the model
-predicts each point at the tile the kernel ran (`sim.config.kernel_tile`, tiles.toml: 192×128 with 3
-consumers at d 64, 128×128 at d 128, 128×64 at d 256) and says, from its own units, where the
-cycles go:
+predicts each point at the tile the kernel ran (`sim.config.kernel_tile`, sim/tiles.toml:
+192×128 with 3 consumers at d 64, 128×128 at d 128, 128×64 at d 256) and says, from its own
+units, where the cycles go:
 
 * **per K/V block** (the steady state): the tensor core's math, BM·BN·d·4 FLOP / 4096 FLOP/clk,
   against the block's period, and the SFU's exps, BM·BN / 16 per clk. A block has BM·BN exps for
@@ -128,7 +128,7 @@ def measured_rows() -> list[dict]:
 
 
 def kernel_tile(d: int, causal: bool) -> tuple[int, int, int]:
-    """(block_m, block_n, consumers) our fa3 ran at head dim d (tiles.toml's "gluon" table)."""
+    """(block_m, block_n, consumers) our fa3 ran at head dim d (sim/tiles.toml, "gluon")."""
     return tuple(config_tile("fa3", d, causal))
 
 

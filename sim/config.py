@@ -14,11 +14,12 @@ from .machine import KIB, Hardware
 
 DTYPES = {"fp16": 2, "bf16": 2, "fp8": 1}        # bytes per element of Q/K/V or A/B
 
-# Tiles and ring depths: the repository's one table (tiles.toml), read here, by the kernels
+# Tiles and ring depths: the repository's one table (sim/tiles.toml: in the model's folder,
+# which carries every file the model reads), read here, by the kernels
 # (kernels/attention/host.py) and, through this module, by fidelity. `TILES[table]["full" or
 # "causal"][head_dim]` is a `Tile`; `TILES[table]["stages"]` the ring depth. Tables: "fa3"
 # (FlashAttention-3's own tiles), "fa2" (FlashAttention-2's), "gluon" (our Gluon kernels').
-TILES_FILE = Path(__file__).resolve().parents[1] / "tiles.toml"
+TILES_FILE = Path(__file__).resolve().parent / "tiles.toml"
 
 
 class Tile(NamedTuple):

@@ -35,8 +35,9 @@ def repository_files(root: Path = ROOT) -> list[Path]:
     """The repository's files (git's list where there is one, else the tree without build
     output and virtualenvs), relative to `root`, results/ left out."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=root, capture_output=True, check=True, timeout=60).stdout.decode()
+        cmd = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+        out = subprocess.run(cmd, cwd=root, capture_output=True, check=True,
+                             timeout=60).stdout.decode()
         files = [Path(p) for p in out.split("\0") if p]
     except (OSError, subprocess.SubprocessError):
         files = [p.relative_to(root) for p in root.rglob("*")

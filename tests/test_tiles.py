@@ -1,4 +1,4 @@
-"""One table of tiles and ring depths (tiles.toml), one naming, read by the model
+"""One table of tiles and ring depths (sim/tiles.toml), one naming, read by the model
 (`sim.config.TILES`) and by the kernels (`kernels.attention.host.TILES`) without either
 importing the other; fidelity asks the model (`sim.config.kernel_tile`)."""
 from __future__ import annotations

@@ -117,10 +117,10 @@ class Config:
                     f"+ producer {self.producer_regs} registers/thread = {regs} > 65536 per SM")
 
 
-# Tiles and ring depth: the "gluon" table of the repository's tiles.toml (FA3's released tiles,
+# Tiles and ring depth: the "gluon" table of the repository's sim/tiles.toml (FA3's released tiles,
 # block_n rounded to a power of two), which the model reads too. setmaxnreg as FA3: 24/240 with
 # 2 consumers, 32/160 with 3.
-TILES_FILE = Path(__file__).resolve().parents[2] / "tiles.toml"
+TILES_FILE = Path(__file__).resolve().parents[2] / "sim" / "tiles.toml"  # data, not an import
 
 
 class Tile(NamedTuple):
