@@ -84,12 +84,12 @@ def run(*args: str) -> int:
 
 def test_args(args) -> list[str]:
     """pytest's arguments for `tasks.py test`: the user's, run on every core (pytest-xdist)
-    unless they choose the workers (-n, --numprocesses) or turn xdist off (-p no:xdist). Tests
-    that must share one process carry an `xdist_group` mark (--dist loadgroup)."""
+    unless they choose the workers (-n, --numprocesses) or turn xdist off (-p no:xdist). Each
+    test file stays on one worker (--dist loadfile): its module's fixtures are built once."""
     args = list(args)
     chosen = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args)
     off = any(a in ("no:xdist", "-pno:xdist") for a in args)
-    return args if chosen or off else ["-n", "auto", "--dist", "loadgroup", *args]
+    return args if chosen or off else ["-n", "auto", "--dist", "loadfile", *args]
 
 
 def lab(*args: str) -> int:

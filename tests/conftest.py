@@ -1,13 +1,12 @@
 """Shared test set-up: tests marked `gpu` run only where a Hopper (sm_90) GPU is present, and the
-order and grouping of the tests when pytest-xdist runs them on several workers
-(`python3 tasks.py test` does: -n auto --dist loadgroup).
+order of the tests for pytest-xdist (`python3 tasks.py test` runs -n auto --dist loadfile).
 
-Under xdist each module's tests stay on one worker (an `xdist_group` per file), so a module's
-shared fixtures (a graded class, compiled kernels, a model's grid of points) are built once,
-except in the modules of SPLIT: there each test is expensive on its own (a chapter run top to
-bottom, in a kernel or in JupyterLab) and needs nothing from the others (each worker starts its
-own Lab, on a free port of its own). Those go first, so that the long ones do not end the run
-alone.
+Under xdist each file's tests stay on one worker (loadfile), so a module's shared fixtures (a
+graded class, compiled kernels, a model's grid of points) are built once. (`--dist loadgroup`
+with `xdist_group` marks would let the chapter runs split too, but pytest-xdist 3.8 groups by
+rewriting `item._nodeid`, which pytest 9.2's nodes no longer read: every test runs apart.) The
+files of LONG_FIRST, each test a whole chapter run top to bottom, go first, so that the longest
+files do not end the run alone.
 """
 from __future__ import annotations
 
@@ -30,15 +29,11 @@ def hopper_gpu() -> str | None:
     return torch.cuda.get_device_name(0)
 
 
-SPLIT = ("test_notebooks.py", "test_lab_browser.py")
+LONG_FIRST = ("test_lab_browser.py", "test_notebooks.py")
 
 
-@pytest.hookimpl(tryfirst=True)     # before xdist reads the groups off the marks
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.path.name not in SPLIT)     # stable: the long ones first
-    for item in items:
-        if item.path.name not in SPLIT:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    items.sort(key=lambda item: item.path.name not in LONG_FIRST)   # stable: the long ones first
     if hopper_gpu():
         return
     skip = pytest.mark.skip(reason="needs a Hopper (sm_90a) GPU; none here")

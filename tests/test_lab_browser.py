@@ -12,7 +12,7 @@ notebook, through jupytext), runs Run → Run All Cells, waits for the kernel, a
   if it was clean), and no .ipynb appears.
 
 Screenshots for people to look at go to out/lab/ (gitignored), with Lab's log (lab.log; under
-pytest-xdist one Lab per worker, each on its own port with its own log, lab-<worker>.log).
+pytest-xdist lab-<worker>.log: a worker that runs these tests starts its own Lab on a free port).
 
 It needs Chromium at /usr/bin/chromium and the playwright package (never a downloaded browser):
 `apt-get install chromium` and `pip install playwright` (or `pip install -e .[test]`). Without

@@ -9,8 +9,8 @@ spec.loader.exec_module(tasks)
 
 
 def test_the_suite_runs_on_every_core_by_default():
-    assert tasks.test_args([]) == ["-n", "auto", "--dist", "loadgroup"]
-    assert tasks.test_args(["-x", "tests/model"]) == ["-n", "auto", "--dist", "loadgroup", "-x",
+    assert tasks.test_args([]) == ["-n", "auto", "--dist", "loadfile"]
+    assert tasks.test_args(["-x", "tests/model"]) == ["-n", "auto", "--dist", "loadfile", "-x",
                                                       "tests/model"]
 
 
