@@ -3,7 +3,8 @@
 
     python3 tasks.py story   # set up .venv, then run the story: the model's ablation with our H200's
                              # measured ladder beside it (python -m fidelity story)
-    python3 tasks.py test    # set up .venv, then run the whole test suite (CI runs this)
+    python3 tasks.py test    # set up .venv, then run the whole test suite (CI runs this): in
+                             # parallel on every core (pytest-xdist's -n auto) unless -n is given
     python3 tasks.py lab     # set up .venv, then open JupyterLab on notebooks/
 
 Set-up is idempotent: the virtualenv is (re)installed only when pyproject.toml changed, so the
@@ -81,6 +82,16 @@ def run(*args: str) -> int:
     return subprocess.run([str(PY), *args], cwd=ROOT, env=env, check=False).returncode
 
 
+def test_args(args) -> list[str]:
+    """pytest's arguments for `tasks.py test`: the user's, run on every core (pytest-xdist)
+    unless they choose the workers (-n, --numprocesses) or turn xdist off (-p no:xdist). Each
+    test file stays on one worker (--dist loadfile): its module's fixtures are built once."""
+    args = list(args)
+    chosen = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args)
+    off = any(a in ("no:xdist", "-pno:xdist") for a in args)
+    return args if chosen or off else ["-n", "auto", "--dist", "loadfile", *args]
+
+
 def lab(*args: str) -> int:
     cmd, env = lab_command(*args)
     return subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
@@ -89,7 +100,7 @@ def lab(*args: str) -> int:
 def main(argv: list[str]) -> int:
     commands = {
         "story": lambda rest: run("-m", "fidelity", "story", *rest),
-        "test": lambda rest: run("-m", "pytest", *rest),
+        "test": lambda rest: run("-m", "pytest", *test_args(rest)),
         "lab": lambda rest: lab(*rest),
         "setup": lambda rest: 0,
     }

@@ -1,4 +1,5 @@
-"""Fidelity: the model (`sim`) against the machine (`instruments`' measurements in `results/`).
+"""Fidelity: the model (`sim`) against the machine (the measurements in `results/`, read
+through the `records` leaf; fidelity imports neither `kernels` nor `instruments`).
 
     python -m fidelity                 the headline kernels, predicted beside what they measured
     python -m fidelity --all           every committed measurement
@@ -6,7 +7,7 @@
     python -m fidelity lanes [--out D] the model's lanes under each committed Proton trace
     python -m fidelity calibrate [--tab2|--softmax|--align]   how the fitted constants were chosen
     python -m fidelity crossval [--all] each kernel family held out of the fits, then predicted
-    python -m fidelity persistent [--file F|--r5a-order]   persistent fa3 vs plain: R5, the model
+    python -m fidelity persistent [--file F|--section-order]   persistent fa3 vs plain, the model
 
 `compare` predicts every measured kernel at the tile it ran; `lanes` puts the model's per-warpgroup
 timeline under a Proton trace; `calibrate` refits the constants the datasheets do not give;

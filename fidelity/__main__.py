@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("pingpong", help="where pingpong pays: the model's gain over ws, mapped, and why")
     sub.add_parser("grid", help="fa3 across head dim and sequence length, measured vs the model")
     sub.add_parser("fa2", help="the model's fa2 (mma.sync, from its own costs) vs SDPA-flash")
-    sub.add_parser("persistent", help="persistent fa3 against plain: measured (R5) vs the model")
+    sub.add_parser("persistent", help="persistent fa3 against plain: measured vs the model")
     parser.add_argument("--hardware", default="h200")
     parser.add_argument("--all", action="store_true", help="every measured shape, not the headlines")
     a = parser.parse_args(argv)

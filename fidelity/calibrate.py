@@ -22,8 +22,8 @@ Two fits, each printed so the choice can be checked:
   smallest worst relative error over tab. 2's three numbers.
 * **The h200 softmax** (``--softmax``, about a minute): ``softmax_stall_per_elem`` and
   ``softmax_beside_mma`` on the `h200` preset, for the smallest worst relative error of the six
-  attention kernels' cycles per K/V block that Nsight Compute counted on the plain kernels (run
-  S1, `fidelity.compare.cycle_rows`) — cycles, so the power cap's clock does not enter the fit.
+  attention kernels' cycles per K/V block that Nsight Compute counted on the plain kernels
+  (`results/h200-stall.json`, `fidelity.compare.cycle_rows`) — cycles, so the power cap's clock does not enter the fit.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from fidelity.preset import MICRO
-from instruments import RESULTS
+from records import RESULTS
 from sim.config import AttentionConfig
 from sim.hardware import H100, H100_STATIC_NS, H200, PowerCap
 from sim.paper import TAB2, TAB2_REPORTED
@@ -313,7 +313,7 @@ ALIGN_GRID = {"tma_misaligned_factor": [1.4, 1.45, 1.5, 1.55, 1.6, 1.65, 1.7, 1.
 
 
 def alignment_pairs() -> list[tuple[tuple, str, float]]:
-    """Run G2's alignment probe (h200-align.json) as ((M, N, K), variant, measured time with the
+    """The alignment probe (h200-align.json) as ((M, N, K), variant, measured time with the
     misaligned strides over the time with 128-byte ones): each kernel on the same logical shape
     twice, so the ratio is the strides' alone."""
     path = RESULTS / "h200-align.json"

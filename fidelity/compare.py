@@ -32,9 +32,10 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from instruments import RESULTS
+from records import RESULTS
 from sim import attention, gemm
 from sim.config import AttentionConfig, GemmConfig
+from sim.config import kernel_tile as config_tile
 from sim.hardware import Hardware
 from sim.predict import predict
 
@@ -153,7 +154,7 @@ def attention_rows(hw: Hardware | None, everything: bool) -> list[Row]:
         if not everything and ((r["B"], r["H"], r["S"], r["d"]) != HEADLINE_ATTENTION
                                or r["causal"]):
             continue
-        bm, bn, consumers = _kernel_tile(base, r)
+        bm, bn, consumers = kernel_tile(base, r)
         cfg = AttentionConfig(batch=r["B"], heads=r["H"], seqlen=r["S"], headdim=r["d"],
                               causal=r["causal"], dtype=DTYPE[r["dtype"]], variant=base,
                               block_m=bm, block_n=bn, consumers=consumers,
@@ -168,15 +169,14 @@ def attention_rows(hw: Hardware | None, everything: bool) -> list[Row]:
     return out
 
 
-def _kernel_tile(variant: str, row: dict) -> tuple[int | None, int | None, int | None]:
-    """The tile the measured kernel ran: the row's override, else the kernel's own default (our
-    Gluon kernels need power-of-two tiles: FA3's d128 128×176 runs as 128×128)."""
+def kernel_tile(variant: str, row: dict) -> tuple[int, int, int]:
+    """The tile the measured kernel ran: the row's override, else the kernel's own default, which
+    the model reads from the same table (`sim.config.kernel_tile`, sim/tiles.toml's "gluon": our
+    Gluon kernels need power-of-two tiles, so FA3's d128 128×176 runs as 128×128)."""
     if row.get("tile"):
         bm, bn = row["tile"]
         return bm, bn, bm // 64
-    from kernels.attention import config  # the kernels' tile table: needs triton, as fidelity does
-    cfg = config(variant, row["d"], row["causal"], row.get("stages"))
-    return cfg.BM, cfg.BN, cfg.consumers
+    return tuple(config_tile(variant, row["d"], row["causal"]))
 
 
 def run_clocks(rows: list[dict], key) -> dict:
@@ -222,7 +222,7 @@ def cycle_rows(hw: Hardware, everything: bool = False) -> list[Row]:
         path = RESULTS / name
         for r in json.loads(path.read_text())["rows"] if path.exists() else []:
             b, h, s, d = shape_of(r)
-            bm, bn, consumers = _kernel_tile(r["variant"], {"d": d, "causal": False,
+            bm, bn, consumers = kernel_tile(r["variant"], {"d": d, "causal": False,
                                                             "stages": r.get("stages")})
             cfg = AttentionConfig(batch=b, heads=h, seqlen=s, headdim=d, variant=r["variant"],
                                   block_m=bm, block_n=bn, consumers=consumers,

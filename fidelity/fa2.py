@@ -4,7 +4,7 @@ The model's `fa2` (sim/attention/fa2.py: mma.sync, ldmatrix, cp.async, no TMA, n
 specialization, FA2's own tiles per head dim) against torch SDPA's flash backend, which is
 FlashAttention-2, on our H200:
 
-* run R4's grid (`results/h200-attention-grid.json`: d ∈ {64, 128, 256} × S ∈ {1K, 4K, 16K},
+* the grid (`results/h200-attention-grid.json`: d ∈ {64, 128, 256} × S ∈ {1K, 4K, 16K},
   B·S = 16K, H·d = 2048, causal and not; 18 points);
 * FA3 tab. 2's shape (`results/h200-attention.json`: B 4, H 16, S 8448, d 128, causal and not).
 
@@ -18,7 +18,7 @@ import json
 import statistics
 from dataclasses import dataclass
 
-from instruments import RESULTS
+from records import RESULTS
 from sim import attention
 from sim.config import AttentionConfig
 from sim.hardware import Hardware
@@ -33,7 +33,7 @@ PEER = "sdpa_flash"
 
 @dataclass
 class Point:
-    source: str                 # "R4" (the grid) or "tab2"
+    source: str                 # "grid" (GRID_FILE) or "tab2" (TAB2_FILE)
     B: int
     H: int
     S: int
@@ -59,7 +59,7 @@ def _rows(name: str) -> list[dict]:
 
 def measured() -> list[tuple[str, dict]]:
     """SDPA-flash's rows: the grid's 18, then tab. 2's shape (causal and not), fp16."""
-    out = [("R4", r) for r in _rows(GRID_FILE)
+    out = [("grid", r) for r in _rows(GRID_FILE)
            if r["variant"] == PEER and r.get("ok") and r["dtype"] == "float16"]
     out += [("tab2", r) for r in _rows(TAB2_FILE)
             if r["variant"] == PEER and r.get("ok") and r["dtype"] == "float16"

@@ -2,9 +2,9 @@
 
 Our `fa3` was measured beside cuDNN and SDPA-flash on a grid (`results/h200-attention-grid.json`:
 d ∈ {64, 128, 256} × S ∈ {1K, 4K, 16K}, B·S = 16K, H·d = 2048, causal and not). Here the model
-predicts each point at the tile the kernel ran (`fidelity.compare._kernel_tile`: 192×128 with 3
-consumers at d 64, 128×128 at d 128, 128×64 at d 256) and says, from its own units, where the
-cycles go:
+predicts each point at the tile the kernel ran (`sim.config.kernel_tile`, sim/tiles.toml:
+192×128 with 3 consumers at d 64, 128×128 at d 128, 128×64 at d 256) and says, from its own
+units, where the cycles go:
 
 * **per K/V block** (the steady state): the tensor core's math, BM·BN·d·4 FLOP / 4096 FLOP/clk,
   against the block's period, and the SFU's exps, BM·BN / 16 per clk. A block has BM·BN exps for
@@ -20,8 +20,8 @@ cycles go:
 * **per launch**: the tail wave (CTAs against 132 SMs: the last SMs to finish set the time;
   causal CTAs are of unequal length) and the launch's fixed 1.6 µs.
 
-The shares add up to the predicted time. `account()` runs the same steps as
-`sim.predict.predict_attention` (and checks it gets the same TFLOP/s) and keeps the pieces.
+The shares add up to the predicted time. `account()` takes apart the launch
+`sim.predict.predict_attention` runs (`attention_launch`) and gets the same TFLOP/s.
 """
 from __future__ import annotations
 
@@ -31,17 +31,18 @@ import json
 import statistics
 from dataclasses import dataclass, field
 
-from instruments import RESULTS
+from records import RESULTS
 from sim import attention
 from sim.config import AttentionConfig
+from sim.config import kernel_tile as config_tile
 from sim.hardware import Hardware
 from sim.hardware import get as get_hardware
-from sim.predict import EXACT_UP_TO, _cta_time, _lengths, _makespan, _settle, typical
+from sim.predict import attention_launch
 
 GRID_FILE = "h200-attention-grid.json"
 HEAD_DIMS = (64, 128, 256)
 SEQLENS = (1024, 4096, 16384)
-TOKENS, HIDDEN = 16384, 2048        # B·S and H·d of FA3 fig. 5's sweep, which R4 ran
+TOKENS, HIDDEN = 16384, 2048        # B·S and H·d of FA3 fig. 5's sweep (GRID_FILE's shapes)
 
 
 @dataclass
@@ -73,34 +74,17 @@ def config(d: int, S: int, causal: bool, tile: tuple[int, int, int] | None = Non
 
 
 def account(cfg: AttentionConfig, hw: Hardware) -> Account:
-    """`sim.predict.predict_attention`'s steps, keeping each CTA's time and the steady block."""
-    cfg = attention.prepare(cfg, hw)
-    per_sm = attention.ctas_per_sm(cfg, hw)
-    lengths = _lengths(cfg)
-    n_typ, m_typ = typical(lengths)
-    last: dict = {}
-
-    def steady(h):
-        return attention.simulate(cfg, h, min(n_typ, EXACT_UP_TO), min(m_typ, n_typ))
-
-    def launch(h):
-        caches: dict[int, dict] = {}
-        times, blocks = [], []
-        for n, masked in sorted(lengths, reverse=True) * (cfg.batch * cfg.heads):
-            run = (lambda m: lambda k: attention.simulate(cfg, h, k, min(m, k)))(masked)
-            times.append(_cta_time(run, n, caches.setdefault(masked, {})) + h.cta_launch_clk)
-            blocks.append(n)
-        last.update(times=times, blocks=blocks)
-        return times, _makespan(times, h.sms * per_sm)
-
-    at, makespan = _settle(hw, steady, launch, per_sm)
-    times, blocks = last["times"], last["blocks"]
+    """`sim.predict.attention_launch` (the steps `predict_attention` takes), its CTAs' times
+    taken apart."""
+    run = attention_launch(cfg, hw)
+    cfg, at, makespan, times, blocks = run.config, run.hardware, run.makespan, run.times, run.blocks
+    m_typ = run.typical[1]
     # the steady block: the slope of a CTA's time over 16 more blocks (as many masked)
     k = 16
     t1 = attention.simulate(cfg, at, k, min(m_typ, k))[0]
     t2 = attention.simulate(cfg, at, 2 * k, min(m_typ, k))[0]
     block = (t2 - t1) / k
-    slots = at.sms * per_sm
+    slots = at.sms * run.ctas_per_sm
     sm_clk = makespan * slots
     work = block * sum(blocks)
     turnover = at.cta_launch_clk * len(times)
@@ -127,7 +111,7 @@ class Point:
     S: int
     causal: bool
     tile: tuple[int, int, int]
-    measured: float | None              # our fa3 (the kernel's default build at R4), TFLOP/s
+    measured: float | None              # our fa3's default build (GRID_FILE), TFLOP/s
     spread: tuple[float, float] | None
     cudnn: float | None
     flash: float | None
@@ -144,9 +128,8 @@ def measured_rows() -> list[dict]:
 
 
 def kernel_tile(d: int, causal: bool) -> tuple[int, int, int]:
-    """(BM, BN, consumers) our fa3 ran at head dim d (kernels/attention/host.py's table)."""
-    from .compare import _kernel_tile
-    return _kernel_tile("fa3", {"d": d, "causal": causal, "stages": 2})
+    """(block_m, block_n, consumers) our fa3 ran at head dim d (sim/tiles.toml, "gluon")."""
+    return tuple(config_tile("fa3", d, causal))
 
 
 @functools.cache
@@ -206,8 +189,8 @@ def table(pts) -> str:
             f"{err:>6s} {a.clock_hz / 1e6:5.0f} | {a.exps_per_kflop:6.2f} {a.tensor_per_block:6.0%} "
             f"{a.sfu_per_block:4.0%} | {s['blocks']:6.0%} {s['per CTA']:6.0%} {s['turnover']:5.1%} "
             f"{s['tail']:5.1%} {s['launch']:6.1%}")
-    lines.append("(fa3: our kernel, R4, TFLOP/s; model: h200 preset at the kernel's tile and the "
-                 "clock the power cap gives it (MHz); exp/kF: exps per 1000 FLOP = 1000/(4d); "
+    lines.append(f"(fa3: our kernel ({GRID_FILE}), TFLOP/s; model: h200 preset at the "
+                 "kernel's tile and the clock the power cap gives it (MHz); exp/kF: exps per 1000 FLOP = 1000/(4d); "
                  "tensor, SFU: busy over a steady K/V block; the rest: shares of the predicted "
                  "time — steady blocks, each CTA's fixed cost beyond them (Q load, ring fill, "
                  "drain, epilogue), the SMs' turnover, the tail wave, the launch)")

@@ -4,7 +4,7 @@
 trimmed traces and summaries are in `results/traces/`. Here the model runs the same kernel —
 same variant, tile, ring depth and loop length, `h200` preset — and its trace is read as the same
 lanes: one per role (producer, consumer 0, consumer 1), each a list of named spans with the kernel's
-scope names. Both sides then go through the same three measures (`sim/trace.py`): per role and
+scope names. Both sides then go through the same three measures (`records/spans.py`): per role and
 scope the busy fraction over a steady window, the mean span, and the iteration period (a K/V block
 for attention, a k-step for GEMM), in SM clocks.
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from sim import attention, gemm, hardware
 from sim.config import AttentionConfig, GemmConfig
 from sim.predict import clocked
-from instruments.spans import Span, busy_fractions, mean_durations, median_step, steady_window
+from records.spans import Span, busy_fractions, mean_durations, median_step, steady_window
 from sim.trace import Trace
 
 ROLES = ("producer", "consumer0", "consumer1")
@@ -164,7 +164,7 @@ def model_stats(trace: Trace, workload: str, skip: int) -> dict:
         period = (hi - lo) / iters
     else:
         # consumer 0's second and third tile: a whole tile period away from the start
-        from instruments.trace import tile_starts
+        from records.trace import tile_starts
         firsts = tile_starts(ln["consumer0"])
         lo, hi = firsts[1], firsts[2]
         period = median_step(starts, (lo, hi))
@@ -181,7 +181,7 @@ def model_stats(trace: Trace, workload: str, skip: int) -> dict:
 def compare(summary: dict, hw=None) -> dict:
     """Model vs measured for one traced kernel: per role and main scope the busy fraction and
     mean span, and the iteration period, each with the model's relative error."""
-    from instruments.trace import SKIP
+    from records.trace import SKIP
     hw = hw or hardware.get("h200")
     trace, _ = run_model(summary, hw)
     model = model_stats(trace, summary["workload"], SKIP)
@@ -245,8 +245,7 @@ def figure(name: str, iterations: int = 4, where: Path | None = None, hw=None):
     axis of SM clocks from the start of a steady-state iteration; `iterations` of them shown."""
     import matplotlib.pyplot as plt
 
-    from instruments import trace as kt
-
+    from records import trace as kt
     from sim.plot import lane_rows
     kw = {} if where is None else {"where": where}
     raw, summary = kt.load(name, **kw)
@@ -281,16 +280,13 @@ def figure(name: str, iterations: int = 4, where: Path | None = None, hw=None):
 
 
 def main(argv=None) -> int:
-    from instruments import trace as kt
+    from records import trace as kt
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, help="write one figure per kernel here")
     p.add_argument("--hardware", default="h200")
     a = p.parse_args(argv)
     hw = hardware.get(a.hardware)
-    for name in kt.ALL:                       # the five kernels, then where the model missed
-        if not (kt.RESULTS / f"{name}.summary.json").exists():
-            print(f"{name}: no committed trace")
-            continue
+    for name in kt.committed():
         _, summary = kt.load(name)
         print(table(compare(summary, hw)))
         if a.out:

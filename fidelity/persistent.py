@@ -1,16 +1,17 @@
 """Persistent fa3, the model against the machine — `python -m fidelity persistent [--file F]`.
 
-Runs R5a/R5b measured our fa3 plain (one CTA per Q tile) and persistent (one CTA per SM over a
-tile list, `kernels/attention/persistent.py`) in the same interleaved rounds across the grid
+`results/h200-attention-persistent.json` holds our fa3 plain (one CTA per Q tile) and persistent
+(one CTA per SM over a tile list, `kernels/attention/persistent.py`), measured in the same
+interleaved rounds across the grid
 (d ∈ {64, 128, 256} × S ∈ {1K, 4K, 16K}, B·S = 16K, H·d = 2048, causal and not) and tab. 2's shape.
 Here the model predicts both at the kernel's tile (`AttentionConfig(persistent=True)`,
 `sim/attention/persistent.py`: the kernel's roles and tile order) and sets the persistent gain it
 predicts beside the measured one.
 
-R5a ran the causal tiles round-robin over FA3's L2 sections of heads (an earlier order of the
-kernel, which `r5a_tiles_of` rebuilds); the model walks the zigzag order the kernel has now,
-which run R5b measures. Against R5a's
-causal rows the model's persistent column is the zigzag's, not what ran.
+That file's causal rows ran the tiles round-robin over FA3's L2 sections of heads (the section
+order, which `section_tiles_of` builds); the model walks the zigzag order the kernel has now.
+Against that file's causal rows the model's persistent column is the zigzag's, not what ran;
+`--section-order` sets them beside the model in the order they ran.
 """
 from __future__ import annotations
 
@@ -20,15 +21,14 @@ import json
 import statistics
 from dataclasses import dataclass, replace
 
-from instruments import RESULTS
+from records import RESULTS
 from sim import predict
 from sim.config import AttentionConfig
 from sim.hardware import get as get_hardware
 
 from .grid import HEAD_DIMS, SEQLENS, config, kernel_tile
 
-R5A_FILE = "h200-attention-persistent.json"
-R5B_FILE = "h200-attention-persistent-r5b.json"
+SECTION_ORDER_FILE = "h200-attention-persistent.json"     # causal rows in the section order
 TAB2 = {"batch": 4, "heads": 16, "seqlen": 8448, "headdim": 128}
 
 
@@ -61,7 +61,7 @@ class Point:
 
 
 def shapes() -> list[tuple[AttentionConfig, int, int, bool]]:
-    """(config at the kernel's tile, d, S, causal) of every R5 point: the grid, then tab. 2."""
+    """(config at the kernel's tile, d, S, causal) of every point: the grid, then tab. 2."""
     out = []
     for causal in (False, True):
         for d in HEAD_DIMS:
@@ -82,13 +82,13 @@ def measured(path) -> dict:
     return {(r["variant"], r["d"], r["S"], r["causal"]): r["tflops"] for r in rows if r.get("ok")}
 
 
-L2_KV_BYTES = 32 * 1024 * 1024     # R5a's sections: heads whose K and V fit (FA3's size_l2)
+L2_KV_BYTES = 32 * 1024 * 1024     # the sections: heads whose K and V fit (FA3's size_l2)
 
 
-def r5a_tiles_of(cfg: AttentionConfig, hw) -> list[list[tuple[int, int]]]:
-    """The causal order R5a ran (the kernel's earlier `tile_coords`, CTAs round-robin): sections of
-    heads whose K + V fit 32 MiB, in each the longest Q tiles first across the section's heads.
-    Non-causal: the same as today's."""
+def section_tiles_of(cfg: AttentionConfig, hw) -> list[list[tuple[int, int]]]:
+    """The section order (CTAs round-robin over the tiles): sections of heads whose K + V fit
+    32 MiB, in each the longest Q tiles first across the section's heads. Non-causal: the
+    kernel's order."""
     from sim.attention import persistent as p
     if not cfg.causal:
         return p.tiles_of(cfg, hw)
@@ -105,24 +105,24 @@ def r5a_tiles_of(cfg: AttentionConfig, hw) -> list[list[tuple[int, int]]]:
     return [[p.num_blocks(coords(t), cfg) for t in range(c, tiles, P)] for c in range(P)]
 
 
-def r5a_causal(hardware: str = "h200") -> list[tuple[str, float, float, float]]:
-    """(shape, measured persistent, model in R5a's order, model in the zigzag) for R5a's causal
-    rows: does the model lose what the machine lost to the section order?"""
+def section_order_causal(hardware: str = "h200") -> list[tuple[str, float, float, float]]:
+    """(shape, measured persistent, model in the section order, model in the zigzag) for the
+    causal rows of SECTION_ORDER_FILE: does the model lose what the machine lost to that order?"""
     from sim.predict import predict_attention_persistent
     hw = get_hardware(hardware)
-    got = measured(RESULTS / R5A_FILE)
+    got = measured(RESULTS / SECTION_ORDER_FILE)
     out = []
     for cfg, d, S, causal in shapes():
         if causal and ("fa3+persistent", d, S, True) in got:
             pc = replace(cfg, persistent=True)
             out.append((Point(d, S, True, None, None, 0, 0).label, got[("fa3+persistent", d, S, True)],
-                        predict_attention_persistent(pc, hw, tiles_of=r5a_tiles_of).tflops,
+                        predict_attention_persistent(pc, hw, tiles_of=section_tiles_of).tflops,
                         predict(pc, hw).tflops))
     return out
 
 
 @functools.cache
-def points(file: str = R5A_FILE, hardware: str = "h200") -> tuple[Point, ...]:
+def points(file: str = SECTION_ORDER_FILE, hardware: str = "h200") -> tuple[Point, ...]:
     hw = get_hardware(hardware)
     got = measured(RESULTS / file)
     out = []
@@ -168,15 +168,17 @@ def table(pts) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fidelity persistent", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--file", default=R5A_FILE, help=f"results file (default {R5A_FILE}; "
-                    f"R5b: {R5B_FILE})")
+    ap.add_argument("--file", default=SECTION_ORDER_FILE,
+                    help=f"results file under results/ (default {SECTION_ORDER_FILE})")
     ap.add_argument("--hardware", default="h200")
-    ap.add_argument("--r5a-order", action="store_true",
-                    help="R5a's causal rows beside the model in the section order R5a ran")
+    ap.add_argument("--section-order", action="store_true",
+                    help=f"{SECTION_ORDER_FILE}'s causal rows beside the model in the section "
+                         "order they ran")
     a = ap.parse_args(argv)
-    if a.r5a_order:
-        print(f"{'shape':22s} {'R5a':>5s} {'model, R5a order':>16s} {'err':>6s} {'model, zigzag':>13s}")
-        for label, m, old, zig in r5a_causal(a.hardware):
+    if a.section_order:
+        print(f"{'shape':22s} {'meas.':>5s} {'model, sections':>16s} {'err':>6s} "
+              f"{'model, zigzag':>13s}")
+        for label, m, old, zig in section_order_causal(a.hardware):
             print(f"{label:22s} {m:5.0f} {old:16.0f} {old / m - 1:+6.1%} {zig:13.0f}")
         return 0
     print(table(points(a.file, a.hardware)))

@@ -47,7 +47,7 @@ from sim.config import AttentionConfig, GemmConfig
 from sim.hardware import H100, H200, Hardware
 from sim.predict import EXACT_UP_TO, clocked, predict
 
-from instruments import RESULTS
+from records import RESULTS
 
 PRESETS = (H100, H200)
 SEQLENS = (512, 1024, 2048, 4096, 8192, 16384)      # fig. 5's grid: B·S = 16K, H·d = 2048
@@ -262,7 +262,7 @@ def gemm_map(hw: Hardware, ks=GEMM_KS, tiles=GEMM_TILES) -> dict[tuple[int, tupl
 @dataclass
 class Measured:
     workload: str
-    run: str                 # where: the results file's section and the run
+    run: str                 # where: the results file (and its section)
     shape: tuple             # attention (B, H, S, d, causal, stages); GEMM (M, N, K, dtype)
     ws: float
     pp: float
@@ -281,14 +281,14 @@ class Measured:
         return wh < pl or ph < wl
 
 
-RUNS = {"gemm": "P2", "gemm_probe": "P1", "gemm_shapes_explore": "R2", "gemm_shapes": "R4"}
+GEMM_SECTIONS = ("gemm", "gemm_probe", "gemm_shapes_explore", "gemm_shapes")   # of h200.json
 
 
 def measured_points() -> list[Measured]:
     """Every pair of `ws` and `ws_pingpong` timed in the same interleaved rounds at their default
     configuration: attention (`h200-attention.json`, 2 consumers, each ring depth, full and
     causal) and the GEMM (`h200.json`: ws 128×256 s3 and pingpong 192×128 s4, persistent, L2
-    group 8 or the kernels' default, fp16 and bf16; runs P1, P2, R2, R4)."""
+    group 8 or the kernels' default, fp16 and bf16; each of `GEMM_SECTIONS`)."""
     out = []
     path = RESULTS / "h200-attention.json"
     rows = json.loads(path.read_text())["attention"]["rows"] if path.exists() else []
@@ -305,7 +305,7 @@ def measured_points() -> list[Measured]:
                                 (w["tflops_min"], w["tflops_max"], p["tflops_min"], p["tflops_max"])))
     path = RESULTS / "h200.json"
     data = json.loads(path.read_text()) if path.exists() else {}
-    for section, run in RUNS.items():
+    for section in GEMM_SECTIONS:
         by = {}
         for r in data.get(section, {}).get("rows", []):
             default = {"ws": ([128, 256, 64], 3), "ws_pingpong": ([192, 128, 64], 4)}.get(r.get("variant"))
@@ -317,7 +317,7 @@ def measured_points() -> list[Measured]:
         for key, pair in by.items():
             if len(pair) == 2:
                 w, p = pair["ws"], pair["ws_pingpong"]
-                out.append(Measured("gemm", f"h200.json {section} ({run})", key, w["tflops"],
+                out.append(Measured("gemm", f"h200.json {section}", key, w["tflops"],
                                     p["tflops"], (w.get("tflops_min"), w.get("tflops_max"),
                                                   p.get("tflops_min"), p.get("tflops_max"))))
     return out

@@ -10,7 +10,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from instruments import RESULTS
+from records import RESULTS
 from sim.hardware import H200_DATASHEET, H200_MEASURED, Hardware
 
 MICRO = RESULTS / "h200-micro.json"

@@ -2,10 +2,11 @@
 
 Every variant of ``kernels.attention`` and torch SDPA's flash (FA2) and cuDNN backends are timed
 **in the same run** with ``triton.testing.do_bench`` medians, in interleaved rounds with the SM
-clock logged (``instruments.bench.interleaved``: the GPU's boost clock favours whatever runs first), each
-after a correctness check of a poisoned output against a float64 reference (on the first two
-(batch, head) pairs: the full float64 reference at S 8448 would take longer than the kernels),
-on fresh random inputs (never zeros). FLOPs = 4·B·H·S²·d, halved for causal.
+clock and board power logged (``instruments.harness.check_then_time``: the GPU's boost clock
+favours whatever runs first), each after a correctness check of a poisoned output against a
+float64 reference (on the first two (batch, head) pairs: the full float64 reference at S 8448
+would take longer than the kernels), on fresh random inputs (never zeros). FLOPs = 4·B·H·S²·d,
+halved for causal. The table prints each row's TFLOP per joule beside cuDNN's.
 
 Headline: FA3 tab. 2's setting (B 4, H 16, S 8448, d 128, fp16, non-causal, and causal).
 ``--sweep``: part of FA3 fig. 5 (B·S = 16k, H = 2048/d) for ``fa3`` and the two peers.
@@ -25,14 +26,13 @@ last.
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
-from instruments.bench import RESULTS_DIR, ClockLog, _smi, environment, gpu_slug, interleaved
+from instruments.harness import (ClockLog, check_then_time, environment, gpu_slug, now, out_dirs,
+                                 per_joule, smi)
 
 VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
 # ring-depth experiments, timed at the headline (non-causal) only
@@ -98,54 +98,63 @@ def peer_fn(name, q, k, v, causal):
     return fn
 
 
+def check(out, ref, B, H, S, D):
+    """``check_then_time``'s check for one setting: ``fn()`` on a poisoned ``out`` (a peer
+    returns its own tensor), its first CHECK_HEADS (batch, head) pairs against ``ref``."""
+    import torch
+
+    def rel_err(fn) -> float:
+        out.fill_(float("nan"))  # poison: an unwritten element fails the check
+        o = fn()
+        torch.cuda.synchronize()
+        got = o.reshape(B * H, S, D)[:CHECK_HEADS].double()
+        return ((got - ref).norm() / ref.norm()).item()
+    return rel_err
+
+
+def refused(error: Exception):
+    """A candidate that cannot run: calling it raises ``error``."""
+    def fn():
+        raise error
+    return fn
+
+
+def candidate(name, D, causal, q, k, v, out):
+    """(fn, row fields) of one of our variants, as ``parse_variant`` reads its name; a name
+    that cannot run at this shape gives a fn that raises (the row records why)."""
+    from kernels.attention import attention, config
+
+    try:
+        base, tile = split_tile(name)
+        variant, st, sm, pers = parse_variant(base)
+        cfg = config(variant, D, causal, st, tile)
+        fields = {"stages": cfg.stages, "tile": [cfg.BM, cfg.BN]}
+    except ValueError as e:
+        return refused(e), {}
+    if sm is not None:
+        fields["softmax"] = list(sm)
+    if pers is not None:
+        fields["persistent"] = pers
+    return (lambda: attention(q, k, v, causal=causal, variant=variant, stages=st, out=out,
+                              softmax=sm, persistent=pers, tile=tile)), fields
+
+
 def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_log=None):
     import torch
 
-    from kernels.attention import attention, config, flops
+    from kernels.attention import flops
 
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
     ref = reference(q, k, v, causal)
-    f = flops(B, H, S, D, causal)
     dname = str(dtype).removeprefix("torch.")
     out = torch.empty_like(q)
-    mine, fns = [], {}
-    for name in PEERS + tuple(variants):
-        row = {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname, "variant": name,
-               "flops": f}
-        try:
-            if name in PEERS:
-                fn = peer_fn(name, q, k, v, causal)
-                o = fn()
-            else:
-                base, tile = split_tile(name)
-                variant, st, sm, pers = parse_variant(base)
-                cfg = config(variant, D, causal, st, tile)
-                row.update(stages=cfg.stages, tile=[cfg.BM, cfg.BN])
-                if sm is not None:
-                    row["softmax"] = list(sm)
-                if pers is not None:
-                    row["persistent"] = pers
-                fn = lambda n=variant, s=st, q=q, k=k, v=v, o=out, sm=sm, p=pers, t=tile: (
-                    attention(q, k, v, causal=causal, variant=n, stages=s, out=o, softmax=sm,
-                              persistent=p, tile=t))
-                out.fill_(float("nan"))  # poison: an unwritten element fails the check
-                o = fn()
-            torch.cuda.synchronize()
-            got = o.reshape(B * H, S, D)[:CHECK_HEADS].double()
-            err = ((got - ref).norm() / ref.norm()).item()
-            row["rel_err"] = err if math.isfinite(err) else float("inf")
-            row["ok"] = row["rel_err"] < TOL[dname]
-            if row["ok"]:
-                fns[name] = fn
-        except Exception as e:  # noqa: BLE001 -- a peer backend may refuse a shape; record it, go on
-            row.update(ok=False, error=f"{type(e).__name__}: {str(e)[:300]}")
-        mine.append(row)
-    timed = interleaved(fns, dict.fromkeys(fns, f), rounds, clock_log)
-    for row in mine:
-        row.update(timed.get(row["variant"], {}))
-        rows.append(row)
-        print(json.dumps(row), flush=True)
-    del q, k, v, ref, out
+    cands = {p: (peer_fn(p, q, k, v, causal), {}) for p in PEERS}
+    cands.update({n: candidate(n, D, causal, q, k, v, out) for n in variants})
+    f = flops(B, H, S, D, causal)
+    rows += check_then_time(cands, check(out, ref, B, H, S, D), TOL[dname], f,
+                            {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname,
+                             "flops": f}, rounds, clock_log)
+    del q, k, v, ref, out, cands
     torch.cuda.empty_cache()
 
 
@@ -164,7 +173,8 @@ def write(env, rows, extra, out_dirs, suffix=""):
 
 def print_table(rows):
     print("\nAttention fwd TFLOP/s (median over interleaved rounds [round min-max]; x = vs SDPA flash "
-          "in the same run; SM clock during it; ! = failed)")
+          "in the same run; SM clock during it; TFLOP per joule of board energy beside cuDNN's; "
+          "! = failed)")
     keys = []
     for r in rows:
         key = (r["B"], r["H"], r["S"], r["d"], r["causal"], r["dtype"])
@@ -173,6 +183,7 @@ def print_table(rows):
     for key in keys:
         rs = [r for r in rows if (r["B"], r["H"], r["S"], r["d"], r["causal"], r["dtype"]) == key]
         fl = next((r.get("tflops") for r in rs if r["variant"] == "sdpa_flash"), None)
+        cudnn = next((r for r in rs if r["variant"] == "sdpa_cudnn" and r.get("ok")), None)
         print(f"B{key[0]} H{key[1]} S{key[2]} d{key[3]} {'causal' if key[4] else 'full'} {key[5]}")
         for r in rs:
             if not r["ok"]:
@@ -183,7 +194,7 @@ def print_table(rows):
             spread = f"[{r['tflops_min']:.0f}-{r['tflops_max']:.0f}]" if "tflops_min" in r else ""
             mhz = f"{r['sm_mhz']:.0f} MHz" if r.get("sm_mhz") else ""
             print(f"  {r['variant']:<15} {r['tflops']:7.1f} {spread:>11} {x}  {r['ms']:.3f} ms  {mhz}"
-                  f"  (rel_err {r['rel_err']:.1e})")
+                  f"  {per_joule(r, cudnn, 'cuDNN')}  (rel_err {r['rel_err']:.1e})")
 
 
 def main(argv=None) -> int:
@@ -243,13 +254,13 @@ def main(argv=None) -> int:
                     for causal in (False, True):
                         one_setting(16384 // S, 2048 // D, S, D, causal, torch.float16,
                                     sweep_variants, gen, rows, 3, clock_log)
-    env["clocks_after"] = _smi("clocks.sm,clocks.mem")
+    env["clocks_after"] = smi("clocks.sm,clocks.mem")
+    env["power_field"] = clock_log.power_field
     extra = {"headline": "FA3 tab. 2: B 4, H 16, S 8448, d 128, fp16", "tolerance": TOL,
              "rounds": "5 headline, 3 sweep (interleaved, rotated order)",
              "check": f"float64 reference on the first {CHECK_HEADS} (batch, head) pairs",
-             "written": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
-    outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
-    for path in write(env, rows, extra, outs, "-grid" if args.grid else ""):
+             "written": now()}
+    for path in write(env, rows, extra, out_dirs(args.out), "-grid" if args.grid else ""):
         print(f"wrote {path}")
     print_table(rows)
     return 0 if all(r["ok"] for r in rows if r["variant"] not in PEERS) else 1

@@ -17,30 +17,20 @@ of kernels.cuda.ATTENTION_TILES (``cuda_fa3_<bm>x<bn>``: FA3's 192x128, 128x176,
 ``<gpu>-cuda-tiles-d128.json``); the model's prediction for it is in results/lab-notebook.md,
 "FA3's own tiles: the model's prediction before any kernel exists".
 Each is checked against a float64 reference on a poisoned output first, then timed
-with ``instruments.bench.interleaved`` (do_bench medians in rotated rounds, SM clock logged: the
-boost clock favours whatever runs first). Writes ``<gpu>-cuda.json`` into results and
-``$OUT``; prints a table last.
+(``instruments.harness.check_then_time``: do_bench medians in rotated rounds, SM clock and board
+power logged: the boost clock favours whatever runs first). Writes ``<gpu>-cuda.json`` into
+results and ``$OUT``; prints a table last, TFLOP per joule beside cuBLAS's / cuDNN's.
 """
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import json
-import math
-import os
 import sys
 from pathlib import Path
 
-from instruments.bench import (
-    GEMM_TOL,
-    RESULTS_DIR,
-    ClockLog,
-    _smi,
-    environment,
-    gpu_slug,
-    interleaved,
-    rel_error,
-)
+from instruments.bench import GEMM_TOL, gemm_check
+from instruments.harness import (ClockLog, check_then_time, environment, gpu_slug, now, out_dirs,
+                                 per_joule, smi)
 
 
 def gemm_setting(M, N, K, dtype, gen, rows, rounds, clock_log, gluon=("ws", "ws_pingpong")):
@@ -64,28 +54,11 @@ def gemm_setting(M, N, K, dtype, gen, rows, rounds, clock_log, gluon=("ws", "ws_
                 for abl in (x for x in cuda.GEMM_ABLATIONS if x):
                     cands[f"cuda_ws_s3_{abl}"] = lambda abl=abl: cuda.gemm(a, b, out=out,
                                                                            ablation=abl)
-    fns, mine = {}, []
-    for name, fn in cands.items():
-        row = {"M": M, "N": N, "K": K, "dtype": dname, "variant": name}
-        try:
-            out.fill_(float("nan"))  # poison: an unwritten element fails the check
-            fn()
-            torch.cuda.synchronize()
-            row["rel_err"] = rel_error(out, ref)
-            row["ok"] = row["rel_err"] < GEMM_TOL[dname]
-            if row["ok"]:
-                fns[name] = fn
-        except Exception as e:  # noqa: BLE001 -- record it, time the others
-            row.update(ok=False, error=f"{type(e).__name__}: {str(e)[:300]}")
-        mine.append(row)
-    flops = 2.0 * M * N * K
-    timed = interleaved(fns, dict.fromkeys(fns, flops), rounds, clock_log)
-    for row in mine:
-        row.update(timed.get(row["variant"], {}))
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    rows += check_then_time({n: (fn, {}) for n, fn in cands.items()}, gemm_check(out, ref),
+                            GEMM_TOL[dname],
+                            2.0 * M * N * K, {"M": M, "N": N, "K": K, "dtype": dname}, rounds,
+                            clock_log)
     cands.clear()
-    fns.clear()
 
 
 def twin_tiles(D: int, tiles, prefix: str = "cuda_fa3") -> dict:
@@ -105,7 +78,7 @@ def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log, D=12
     conditional rescaling)."""
     import torch
 
-    from instruments.bench_attention import CHECK_HEADS, PEERS, TOL, peer_fn, reference
+    from instruments.bench_attention import PEERS, TOL, check, peer_fn, reference
     from kernels import cuda
     from kernels.attention import attention, flops
 
@@ -121,44 +94,29 @@ def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log, D=12
     for name, (tile, cond) in tiles.items():
         cands[name] = lambda tile=tile, cond=cond: cuda.attention(q, k, v, causal=causal, out=out,
                                                                   tile=tile, cond_rescale=cond)
-    fns, mine = {}, []
-    for name, fn in cands.items():
-        row = {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname, "variant": name,
-               "flops": f}
-        try:
-            out.fill_(float("nan"))
-            o = fn()
-            torch.cuda.synchronize()
-            got = o.reshape(B * H, S, D)[:CHECK_HEADS].double()
-            err = ((got - ref).norm() / ref.norm()).item()
-            row["rel_err"] = err if math.isfinite(err) else float("inf")
-            row["ok"] = row["rel_err"] < TOL[dname]
-            if row["ok"]:
-                fns[name] = fn
-        except Exception as e:  # noqa: BLE001
-            row.update(ok=False, error=f"{type(e).__name__}: {str(e)[:300]}")
-        mine.append(row)
-    timed = interleaved(fns, dict.fromkeys(fns, f), rounds, clock_log)
-    for row in mine:
-        row.update(timed.get(row["variant"], {}))
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+    rows += check_then_time({n: (fn, {}) for n, fn in cands.items()},
+                            check(out, ref, B, H, S, D), TOL[dname], f,
+                            {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname,
+                             "flops": f}, rounds, clock_log)
     cands.clear()
-    fns.clear()
 
 
 def print_table(gemm_rows, attn_rows):
     print("\nTFLOP/s (median over interleaved rounds [round min-max]; x = vs the first peer in "
-          "the same run: cuBLAS / SDPA flash; SM MHz during it; ! = failed)")
-    for rows, keyf, peer in ((gemm_rows, lambda r: f"GEMM {r['M']}x{r['N']}x{r['K']} {r['dtype']}",
-                              "cublas"),
-                             (attn_rows, lambda r: f"attention B{r['B']} H{r['H']} S{r['S']} "
-                              f"d{r['d']} {'causal' if r['causal'] else 'full'} {r['dtype']}",
-                              "sdpa_flash")):
+          "the same run: cuBLAS / SDPA flash; SM MHz during it; TFLOP per joule of board energy "
+          "beside cuBLAS's / cuDNN's; ! = failed)")
+    for rows, keyf, peer, energy_peer in (
+            (gemm_rows, lambda r: f"GEMM {r['M']}x{r['N']}x{r['K']} {r['dtype']}", "cublas",
+             ("cublas", "cuBLAS")),
+            (attn_rows, lambda r: f"attention B{r['B']} H{r['H']} S{r['S']} d{r['d']} "
+             f"{'causal' if r['causal'] else 'full'} {r['dtype']}", "sdpa_flash",
+             ("sdpa_cudnn", "cuDNN"))):
         keys = list(dict.fromkeys(keyf(r) for r in rows))
         for key in keys:
             rs = [r for r in rows if keyf(r) == key]
             base = next((r.get("tflops") for r in rs if r["variant"] == peer), None)
+            joule_peer = next((r for r in rs if r["variant"] == energy_peer[0] and r.get("ok")),
+                              None)
             print(key)
             for r in rs:
                 if not r.get("ok"):
@@ -168,7 +126,8 @@ def print_table(gemm_rows, attn_rows):
                 x = f"{r['tflops'] / base:5.2f}x" if base else ""
                 mhz = f"{r['sm_mhz']:.0f} MHz" if r.get("sm_mhz") else ""
                 print(f"  {r['variant']:<22} {r['tflops']:7.1f} [{r['tflops_min']:.0f}-"
-                      f"{r['tflops_max']:.0f}] {x} {r['ms']:.3f} ms {mhz} (rel_err {r['rel_err']:.1e})")
+                      f"{r['tflops_max']:.0f}] {x} {r['ms']:.3f} ms {mhz} "
+                      f"{per_joule(r, joule_peer, energy_peer[1])} (rel_err {r['rel_err']:.1e})")
 
 
 def tiles_grid(args, env, gen) -> int:
@@ -189,8 +148,9 @@ def tiles_grid(args, env, gen) -> int:
                 for causal in (False, True):
                     attention_setting(16384 // S, 2048 // D, S, causal, torch.float16, gen,
                                       a_rows, rounds, clock_log, D=D, tiles=named)
-    env["clocks_after"] = _smi("clocks.sm,clocks.mem")
-    written = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    env["clocks_after"] = smi("clocks.sm,clocks.mem")
+    env["power_field"] = clock_log.power_field
+    written = now()
     data = {"attention": {"environment": env, "rows": a_rows,
                           "grid": f"B·S 16K, H·d 2048, d {'/'.join(map(str, dims))}, "
                                   f"S {'/'.join(f'{S // 1024}K' for S in Ss)}, fp16",
@@ -198,8 +158,7 @@ def tiles_grid(args, env, gen) -> int:
                           "check": "float64 reference on the first 2 (batch, head) pairs",
                           "written": written},
             "rounds": rounds}
-    outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
-    for d in outs:
+    for d in out_dirs(args.out):
         d.mkdir(parents=True, exist_ok=True)
         part = "".join(f"-d{x}" for x in sorted(args.dims or ()))  # not the whole grid's file
         path = d / f"{gpu_slug(env['gpu'])}-cuda-tiles{part}.json"
@@ -246,8 +205,9 @@ def main(argv=None) -> int:
             settings.append((False, torch.bfloat16))
         for causal, dtype in settings:
             attention_setting(4, 16, 8448, causal, dtype, gen, a_rows, rounds, clock_log)
-    env["clocks_after"] = _smi("clocks.sm,clocks.mem")
-    written = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    env["clocks_after"] = smi("clocks.sm,clocks.mem")
+    env["power_field"] = clock_log.power_field
+    written = now()
     data = {"gemm": {"environment": env, "rows": g_rows, "tolerance": GEMM_TOL,
                      "written": written},
             "attention": {"environment": env, "rows": a_rows,
@@ -255,8 +215,7 @@ def main(argv=None) -> int:
                           "check": "float64 reference on the first 2 (batch, head) pairs",
                           "written": written},
             "rounds": rounds}
-    outs = args.out or [RESULTS_DIR] + ([Path(os.environ["OUT"])] if os.environ.get("OUT") else [])
-    for d in outs:
+    for d in out_dirs(args.out):
         d.mkdir(parents=True, exist_ok=True)
         path = d / f"{gpu_slug(env['gpu'])}-cuda.json"
         path.write_text(json.dumps(data, indent=1) + "\n")

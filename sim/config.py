@@ -5,18 +5,54 @@ Every check raises ``ValueError`` naming the limit, e.g. "ring of 3 stages × 88
 """
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
 
 from .machine import KIB, Hardware
 
 DTYPES = {"fp16": 2, "bf16": 2, "fp8": 1}        # bytes per element of Q/K/V or A/B
 
-# FA3 at release (flash-attention's hopper/tile_size.h, the forward's sm90 tiles): head dim ->
-# (block_m, block_n, consumer WGs).
-FA3_TILES = {64: (192, 128, 3), 128: (128, 176, 2), 256: (128, 80, 2)}
-FA3_TILES_CAUSAL = {64: (192, 128, 3), 128: (128, 128, 2), 256: (128, 80, 2)}
-# FA2's forward tiles on sm80+ (4 warps per CTA): head dim -> (block_m, block_n).
-FA2_TILES = {64: (128, 128), 128: (128, 64), 256: (64, 64)}
+# Tiles and ring depths: the repository's one table (sim/tiles.toml: in the model's folder,
+# which carries every file the model reads), read here, by the kernels
+# (kernels/attention/host.py) and, through this module, by fidelity. `TILES[table]["full" or
+# "causal"][head_dim]` is a `Tile`; `TILES[table]["stages"]` the ring depth. Tables: "fa3"
+# (FlashAttention-3's own tiles), "fa2" (FlashAttention-2's), "gluon" (our Gluon kernels').
+TILES_FILE = Path(__file__).resolve().parent / "tiles.toml"
+
+
+class Tile(NamedTuple):
+    block_m: int        # rows of Q per CTA
+    block_n: int        # rows of K/V per block
+    consumers: int      # consumer warpgroups
+
+
+def read_tiles(path: Path = TILES_FILE) -> dict[str, dict]:
+    """tiles.toml as {table: {part: {head_dim: Tile}, other key: its value}}."""
+    raw = tomllib.loads(path.read_text())
+    return {name: {part: ({int(d): Tile(**t) for d, t in value.items()}
+                          if isinstance(value, dict) else value)
+                   for part, value in table.items()} for name, table in raw.items()}
+
+
+TILES = read_tiles()
+
+
+def tile(table: str, head_dim: int, causal: bool = False, part: str | None = None) -> Tile:
+    """The tile `table` runs at `head_dim` (the nearest head dim it lists), causal or not; `part`
+    names another of the table's parts (e.g. the Gluon kernels' "one_partition")."""
+    parts = TILES[table]
+    rows = parts[part or ("causal" if causal and "causal" in parts else "full")]
+    return rows[min(rows, key=lambda k: (abs(k - head_dim), k))]
+
+
+def kernel_tile(variant: str, head_dim: int, causal: bool = False) -> Tile:
+    """The tile our Gluon kernel of `variant` runs by default (kernels/attention/host.py
+    `config` reads the same table)."""
+    one = variant in TILES["gluon"]["one_partition_variants"]
+    return tile("gluon", head_dim, causal, "one_partition" if one else None)
+
 
 BOOKKEEPING_REGS = 32   # per consumer thread beyond the tiles: row max/sum, pointers, loop state.
                         # FA3 d128 (128×176, 2-stage overlap: O 64 + S 88 + P 44) fits 240 with 44
@@ -57,7 +93,7 @@ class AttentionConfig:
     variant: str = "fa3"
     block_m: int | None = None      # rows of Q per CTA (split over the consumer warpgroups)
     block_n: int | None = None      # rows of K/V per ring stage
-    stages: int = 2                 # K/V ring depth (FA3 uses 2)
+    stages: int = TILES["fa3"]["stages"]    # K/V ring depth (FA3 uses 2)
     consumers: int | None = None    # consumer warpgroups per CTA
     persistent: bool = False        # fa3 only: one CTA per SM walks a list of (head, Q tile)
                                     # tiles (kernels/attention/persistent.py; sim/attention/persistent.py)
@@ -77,18 +113,10 @@ class AttentionConfig:
             bm, bn = FA4_TILE
             return replace(self, block_m=self.block_m or bm, block_n=self.block_n or bn,
                            consumers=self.consumers or 2)
-        if self.variant == "fa2":
-            bm, bn = FA2_TILES[_nearest(self.headdim, FA2_TILES)]
-            return replace(self, block_m=self.block_m or bm, block_n=self.block_n or bn,
-                           consumers=self.consumers or 1)
-        table = FA3_TILES_CAUSAL if self.causal else FA3_TILES
-        bm, bn, c = table[_nearest(self.headdim, table)]
+        table = "fa2" if self.variant == "fa2" else "fa3"
+        bm, bn, c = tile(table, self.headdim, self.causal)
         return replace(self, block_m=self.block_m or bm, block_n=self.block_n or bn,
                        consumers=self.consumers or c)
-
-
-def _nearest(d: int, table: dict) -> int:
-    return min(table, key=lambda k: (abs(k - d), k))
 
 
 @dataclass(frozen=True)

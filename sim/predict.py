@@ -222,16 +222,32 @@ def predict_attention_persistent(cfg: AttentionConfig, hw: Hardware, keep_trace:
                    len(lengths) / hw.sms, keep_trace)
 
 
-def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:
-    if cfg.persistent:
-        return predict_attention_persistent(cfg, hw, keep_trace)
+@dataclass
+class Launch:
+    """One attention launch (one CTA per q-block) as the model runs it, before it becomes
+    TFLOP/s: what `predict_attention` and `fidelity.grid`'s account of the time both read."""
+    config: AttentionConfig     # resolved (tile, consumers)
+    hardware: Hardware          # at the clock the launch settles at
+    ctas_per_sm: int
+    times: list[float]          # each CTA's clocks, the SM's turnover included, in launch order
+    blocks: list[int]           # each CTA's K/V blocks, in the same order
+    makespan: float             # clocks from the first CTA's start to the last one's end
+    typical: tuple[int, int]    # (blocks, masked blocks) of the work-weighted median CTA
+
+    def steady(self, hw: Hardware | None = None):
+        """(clocks, trace) of the steady CTA the clock is read off, on `hw` (default: ours)."""
+        n, m = self.typical
+        return attention.simulate(self.config, hw or self.hardware, min(n, EXACT_UP_TO),
+                                  min(m, n))
+
+
+def attention_launch(cfg: AttentionConfig, hw: Hardware) -> Launch:
+    """Every CTA of a (non-persistent) attention launch timed on `hw` at the clock its activity
+    settles at, and the makespan of handing them to the SMs in launch order."""
     cfg = attention.prepare(cfg, hw)
     per_sm = attention.ctas_per_sm(cfg, hw)
     lengths = _lengths(cfg)
-    n_typ, m_typ = typical(lengths)
-
-    def steady(h):
-        return attention.simulate(cfg, h, min(n_typ, EXACT_UP_TO), min(m_typ, n_typ))
+    run = Launch(cfg, hw, per_sm, [], [], 0.0, typical(lengths))
 
     def launch(h):
         cache_by_mask: dict[int, dict] = {}
@@ -239,19 +255,29 @@ def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = Fal
         def run_for(masked):
             return lambda n: attention.simulate(cfg, h, n, min(masked, n))
 
-        times = []          # one CTA per q-block, each paying the SM's turnover
+        times, blocks = [], []  # one CTA per q-block, each paying the SM's turnover
         for n, masked in sorted(lengths, reverse=True) * (cfg.batch * cfg.heads):
             times.append(_cta_time(run_for(masked), n, cache_by_mask.setdefault(masked, {}))
                          + h.cta_launch_clk)
+            blocks.append(n)
+        run.times, run.blocks = times, blocks
         # simulate() ran the `per_sm` CTAs an SM holds together: each SM is `per_sm` slots.
         return times, _makespan(times, h.sms * per_sm)
 
-    hw, makespan = _settle(hw, steady, launch, per_sm)
-    clk, trace = steady(hw)
+    run.hardware, run.makespan = _settle(hw, run.steady, launch, per_sm)
+    return run
+
+
+def predict_attention(cfg: AttentionConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:
+    if cfg.persistent:
+        return predict_attention_persistent(cfg, hw, keep_trace)
+    run = attention_launch(cfg, hw)
+    cfg, hw = run.config, run.hardware
+    clk, trace = run.steady()
     el = DTYPES[cfg.dtype]
     hbm_bytes = cfg.batch * cfg.heads * cfg.seqlen * cfg.headdim * el * 4     # Q, K, V read; O written
-    return _finish("attention", cfg, hw, cfg.flops, makespan, hbm_bytes, clk, trace,
-                   len(lengths) * cfg.batch * cfg.heads / (hw.sms * per_sm), keep_trace)
+    return _finish("attention", cfg, hw, cfg.flops, run.makespan, hbm_bytes, clk, trace,
+                   len(run.times) / (hw.sms * run.ctas_per_sm), keep_trace)
 
 
 def predict_gemm(cfg: GemmConfig, hw: Hardware, keep_trace: bool = False) -> Prediction:

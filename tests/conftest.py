@@ -1,4 +1,13 @@
-"""Shared test set-up: tests marked `gpu` run only where a Hopper (sm_90) GPU is present."""
+"""Shared test set-up: tests marked `gpu` run only where a Hopper (sm_90) GPU is present, and the
+order of the tests for pytest-xdist (`python3 tasks.py test` runs -n auto --dist loadfile).
+
+Under xdist each file's tests stay on one worker (loadfile), so a module's shared fixtures (a
+graded class, compiled kernels, a model's grid of points) are built once. (`--dist loadgroup`
+with `xdist_group` marks would let the chapter runs split too, but pytest-xdist 3.8 groups by
+rewriting `item._nodeid`, which pytest 9.2's nodes no longer read: every test runs apart.) The
+files of LONG_FIRST, each test a whole chapter run top to bottom, go first, so that the longest
+files do not end the run alone.
+"""
 from __future__ import annotations
 
 import functools
@@ -20,7 +29,11 @@ def hopper_gpu() -> str | None:
     return torch.cuda.get_device_name(0)
 
 
+LONG_FIRST = ("test_lab_browser.py", "test_notebooks.py")
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.path.name not in LONG_FIRST)   # stable: the long ones first
     if hopper_gpu():
         return
     skip = pytest.mark.skip(reason="needs a Hopper (sm_90a) GPU; none here")

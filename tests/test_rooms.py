@@ -2,9 +2,13 @@
 
     sim          the model: imports nothing else of ours, reads no result file at import
     kernels      the kernels: import nothing else of ours
-    instruments  what measures the kernels: imports kernels
-    fidelity     the model against the machine: imports sim and instruments (and so kernels)
+    records      what a measurement leaves (results/, Proton traces read back): a leaf
+    instruments  what measures the kernels: imports kernels and records
+    fidelity     the model against the machine: imports sim's public names and records, never
+                 kernels or instruments (it reads what they wrote; it runs no kernel)
     exercises    imports only the model's public names (`sim.__all__`)
+
+The tile table both the model and the kernels read is a data file (sim/tiles.toml), not an import.
 
 Imports are read off each file's syntax tree (absolute, relative and `import_module("...")`
 with a literal name), so a rule broken anywhere in a room fails here, naming the file and line.
@@ -19,12 +23,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = {"sim", "kernels", "instruments", "fidelity", "exercises", "notebooks", "tests"}
+OURS = {"sim", "kernels", "records", "instruments", "fidelity", "exercises", "notebooks", "tests"}
 ALLOWED = {
     "sim": {"sim"},
     "kernels": {"kernels"},
-    "instruments": {"instruments", "kernels"},
-    "fidelity": {"fidelity", "sim", "instruments", "kernels"},
+    "records": {"records"},
+    "instruments": {"instruments", "kernels", "records"},
+    "fidelity": {"fidelity", "sim", "records"},
     "exercises": {"exercises", "sim"},
 }
 
@@ -56,6 +61,11 @@ def imports(path: Path, root: Path = ROOT):
             yield node.lineno, node.args[0].value, ()
 
 
+def _private(name: str) -> bool:
+    """`_x`, not a dunder such as `__main__`."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
 def violations(room: str, root: Path = ROOT, public: set[str] | None = None) -> list[str]:
     """Every import in `room` that its rule forbids, as "file:line: module"."""
     out = []
@@ -67,6 +77,9 @@ def violations(room: str, root: Path = ROOT, public: set[str] | None = None) -> 
             where = f"{path.relative_to(root)}:{line}: {module}"
             if top in OURS and top not in ALLOWED[room]:
                 out.append(where)
+            elif room == "fidelity" and top == "sim" and any(
+                    _private(part) for part in module.split(".") + list(names)):
+                out.append(where + f" imports {sorted(names)}: a private name of the model")
             elif room == "exercises" and top == "sim":
                 if module != "sim":
                     out.append(where + " (only `from sim import <public name>`)")
@@ -92,6 +105,7 @@ def test_the_rules_catch_a_violation(tmp_path):
         "kernels": "import sim.hardware\n",
         "instruments": "from fidelity.compare import compare\n",
         "fidelity": "from exercises.grading import harness\n",
+        "records": "from instruments import bench\n",
         "exercises": "from sim.engine import MBarrier\n",
     }.items():
         (tmp_path / room / "sub").mkdir(parents=True)
@@ -102,6 +116,12 @@ def test_the_rules_catch_a_violation(tmp_path):
     assert violations("kernels", tmp_path) == ["kernels/sub/m.py:2: sim.trace"]
     (tmp_path / "exercises" / "sub" / "m.py").write_text("from sim import _secret, predict\n")
     assert "not in sim.__all__" in violations("exercises", tmp_path, public={"predict"})[0]
+    for body in ("from kernels.attention import config\n", "import instruments.trace\n",
+                 "from sim.predict import _settle\n", "from sim._inside import x\n"):
+        (tmp_path / "fidelity" / "sub" / "m.py").write_text(body)
+        assert len(violations("fidelity", tmp_path)) == 1, body
+    (tmp_path / "fidelity" / "sub" / "m.py").write_text("from sim.predict import predict\n")
+    assert violations("fidelity", tmp_path) == []
     (tmp_path / "sim" / "sub" / "m.py").write_text("from ..sub import x\nfrom .. import y\n")
     assert violations("sim", tmp_path) == []
 

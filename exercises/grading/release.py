@@ -2,8 +2,9 @@
 
 DEST gets the chapters (``notebooks/``: every ``.py`` chapter, ``course.py`` and whatever else the
 folder holds, without ``*.ipynb`` and checkpoints), what they import and read (``sim/``,
-``fidelity/``, ``instruments/``, ``kernels/``, ``results/`` without ``results/archive``, ``docs/``),
-``exercises/`` with every solution block replaced by ``raise NotImplementedError``, hidden-test
+``records/``, ``fidelity/``, ``instruments/``, ``kernels/``, ``results/`` without
+``results/archive``, ``docs/``), ``exercises/`` with every solution block replaced by
+``raise NotImplementedError``, hidden-test
 blocks and ``hidden/`` folders removed, ``wrong/`` left out and a ``RELEASED`` marker (so ``grade``
 there says "public tests passed"); ``requirements.txt`` (the model, the chapters and the model/math
 exercises: no torch, no triton), ``requirements-kernels.txt`` (triton and torch, for the Gluon and
@@ -56,7 +57,7 @@ torch
 INSTALL_ALL = ("pip install -r requirements.txt -r requirements-kernels.txt "
                "--extra-index-url https://download.pytorch.org/whl/cpu")
 # What the chapters import and read, copied whole (generated files and the archive left out).
-COURSE_DIRS = ("sim", "fidelity", "instruments", "kernels", "results", "docs")
+COURSE_DIRS = ("sim", "records", "fidelity", "instruments", "kernels", "results", "docs")
 # Lab's defaults for the copy, as `python3 tasks.py lab` gives them to the course: a chapter's .py
 # opens as a notebook (jupytext) on a double-click. The README puts it on JUPYTER_CONFIG_PATH.
 LAB_CONFIG = "jupyter-config"

@@ -14,8 +14,8 @@ import argparse
 import json
 from pathlib import Path
 
-from instruments.bench import ClockLog, environment, interleaved, rel_error
-from instruments.bench_attention import TOL, reference
+from instruments.bench_attention import TOL, check, reference
+from instruments.harness import ClockLog, check_then_time, environment
 
 # (row name, variant, fence): the two sides of each overlapped kernel, and the controls
 SIDES = [("fa3", "fa3", True), ("fa3 no fence", "fa3", False),
@@ -44,33 +44,29 @@ def main(argv=None) -> int:
                        for _ in range(3))
             ref = reference(q, k, v, causal)
             f = kattention.flops(B, H, S, D, causal)
-            fns = {}
+            out = torch.empty_like(q)
+            cands = {}
             for name, variant, fence in SIDES:
                 try:
                     kattention.config(variant, D, causal, tile=tile)
                 except ValueError:  # fa3 and ws_pingpong need two consumers to take turns
                     continue
-                out = torch.full_like(q, float("nan"))
-                fn = lambda n=variant, fe=fence, o=out: kattention.attention(
-                    q, k, v, causal=causal, variant=n, tile=tile, out=o, fence=fe)
-                fn()
-                torch.cuda.synchronize()
-                err = rel_error(out.reshape(B * H, S, D)[:ref.shape[0]], ref)
-                if not err < TOL["float16"]:
-                    raise AssertionError(f"{name} causal={causal}: rel_err {err:.2e}")
-                fns[name] = fn
-                rows.append({"B": B, "H": H, "S": S, "d": D, "dtype": "float16",
-                             "variant": name, "causal": causal, "tile": a.tile, "rel_err": err})
-            timed = interleaved(fns, dict.fromkeys(fns, f), a.rounds, clocks)
+                cands[name] = (lambda n=variant, fe=fence: kattention.attention(
+                    q, k, v, causal=causal, variant=n, tile=tile, out=out, fence=fe), {})
+            done = check_then_time(cands, check(out, ref, B, H, S, D), TOL["float16"], f,
+                                   {"B": B, "H": H, "S": S, "d": D, "dtype": "float16",
+                                    "causal": causal, "tile": a.tile}, a.rounds, clocks)
+            for row in done:
+                if not row["ok"]:
+                    raise AssertionError(f"{row['variant']} causal={causal}: "
+                                         f"{row.get('error') or row['rel_err']}")
             cfg = kattention.config("overlap", D, causal, tile=tile)
             blocks = B * H * (S // 128) * (S // cfg.BN) / (2 if causal else 1) / 132
-            for row in rows:
-                if row["causal"] == causal and row["variant"] in timed:
-                    t = timed[row["variant"]]
-                    row.update(t)
-                    if t.get("sm_mhz"):  # clk per KV block per SM (both consumers' rows)
-                        row["clk_per_block"] = t["ms"] * 1e-3 * t["sm_mhz"] * 1e6 / blocks
-            del q, k, v, ref
+            for row in done:
+                if row.get("sm_mhz"):  # clk per KV block per SM (both consumers' rows)
+                    row["clk_per_block"] = row["ms"] * 1e-3 * row["sm_mhz"] * 1e6 / blocks
+            rows += done
+            del q, k, v, ref, out
     env = environment()
     print(f"\nschedule_fence A/B, B4 H16 S8448 d128 fp16, tile {a.tile or 'default'} (median of "
           "interleaved rounds; clk/block: per 128 rows x BN, at nvidia-smi's clock)")

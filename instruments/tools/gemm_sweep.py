@@ -51,7 +51,7 @@ def _checked(fn, out, ref) -> float:
     """Run ``fn`` once into a poisoned ``out`` and return its error against the float64 ``ref``."""
     import torch
 
-    from instruments.bench import rel_error
+    from instruments.harness import rel_error
 
     out.fill_(float("nan"))
     fn()

@@ -9,7 +9,7 @@ import sys
 import torch
 
 from kernels.attention import attention, flops
-from instruments.bench import measure
+from instruments.harness import measure
 
 tag = sys.argv[1] if len(sys.argv) > 1 else ""
 B, H, S, D = 4, 16, 8448, 128

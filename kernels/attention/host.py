@@ -10,7 +10,10 @@ float32, (batch, heads, seq).
 from __future__ import annotations
 
 import math
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
 
 import triton
 from triton.experimental.gluon import language as gl
@@ -127,11 +130,28 @@ class Config:
                     f"+ producer {self.producer_regs} registers/thread = {regs} > 65536 per SM")
 
 
-# Tiles per head dim, from FA3's released kernels (flash-attention hopper/tile_size.h), rounded
-# to powers of two: d64 192x128 with 3 consumers; d128 128x128 (FA3: 128x176 non-causal, 128x128 causal);
-# d256 128x64 (FA3: 128x80). setmaxnreg as FA3: 24/240 with 2 consumers, 32/160 with 3.
-TILES = {64: (192, 128, 3), 128: (128, 128, 2), 256: (128, 64, 2)}
-STAGES_DEFAULT = 2
+# Tiles and ring depth: the "gluon" table of the repository's sim/tiles.toml (FA3's released tiles,
+# block_n rounded to a power of two), which the model reads too. setmaxnreg as FA3: 24/240 with
+# 2 consumers, 32/160 with 3.
+TILES_FILE = Path(__file__).resolve().parents[2] / "sim" / "tiles.toml"  # data, not an import
+
+
+class Tile(NamedTuple):
+    block_m: int  # rows of Q per CTA
+    block_n: int  # rows of K/V per block
+    consumers: int  # consumer warpgroups
+
+
+def read_tiles(path: Path = TILES_FILE) -> dict[str, dict]:
+    """tiles.toml as {table: {part: {head_dim: Tile}, other key: its value}}."""
+    raw = tomllib.loads(path.read_text())
+    return {name: {part: ({int(d): Tile(**t) for d, t in value.items()}
+                          if isinstance(value, dict) else value)
+                   for part, value in table.items()} for name, table in raw.items()}
+
+
+TILES = read_tiles()
+STAGES_DEFAULT = TILES["gluon"]["stages"]
 STAGES_ALLOWED = range(1, 5)
 
 
@@ -146,7 +166,9 @@ def config(variant: str, head_dim: int, causal: bool = False, stages: int | None
                          f"build; got {variant!r}")
     if head_dim not in HEAD_DIMS:
         raise ValueError(f"head dim must be one of {HEAD_DIMS}; got {head_dim}")
-    BM, BN, consumers = TILES[head_dim]
+    table = TILES["gluon"]
+    BM, BN, consumers = table["one_partition" if variant in table["one_partition_variants"]
+                              else "full"][head_dim]
     if tile is not None:
         BM, BN = (int(x) for x in tile)
         consumers = BM // 64
@@ -162,9 +184,6 @@ def config(variant: str, head_dim: int, causal: bool = False, stages: int | None
         lo = 1 if variant == "sequential" else 2
         raise ValueError(f"{variant}: stages must be in {lo}..{STAGES_ALLOWED.stop - 1}; got {stages}")
     ws = variant in WARP_SPECIALIZED
-    if not ws and BM == 192 and tile is None:
-        # one 12-warp partition would hold a 192-row tensor (not a power of 2): 128 rows
-        BM, consumers = 128, 2
     cfg = Config(variant, head_dim, BM, BN, consumers, stages, ws,
                  consumer_regs=240 if consumers == 2 else 160,
                  producer_regs=24 if consumers == 2 else 32, persistent=bool(persistent))
@@ -278,7 +297,8 @@ def fence_args(kernel, fence=True) -> dict:
 # steps.py's SOFTMAX bits, by name (the i-th is bit 1 << i); the last three are fa3's alone
 SOFTMAX_SWITCHES = ("tree_max", "lane_sum", "rescale_early", "no_turns", "one_release",
                     "named_turns")
-# Which of them the launcher turns on unless asked, by head dim (lab notebook, runs R3, R4):
+# Which of them the launcher turns on unless asked, by head dim
+# (results/h200-attention-softmax-ab.json and h200-attention-grid.json):
 # lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th);
 # at d 128 it lost up to 3.5 % (non-causal), at d 64 it was mixed; tree_max never paid;
 # rescale_early, no_turns, one_release and named_turns are not measured yet.

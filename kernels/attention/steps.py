@@ -90,9 +90,9 @@ def produce(desc, ring, j, row0):
 # Each thread of the wgmma accumulator holds 2 rows x BN/4 columns of S (column = 8 i +
 # 2 (lane % 4) + r: r and i in its registers, the lane's 2 bits across the 4 threads of a row);
 # ``gl.max``/``gl.sum`` along a row fold a thread's BN/4 values one after another (a chain of
-# BN/4 - 1 dependent FMNMX / FADD per row, the S1 reading: depth ~35 at BN 128), then across the
-# 4 lanes (2 shuffles). The others move or drop steps or barriers of the loop (``overlap.py``,
-# ``fa3.py``).
+# BN/4 - 1 dependent FMNMX / FADD per row, h200-stall.json's reading: depth ~35 at BN 128), then
+# across the 4 lanes (2 shuffles). The others move or drop steps or barriers of the loop
+# (``overlap.py``, ``fa3.py``).
 # All but ``LANE_SUM`` (the row sums add in another order) leave O and the LSE bit-identical.
 TREE_MAX = gl.constexpr(1)  # halve the block in registers (log2(BN/8) levels), then reduce 8 columns
 LANE_SUM = gl.constexpr(2)  # row sums kept per thread ([M, 8]: 4 a thread), lanes summed once, at the end

@@ -2,8 +2,8 @@
 rule, not a table of shapes.
 
 The rule counts what each candidate's persistent CTAs must do and charges it what one k-step and
-one exposed epilogue cost (constants below, fitted to measured runs: ``results/lab-notebook.md``,
-runs R2 and R4)::
+one exposed epilogue cost (constants below, fitted to the measured shapes of ``results/h200.json``,
+its ``gemm_shapes_explore`` and ``gemm_shapes`` sections)::
 
     tiles   = ceil(M / BM) * ceil(N / BN)          (a ragged edge tile costs a whole one)
     per_cta = ceil(tiles / SMs)                    (the last wave: the busiest CTA sets the time)
@@ -33,15 +33,15 @@ SMS_DEFAULT = 132  # H100 SXM / H200; choose() takes the device's count where it
 
 # clk of one k-step of one tile at the tensor cores' pace (4096 FLOP/clk/SM: 128x256x64 is
 # 1024 clk, 192x128x64 is 768) over the fraction of that pace each schedule keeps, and the
-# epilogue a tile exposes. Fitted to run R2 (lab notebook): pingpong over ws at 8192^3 (0.99)
-# and at 8192 x 8192 x 2048 (1.026) give ws's exposed epilogue 1.6 K clk and pingpong's k-step
-# 0.963 of ws's pace; the other three shapes then come out ordered as measured.
+# epilogue a tile exposes. Fitted to results/h200.json's gemm_shapes_explore: pingpong over ws at
+# 8192^3 (0.99) and at 8192 x 8192 x 2048 (1.026) give ws's exposed epilogue 1.6 K clk and
+# pingpong's k-step 0.963 of ws's pace; the other three shapes then come out ordered as measured.
 KSTEP_EFF = {"ws": 1.0, "ws_pingpong": 0.963}
 EPILOGUE_CLK = {"ws": 1600, "ws_pingpong": 0}
 # pingpong only where the rule has it this much faster: the rounds of one run spread 2-5 %, and
 # where the two tie (16384 x 4096 x 4096: 0.2 %) ws measured ahead
 PINGPONG_MARGIN = 0.02
-# The L2 group. Run R2 timed 8, 16 and 32 at every shape: 32 lost 2-5 % everywhere; pingpong
+# The L2 group. h200.json's gemm_shapes_explore timed 8, 16 and 32 at every shape: 32 lost 2-5 % everywhere; pingpong
 # lost 2-5 % with 16 at four of five shapes (tied at K 2048); ws gained 0.5-1.2 % with 16 where
 # a CTA walks many tiles (8192^3, 16384 x 4096 x 4096: 15.5 a CTA; 8192 x 8192 x 2048), tied at
 # 6144^3 (8.7) and lost 2 % at 4096^3 (3.9). So the square-wave group (16 on 132 SMs) for ws

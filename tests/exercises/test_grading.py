@@ -198,7 +198,7 @@ def test_release_is_the_course(released):
     assert not list((released / "notebooks").glob("*.ipynb"))
     if (root / "notebooks" / "jupytext.toml").exists():
         assert (released / "notebooks" / "jupytext.toml").is_file()
-    for d in ("sim", "fidelity", "instruments", "kernels", "docs", "results"):
+    for d in ("sim", "records", "fidelity", "instruments", "kernels", "docs", "results"):
         assert (released / d).is_dir(), d
     assert not (released / "results" / "archive").exists()
     assert not list(released.rglob("__pycache__"))

@@ -6,7 +6,12 @@ says which one was faster, and a pair the H200 does not order it keeps within 5 
 measured kernel at the headline shapes is within ±10%, except the ones named in KNOWN_MISSES
 (held to miss: a change that brings one in must say so); over all of them the median error stays
 small; and the attention kernels' cycles per block, the clock taken out, are within ±10% of
-what Nsight Compute counted (`results/h200-stall.json`)."""
+what Nsight Compute counted (`results/h200-stall.json`).
+
+The tests are parametrized by the measured rows alone (`compare(None, ...)`: read from the files,
+nothing predicted), so collecting them costs no model run; the predictions are made once, by
+the first test that needs them (`predicted()`), on whichever pytest-xdist worker runs them."""
+import functools
 import statistics
 from itertools import combinations
 
@@ -15,33 +20,58 @@ import pytest
 from fidelity.compare import HEADLINE_ATTENTION, best_by_variant, compare, cycle_rows, resolved
 from sim.hardware import H200
 
-# every committed measurement once (`python -m fidelity --all`), the headline shapes of it
-ALL = compare(H200, everything=True)
-ROWS = [r for r in ALL if (r.workload == "gemm" and r.shape.startswith("8192×8192×8192 "))
-        or (r.workload == "attention" and r.shape == "B{} H{} S{} d{}".format(*HEADLINE_ATTENTION)
-            and not r.override)]
 B, H, S, D = HEADLINE_ATTENTION
-LADDERS = {
-    "attention": best_by_variant(ROWS, "attention", f"B{B} H{H} S{S} d{D}"),
-    "gemm": best_by_variant(ROWS, "gemm", "8192×8192×8192 float16"),
-}
-PAIRS = [(w, a, b) for w, best in LADDERS.items() for a, b in combinations(sorted(best), 2)]
+SHAPES = {"attention": f"B{B} H{H} S{S} d{D}", "gemm": "8192×8192×8192 float16"}
+
+
+def headline(rows):
+    return [r for r in rows if (r.workload == "gemm" and r.shape.startswith("8192×8192×8192 "))
+            or (r.workload == "attention" and r.shape == SHAPES["attention"] and not r.override)]
+
+
+# every committed measurement once (`python -m fidelity --all`), read but not predicted
+MEASURED = compare(None, everything=True)
+
+
+@functools.cache
+def predicted() -> list:
+    """Every committed measurement, predicted on `h200`."""
+    return compare(H200, everything=True)
+
+
+def rows() -> list:
+    """The headline shapes' rows, predicted."""
+    return headline(predicted())
+
+
+@functools.cache
+def ladders() -> dict:
+    return {w: best_by_variant(rows(), w, SHAPES[w]) for w in SHAPES}
+
+
+def variants(workload: str) -> list[str]:
+    return sorted({r.variant for r in headline(MEASURED) if r.workload == workload
+                   and r.shape == SHAPES[workload] and not r.override})
+
+
+PAIRS = [(w, a, b) for w in SHAPES for a, b in combinations(variants(w), 2)]
 # What the model does not place within 10 % at the headline shapes, by (workload, kernel, shape),
 # held to miss (strict): none (fidelity/README.md, "How close").
 KNOWN_MISSES: set[tuple[str, str, str]] = set()
-KEYS = sorted({(r.workload, r.label, r.shape) for r in ROWS if r.model is not None})
+KEYS = sorted({(r.workload, r.label, r.shape) for r in headline(MEASURED)})
 
 
 def test_enough_measurements_are_predicted():
-    assert len(ROWS) == 36       # the GEMM ladder (fp16, bf16, results/h200.json) and the attention's
-                                 # (results/h200-attention.json)
-    assert sum(r.model is not None for r in ROWS) >= 30
-    assert all(r.model is not None for r in ROWS), [r.note for r in ROWS if r.model is None]
-    assert {"sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3"} <= set(LADDERS["attention"])
-    assert {"sequential", "pipelined", "ws", "ws_pingpong"} <= set(LADDERS["gemm"])
+    # the GEMM ladder (fp16, bf16, results/h200.json) and the attention's (h200-attention.json)
+    assert len(rows()) == 36
+    assert all(r.model is not None for r in rows()), [r.note for r in rows() if r.model is None]
+    assert {"sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3"} <= set(
+        ladders()["attention"])
+    assert {"sequential", "pipelined", "ws", "ws_pingpong"} <= set(ladders()["gemm"])
+    assert {(w, a, b) for w, best in ladders().items()
+            for a, b in combinations(sorted(best), 2)} == set(PAIRS)    # what was parametrized
 
 
-SHAPES = {"attention": f"B{B} H{H} S{S} d{D}", "gemm": "8192×8192×8192 float16"}
 TIE = 0.05      # how far apart the model may put two kernels the machine does not order
 
 
@@ -49,8 +79,8 @@ TIE = 0.05      # how far apart the model may put two kernels the machine does n
 def test_model_orders_the_pair_as_measured(workload, a, b):
     """Where the machine orders a pair (their rounds do not overlap), the model orders it the
     same; where it does not (a tie inside run-to-run spread), the model keeps them within 5 %."""
-    (ma, pa), (mb, pb) = LADDERS[workload][a], LADDERS[workload][b]
-    if resolved(ROWS, workload, a, b, SHAPES[workload]):
+    (ma, pa), (mb, pb) = ladders()[workload][a], ladders()[workload][b]
+    if resolved(rows(), workload, a, b, SHAPES[workload]):
         assert (ma < mb) == (pa < pb), (
             f"measured {a} {ma:.0f} vs {b} {mb:.0f}; model {pa:.0f} vs {pb:.0f}")
     else:
@@ -60,15 +90,15 @@ def test_model_orders_the_pair_as_measured(workload, a, b):
 
 def test_most_pairs_are_ordered_by_the_machine():
     """The ordering test has teeth only if the machine resolves most pairs."""
-    ordered = sum(resolved(ROWS, w, a, b, SHAPES[w]) for w, a, b in PAIRS)
+    ordered = sum(resolved(rows(), w, a, b, SHAPES[w]) for w, a, b in PAIRS)
     assert ordered >= 0.75 * len(PAIRS), f"{ordered} of {len(PAIRS)} pairs ordered"
 
 
-def _within_ten_percent(key, rows=None):
-    rows = [r for r in rows or ROWS
-            if (r.workload, r.label, r.shape) == key and r.model is not None]
-    assert rows, f"no measured row {key}"
-    for r in rows:
+def _within_ten_percent(key, among=None):
+    found = [r for r in among or rows() if (r.workload, r.label, r.shape) == key]
+    assert found, f"no measured row {key}"
+    assert all(r.model is not None for r in found), [r.note for r in found]
+    for r in found:
         assert abs(r.error) <= 0.10, f"{r.label} {r.shape}: measured {r.measured:.0f}, model {r.model:.0f}"
 
 
@@ -84,15 +114,13 @@ def test_known_misses_still_miss():
             _within_ten_percent(key)
 
 
-CYCLES = cycle_rows(H200)
-
-
 def test_cycles_of_the_plain_kernels():
     """Cycles per K/V block, the clock taken out: Nsight Compute on the six plain attention
     kernels (`results/h200-stall.json`) against the model's time × its clock, each within ±10%."""
-    assert {r.variant for r in CYCLES} == {"sequential", "pipelined", "ws", "ws_pingpong",
+    cycles = cycle_rows(H200)
+    assert {r.variant for r in cycles} == {"sequential", "pipelined", "ws", "ws_pingpong",
                                            "overlap", "fa3"}
-    for r in CYCLES:
+    for r in cycles:
         assert r.model is not None and abs(r.error) <= 0.10, (
             f"{r.label}: measured {r.measured:.0f} clk/block, model {r.model:.0f}")
 
@@ -104,14 +132,15 @@ def test_cycles_can_fail():
 
 
 def test_median_error_is_small():
-    errors = [abs(r.error) for r in ROWS if r.error is not None]
+    errors = [abs(r.error) for r in rows() if r.error is not None]
     assert statistics.median(errors) <= 0.06, f"median |error| {statistics.median(errors):.1%}"
 
 
 def test_the_model_runs_each_kernel_at_its_own_clock():
     """Under the power cap a GEMM that keeps the tensor cores busy runs slower than one that
     waits on every load; nothing runs above the boost clock."""
-    clocks = {r.label: r.clock_hz for r in ROWS if r.workload == "gemm" and r.shape.endswith("float16")}
+    clocks = {r.label: r.clock_hz for r in rows()
+              if r.workload == "gemm" and r.shape.endswith("float16")}
     assert clocks["sequential s1 np"] > 1.05 * clocks["ws s3"]
     assert all(0.8e9 < c <= H200.clock_hz for c in clocks.values())
 
@@ -153,14 +182,14 @@ SWEEP_MISSES = {
     # CTAs are short, the short blocks show
     ("attention", "fa3 s2", "B16 H32 S1024 d64 causal"),
 }
-ALL_KEYS = sorted({(r.workload, r.label, r.shape) for r in ALL if r.model is not None})
+ALL_KEYS = sorted({(r.workload, r.label, r.shape) for r in MEASURED})
 
 
 @pytest.mark.parametrize("key", [k for k in ALL_KEYS if k not in SWEEP_MISSES], ids=" ".join)
 def test_every_measured_kernel_within_ten_percent(key):
     """The GEMM sizes (their device time, h200-gemm-sweep.json), the attention sweep, the
     one-warpgroup A/B."""
-    _within_ten_percent(key, ALL)
+    _within_ten_percent(key, predicted())
 
 
 def test_sweep_misses_still_miss():
@@ -168,7 +197,7 @@ def test_sweep_misses_still_miss():
     assert SWEEP_MISSES <= set(ALL_KEYS)
     for key in SWEEP_MISSES:
         with pytest.raises(AssertionError):
-            _within_ten_percent(key, ALL)
+            _within_ten_percent(key, predicted())
 
 
 def test_most_of_everything_is_within_ten_percent():

@@ -1,5 +1,5 @@
 """The model's `fa2`, built from FA2's own costs (no per-variant factor), against SDPA-flash on
-our H200: run R4's grid and FA3 tab. 2's shape (`python -m fidelity fa2`)."""
+our H200: the grid (`results/h200-attention-grid.json`) and FA3 tab. 2's shape (`python -m fidelity fa2`)."""
 import pytest
 
 from fidelity import fa2 as check
@@ -36,7 +36,7 @@ def test_no_fitted_rate():
 def test_points(pts):
     """The grid's 18 points and tab. 2's shape, causal and not."""
     assert len(pts) == 20
-    assert {p.source for p in pts} == {"R4", "tab2"}
+    assert {p.source for p in pts} == {"grid", "tab2"}
 
 
 def test_errors(pts):

@@ -1,5 +1,5 @@
-"""The model against our fa3 across head dim and sequence length (run R4,
-results/h200-attention-grid.json; `python -m fidelity grid`)."""
+"""The model against our fa3 across head dim and sequence length
+(results/h200-attention-grid.json; `python -m fidelity grid`)."""
 import math
 
 import pytest

@@ -1,7 +1,7 @@
 """The measured-vs-model timelines: Proton's traces are read as lanes the way the model's
 are, and the committed H200 traces give the numbers the comparison prints.
 
-No GPU: the traces are recorded by `python -m instruments.trace` and committed in
+No GPU: the traces are recorded by `python -m instruments.trace` (read back by `records.trace`) and committed in
 results/traces/; these tests re-derive the summaries' numbers from those files and run the
 model at each traced kernel's configuration."""
 from __future__ import annotations
@@ -12,10 +12,11 @@ import json
 
 import pytest
 
-from instruments import trace as kt
 from fidelity import lanes as ft
+from instruments import trace as rec
+from records import trace as kt
+from records.spans import busy_fractions, steady_window
 from sim import hardware
-from instruments.spans import busy_fractions, steady_window
 
 HW = hardware.get("h200")
 WARP = {r: w for w, r in kt.ROLES.items()}
@@ -40,9 +41,9 @@ def fake_proton(ctas: dict[int, dict], kernel: str = "k") -> dict:
 
 
 def model_lanes(name: str) -> dict:
-    spec = kt.KERNELS[name]
+    spec = rec.KERNELS[name]
     summary = {"kernel": name, "workload": spec["workload"], "variant": spec["variant"],
-               "traced_shape": list(spec["shape"]), "tile": kt.launch_tile(spec)}
+               "traced_shape": list(spec["shape"]), "tile": rec.launch_tile(spec)}
     tr, _ = ft.run_model(summary, HW)
     return ft.lanes(tr)
 
@@ -51,7 +52,7 @@ def model_lanes(name: str) -> dict:
 def test_proton_trace_reads_back_as_its_lanes(name):
     """Lanes -> Proton's format -> read_events gives the lanes back (clk, per CTA, per role), and
     summarize/trim measure on it what cta_stats measures on the lanes."""
-    wl = kt.KERNELS[name]["workload"]
+    wl = rec.KERNELS[name]["workload"]
     lanes = model_lanes(name)
     # the kernel's iteration starts at its GEMM scope: so do these lanes
     direct = kt.cta_stats(lanes, wl)
@@ -100,7 +101,7 @@ def test_model_lanes_use_the_kernel_scope_names():
 
 
 # --- the committed H200 traces --------------------------------------------------------------
-COMMITTED = [n for n in kt.KERNELS if (kt.RESULTS / f"{n}.summary.json").exists()]
+COMMITTED = [n for n in rec.KERNELS if (kt.RESULTS / f"{n}.summary.json").exists()]
 
 
 @pytest.mark.parametrize("name", COMMITTED)

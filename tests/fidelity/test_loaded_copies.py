@@ -13,7 +13,7 @@ import statistics
 
 import pytest
 
-from instruments import trace
+from records import trace
 from sim.config import GemmConfig
 from fidelity.preset import MICRO, tma_link_rate
 from sim.hardware import H200

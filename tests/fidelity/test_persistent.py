@@ -1,18 +1,18 @@
-"""Persistent fa3, the model against run R5a (`fidelity/persistent.py`,
-`results/h200-attention-persistent.json`). In-sample-ish: R5a was measured before the model's
-persistent schedule was written, though nothing in it is fitted. R5a's causal rows ran the
-section round-robin order the kernel no longer has, so only the non-causal rows are held here."""
+"""Persistent fa3, the model against `results/h200-attention-persistent.json`
+(`fidelity/persistent.py`). Nothing in the model's persistent schedule is fitted to it. Its
+causal rows ran the section order, not the kernel's zigzag, so only the non-causal rows are held
+here."""
 from dataclasses import replace
 
 import pytest
 
-from fidelity.persistent import R5A_FILE, measured, shapes
-from instruments import RESULTS
+from fidelity.persistent import SECTION_ORDER_FILE, measured, shapes
+from records import RESULTS
 from sim import predict
 from sim.hardware import get
 
 H200 = get("h200")
-ROWS = measured(RESULTS / R5A_FILE)
+ROWS = measured(RESULTS / SECTION_ORDER_FILE)
 FULL = [(cfg, d, S) for cfg, d, S, causal in shapes() if not causal]
 
 
@@ -23,14 +23,14 @@ def model():
 
 
 @pytest.mark.parametrize("d, S", [(d, S) for _, d, S in FULL])
-def test_persistent_within_10pct_of_r5a(model, d, S):
+def test_persistent_within_10pct_of_measured(model, d, S):
     got = ROWS[("fa3+persistent", d, S, False)]
     assert model[(d, S)][1] == pytest.approx(got, rel=0.10)
 
 
 def test_gain_at_short_sequences(model):
-    """S 1K: the gain over the plain grid (the per-CTA costs hidden) within 5 points of R5a's
-    (measured 1.06 / 1.11 / 1.06 at d 64 / 128 / 256)."""
+    """S 1K: the gain over the plain grid (the per-CTA costs hidden) within 5 points of the
+    measured one (1.06 / 1.11 / 1.06 at d 64 / 128 / 256)."""
     for d in (64, 128, 256):
         measured_gain = ROWS[("fa3+persistent", d, 1024, False)] / ROWS[("fa3+plain", d, 1024, False)]
         plain, pers = model[(d, 1024)]

@@ -29,7 +29,7 @@ def test_attention_no_gain_where_none_measured(m):
 @pytest.mark.parametrize("m", GEMM, ids=lambda m: f"{m.run}-{m.shape}")
 def test_gemm_gain_at_measured_points(m):
     """Every GEMM pair within 7 points of the model (the same shape moves by up to 6.6 points
-    between runs: 16384²×1024 +1.3 % in P1, −5.3 % in P2); where the machine orders the pair
+    between h200.json's sections: 16384²×1024 +1.3 % in gemm_probe, −5.3 % in gemm); where the machine orders the pair
     (rounds apart) by more than 3 %, the model has the same sign."""
     pt = placed(m)
     assert abs(pt.gain - m.gain) <= 0.07, (pt.gain, m.gain)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import simpy
 
-from instruments import RESULTS as RESULTS_DIR
+from records import RESULTS as RESULTS_DIR
 from sim.attention.cta import AttentionCTA
 from sim.config import AttentionConfig
 from sim.hardware import H200
@@ -28,7 +28,7 @@ ROWS = json.loads(RESULTS.read_text())["rows_q8"]
 
 
 def measured(warpgroups: int, beside: str = "alone", releases: int = 0) -> float:
-    """The Q8 row's clk a round (the timed softmax ran the whole time: 2000 rounds)."""
+    """The measured row's clk a round (the timed softmax ran the whole time: 2000 rounds)."""
     (row,) = [r for r in ROWS if r["warpgroups"] == warpgroups and r["beside"] == beside
               and r["releases"] == releases and r["iters"] == 2000
               and r.get("gemm_iters", 4000) == 4000 and r["ok"]]
@@ -88,7 +88,7 @@ def test_two_side_by_side_hide_each_other():
 
 
 def test_a_busy_tensor_core_slows_the_softmax_beside_it():
-    """Q6/Q8: +46 % beside a warpgroup's stream of wgmmas; the model's, +68 %, must show it."""
+    """h200-softmax.json: +46 % beside a warpgroup's stream of wgmmas; the model's, +68 %, must show it."""
     assert rounds(1, beside="mma") > 1.3 * rounds(1)
     assert rounds(1, beside="mma", hw=H200.with_(softmax_beside_mma=1.0)) < 1.05 * rounds(1)
 

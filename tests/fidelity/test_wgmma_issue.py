@@ -6,8 +6,8 @@ benchmark, draws the measured curves.
 * the model of the benchmark — G groups issued back to back by 1 or 2 warpgroups, the clock after
   each issue — matches one warpgroup's curves, first group and last wait, and a queue of 7
   matches them better than 6 or 8 (so the depth is measured, not free);
-* with two warpgroups the model is fast by up to 40 % on the first group (results/lab-notebook.md, run
-  Q3: part of the issue is shared between warpgroups); their total time stays within 10 %;
+* with two warpgroups the model is fast by up to 40 % on the first group (part of the issue is
+  shared between warpgroups, as results/h200-issue.json's two-warpgroup rows show); their total time stays within 10 %;
 * the same queue explains the traced s2 GEMMs' ``MMA`` scopes: 12 wgmmas of one warpgroup
   (pingpong) against 4 of each of two (ws).
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import simpy
 
-from instruments import RESULTS as RESULTS_DIR
-from instruments import trace
+from records import RESULTS as RESULTS_DIR
+from records import trace
 from instruments.micro import issue
 from sim.cta import CTA
 from sim.hardware import H200 as H200_KERNELS

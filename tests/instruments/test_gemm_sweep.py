@@ -34,8 +34,8 @@ def test_small_sizes_are_host_bound():
 
 
 def test_row_strides_off_128_bytes_cost():
-    """Run G2 (`instruments/tools/align_probe.py`): every kernel runs slower on rows that do not
-    start on 128-byte lines, by 10-50 % (the pairs `fidelity.calibrate --align` fits to)."""
+    """The alignment probe (`instruments/tools/align_probe.py`, h200-align.json): every kernel
+    runs slower on rows that do not start on 128-byte lines, by 10-50 % (the pairs `fidelity.calibrate --align` fits to)."""
     from fidelity.calibrate import alignment_pairs
 
     rows = json.loads((RESULTS / "h200-align.json").read_text())["rows"]

@@ -60,7 +60,8 @@ def test_the_sweep_log_gives_the_committed_rows(tmp_path):
 
 
 def test_the_dims_logs_give_the_committed_rows(tmp_path):
-    """Run G5: fa3 at d 64 and d 256 under the full set, rebuilt from ncu's raw and source pages."""
+    """h200-stall-dims.json: fa3 at d 64 and d 256 under the full set, rebuilt from ncu's raw
+    and source pages."""
     from instruments.tools.stall_probe import parse_dims
 
     pages = {}

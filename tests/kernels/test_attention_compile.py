@@ -276,7 +276,7 @@ def test_softmax_switch_names():
         host.softmax_args(KERNELS["ws"], ("tree_max",))
     assert host.softmax_args(KERNELS["ws"], ()) == {}
     assert host.softmax_args(KERNELS["fa3"], ("tree_max",)) == {"SOFTMAX": 1}
-    # the measured defaults (runs R3, R4): lane_sum at d 256 only
+    # the measured defaults (h200-attention-softmax-ab.json, -grid.json): lane_sum at d 256 only
     assert host.softmax_args(KERNELS["fa3"], None, 256, "fa3") == {"SOFTMAX": 2}
     assert host.softmax_args(KERNELS["fa3"], None, 128, "fa3") == {"SOFTMAX": 0}
     assert host.softmax_args(KERNELS["overlap"], None, 256, "overlap") == {"SOFTMAX": 0}

@@ -7,12 +7,12 @@ import pytest
 
 from sim import AttentionConfig, attention, predict
 from sim.attention import persistent
-from sim.config import o_buffers
+from sim.config import kernel_tile, o_buffers
 from sim.hardware import get
 from sim.predict import TileCosts
 
 H200 = get("h200")
-TILES = {64: (192, 128, 3), 128: (128, 128, 2), 256: (128, 64, 2)}   # the kernel's
+TILES = {d: kernel_tile("fa3", d) for d in (64, 128, 256)}     # the kernel's (sim/tiles.toml)
 
 
 def cfg_at(d, S, causal=False, **kw):

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 23 item 1 on one device call: persistent fa3 (kernels/attention/persistent.py), its GPU
+# One device call: persistent fa3 (kernels/attention/persistent.py), its GPU
 # tests under a timeout, then (only if they pass) the grid and tab. 2's shape with fa3 plain and
 # persistent beside cuDNN and SDPA flash in the same interleaved rounds, then ConSan.
-# Usage: bash instruments/device/issue23_persistent.sh STEP...
+# Usage: bash instruments/device/persistent.sh STEP...
 #   tests   the persistent GPU tests (float64: ragged S, S = 1, causal, bf16, LSE, d 64/128/256)
 #   grid    bench_attention --grid with $GRID_VARIANTS, the headline with the same
 #   consan  the ConSan test of persistent fa3 (2 CTAs over 9 tiles, d 128 and 256)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 23 on one device call: GEMM by shape (variant="auto", the wider L2 groups) and fa3's
+# One device call: GEMM by shape (variant="auto", the wider L2 groups) and fa3's
 # SOFTMAX switches (steps.py: the shorter softmax chains, O rescaled under Q·Kᵀ, no turns), each
 # step under a timeout, logs to $OUT.
-# Usage: bash instruments/device/issue23.sh STEP...
+# Usage: bash instruments/device/shapes_and_switches.sh STEP...
 #   gemm_explore  python -m instruments.bench gemm_shapes --explore --fp16-only (every candidate)
 #   gemm_auto     python -m instruments.bench gemm_shapes (auto, ws, pingpong, cuBLAS; fp16, bf16)
 #   gemm_tests    the GEMM GPU tests of auto and the L2 groups
