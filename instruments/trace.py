@@ -35,12 +35,12 @@ import sys
 import time
 from pathlib import Path
 
-from records.trace import (RESULTS, ROLES, add_clock, cta_stats, hand_off_summary, load,
+from records.trace import (RESULTS, ROLES, add_clock, cta_stats, hand_off_summary,
                            read_events, summarize, trim)
 
 from .harness import measure
 
-__all__ = ["ALL", "KERNELS", "PROBES", "RESULTS", "load", "record"]   # load: a trace read back
+__all__ = ["ALL", "KERNELS", "PROBES", "RESULTS", "record"]
 SAMPLED_WARPS = "0,4,10"
 # Bytes of the global buffer per sampled warp (Proton needs a power of two per segment). A scope
 # costs two 8-byte records: 16 KiB holds 1024 scopes — a whole attention CTA (66 blocks × ≤ 7

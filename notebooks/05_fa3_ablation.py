@@ -385,7 +385,7 @@ if gpts:
 # tables, each computed below.
 
 # %%
-from instruments.trace import RESULTS, load
+from records.trace import RESULTS, load
 from fidelity.lanes import compare, figure
 from fidelity.lanes import table as trace_table
 

@@ -185,7 +185,7 @@ def live_gemm(variants, size: int = 8192) -> dict[str, float]:
     import torch
 
     import kernels
-    from instruments.bench import measure, rel_error
+    from instruments.harness import measure, rel_error
 
     a = torch.randn(size, size, device="cuda", dtype=torch.float16)
     b = torch.randn(size, size, device="cuda", dtype=torch.float16)
@@ -209,7 +209,7 @@ def live_attention(variants=("fa3",), batch=2, heads=16, seqlen=8192, headdim=12
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     from kernels.attention import attention
-    from instruments.bench import measure, rel_error
+    from instruments.harness import measure, rel_error
 
     q, k, v = (torch.randn(batch, heads, seqlen, headdim, device="cuda", dtype=torch.float16)
                for _ in range(3))
