@@ -171,7 +171,7 @@ def attention_rows(hw: Hardware | None, everything: bool) -> list[Row]:
 
 def kernel_tile(variant: str, row: dict) -> tuple[int, int, int]:
     """The tile the measured kernel ran: the row's override, else the kernel's own default, which
-    the model reads from the same table (`sim.config.kernel_tile`, sim/tiles.toml's "gluon": our
+    the model reads from the same table (`sim.config.kernel_tile`, sim/tiles.json's "gluon": our
     Gluon kernels need power-of-two tiles, so FA3's d128 128×176 runs as 128×128)."""
     if row.get("tile"):
         bm, bn = row["tile"]

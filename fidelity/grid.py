@@ -2,7 +2,7 @@
 
 Our `fa3` was measured beside cuDNN and SDPA-flash on a grid (`results/h200-attention-grid.json`:
 d ∈ {64, 128, 256} × S ∈ {1K, 4K, 16K}, B·S = 16K, H·d = 2048, causal and not). Here the model
-predicts each point at the tile the kernel ran (`sim.config.kernel_tile`, sim/tiles.toml:
+predicts each point at the tile the kernel ran (`sim.config.kernel_tile`, sim/tiles.json:
 192×128 with 3 consumers at d 64, 128×128 at d 128, 128×64 at d 256) and says, from its own
 units, where the cycles go:
 
@@ -128,7 +128,7 @@ def measured_rows() -> list[dict]:
 
 
 def kernel_tile(d: int, causal: bool) -> tuple[int, int, int]:
-    """(block_m, block_n, consumers) our fa3 ran at head dim d (sim/tiles.toml, "gluon")."""
+    """(block_m, block_n, consumers) our fa3 ran at head dim d (sim/tiles.json, "gluon")."""
     return tuple(config_tile("fa3", d, causal))
 
 

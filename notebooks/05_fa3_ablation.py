@@ -149,7 +149,7 @@ else:
 from course import beside, in_order
 
 beside("sim.attention.overlap:consumer", "kernels.attention.overlap:consumer")
-LOOP = [r"for j in range\(1, n\)", r"acquire\(", r"acquire\(", r"wait_turn\(", r"\bqk\(",
+LOOP = [r"for j in range\(1, (?:t\.)?n\)", r"acquire\(", r"acquire\(", r"wait_turn\(", r"\bqk\(",
         r"\bpv\(", r"pass_turn\(", r"release\(", r"\bsoftmax\(", r"\bwait_pv\(",
         r"\brescale\(", r"\bpack\("]
 in_order("sim.attention.overlap:consumer", LOOP)

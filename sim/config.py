@@ -5,7 +5,7 @@ Every check raises ``ValueError`` naming the limit, e.g. "ring of 3 stages × 88
 """
 from __future__ import annotations
 
-import tomllib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -14,12 +14,12 @@ from .machine import KIB, Hardware
 
 DTYPES = {"fp16": 2, "bf16": 2, "fp8": 1}        # bytes per element of Q/K/V or A/B
 
-# Tiles and ring depths: the repository's one table (sim/tiles.toml: in the model's folder,
+# Tiles and ring depths: the repository's one table (sim/tiles.json: in the model's folder,
 # which carries every file the model reads), read here, by the kernels
 # (kernels/attention/host.py) and, through this module, by fidelity. `TILES[table]["full" or
 # "causal"][head_dim]` is a `Tile`; `TILES[table]["stages"]` the ring depth. Tables: "fa3"
 # (FlashAttention-3's own tiles), "fa2" (FlashAttention-2's), "gluon" (our Gluon kernels').
-TILES_FILE = Path(__file__).resolve().parent / "tiles.toml"
+TILES_FILE = Path(__file__).resolve().parent / "tiles.json"
 
 
 class Tile(NamedTuple):
@@ -29,11 +29,12 @@ class Tile(NamedTuple):
 
 
 def read_tiles(path: Path = TILES_FILE) -> dict[str, dict]:
-    """tiles.toml as {table: {part: {head_dim: Tile}, other key: its value}}."""
-    raw = tomllib.loads(path.read_text())
+    """tiles.json as {table: {part: {head_dim: Tile}, other key: its value}}."""
+    raw = json.loads(path.read_text())
     return {name: {part: ({int(d): Tile(**t) for d, t in value.items()}
                           if isinstance(value, dict) else value)
-                   for part, value in table.items()} for name, table in raw.items()}
+                   for part, value in table.items()}
+            for name, table in raw.items() if isinstance(table, dict)}
 
 
 TILES = read_tiles()

@@ -131,12 +131,19 @@ def _worker() -> str:
 
 
 @pytest.fixture(scope="module")
-def browser(lab):
+def chromium():
+    """One Playwright driver for the module: its sync API allows one at a time in a process,
+    and the course's and the release's Labs are open together."""
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def browser(lab, chromium):
+    return chromium
 
 
 def _api(lab, method: str, path: str):
@@ -379,12 +386,8 @@ def release_lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def release_browser(release_lab):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+def release_browser(release_lab, chromium):
+    return chromium
 
 
 def _double_click(page, name: str) -> None:

@@ -8,7 +8,7 @@
                  kernels or instruments (it reads what they wrote; it runs no kernel)
     exercises    imports only the model's public names (`sim.__all__`)
 
-The tile table both the model and the kernels read is a data file (sim/tiles.toml), not an import.
+The tile table both the model and the kernels read is a data file (sim/tiles.json), not an import.
 
 Imports are read off each file's syntax tree (absolute, relative and `import_module("...")`
 with a literal name), so a rule broken anywhere in a room fails here, naming the file and line.

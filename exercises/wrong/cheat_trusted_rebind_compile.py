@@ -1,12 +1,14 @@
 # exercise: ch02_ws_gluon
 # file: ws_gemm.py
-# loses: test_consumer_protocol, test_gpu_consan
+# loses: test_consumer_protocol, test_producer_protocol, test_many_laps, test_gpu_consan
 # may-lose: test_gpu_correct
 # bug: the consumers never wait on full[s], and the file's module-level code rebinds the grader's
 #      compile helper (`_compile.compile_kernel`, imported beside it in the sandbox) to compile a
 #      correct twin kernel instead (class 3: a result computed where the submission runs). The
 #      grader compiles only the kept kernel source in a process of its own: the rebinding is
-#      not there, and `ws_gemm_kernel` is the one compiled.
+#      not there, and `ws_gemm_kernel` is the one compiled. Its producer is the release's single
+#      loader warp, which the task no longer asks for: it loses the producer's protocol and the
+#      many-laps test as well.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 02 — a warp-specialized GEMM in Gluon (triton 3.6.0), one 128 × 128 tile per CTA.
 

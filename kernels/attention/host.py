@@ -9,8 +9,8 @@ float32, (batch, heads, seq).
 """
 from __future__ import annotations
 
+import json
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -130,10 +130,10 @@ class Config:
                     f"+ producer {self.producer_regs} registers/thread = {regs} > 65536 per SM")
 
 
-# Tiles and ring depth: the "gluon" table of the repository's sim/tiles.toml (FA3's released tiles,
+# Tiles and ring depth: the "gluon" table of the repository's sim/tiles.json (FA3's released tiles,
 # block_n rounded to a power of two), which the model reads too. setmaxnreg as FA3: 24/240 with
 # 2 consumers, 32/160 with 3.
-TILES_FILE = Path(__file__).resolve().parents[2] / "sim" / "tiles.toml"  # data, not an import
+TILES_FILE = Path(__file__).resolve().parents[2] / "sim" / "tiles.json"  # data, not an import
 
 
 class Tile(NamedTuple):
@@ -143,11 +143,12 @@ class Tile(NamedTuple):
 
 
 def read_tiles(path: Path = TILES_FILE) -> dict[str, dict]:
-    """tiles.toml as {table: {part: {head_dim: Tile}, other key: its value}}."""
-    raw = tomllib.loads(path.read_text())
+    """tiles.json as {table: {part: {head_dim: Tile}, other key: its value}}."""
+    raw = json.loads(path.read_text())
     return {name: {part: ({int(d): Tile(**t) for d, t in value.items()}
                           if isinstance(value, dict) else value)
-                   for part, value in table.items()} for name, table in raw.items()}
+                   for part, value in table.items()}
+            for name, table in raw.items() if isinstance(table, dict)}
 
 
 TILES = read_tiles()

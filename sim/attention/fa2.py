@@ -5,7 +5,7 @@ What FA2's forward does (Dao-AILab/flash-attention, csrc/flash_attn/src/: the ti
 the GEMMs in ``utils.h`` ``gemm`` / ``gemm_rs``), and what each step costs here:
 
 * **Tiles.** Four warps a CTA; block_m × block_n = 128×128 at d 64, 128×64 at d 128, 64×64 at d
-  256 on an H100/H200 (`sim/tiles.toml`, table `fa2`; the d 256 rule picks 64×64 "since then we can get
+  256 on an H100/H200 (`sim/tiles.json`, table `fa2`; the d 256 rule picks 64×64 "since then we can get
   2 CTAs per SM"). One K tile and one V tile in shared memory (no ring): ``STAGES = 1``.
 * **CTAs per SM** from registers and shared memory (`resident_ctas`): each thread holds O and S in
   fp32 (block_m·d/128 + block_m·block_n/128 registers, 192 / 192 / 160 at d 64 / 128 / 256) and

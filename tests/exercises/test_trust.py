@@ -1,5 +1,5 @@
-"""The grader's third round (issue 29, classes 3-7): the trusted side computes what it judges, the
-sandbox sees by allow-list, one student one budget, hidden values per student, and a leak scan of
+"""The grader's trust tests: the trusted side computes what it judges, the sandbox sees by
+allow-list, one student one budget, hidden values per student, and a leak scan of
 the whole release. Each test names what it would catch failing against main's grader (31d10ae)."""
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from sim.hardware import get
 from sim.predict import TileCosts
 
 H200 = get("h200")
-TILES = {d: kernel_tile("fa3", d) for d in (64, 128, 256)}     # the kernel's (sim/tiles.toml)
+TILES = {d: kernel_tile("fa3", d) for d in (64, 128, 256)}     # the kernel's (sim/tiles.json)
 
 
 def cfg_at(d, S, causal=False, **kw):
