@@ -237,10 +237,15 @@ def _mask_plan(needed: list[str], hide: list[str], allow_list: bool = True) -> l
         h = os.path.realpath(h)
         if h != "/" and os.path.isdir(h):
             points.add(h)
+    def inside_needed(d: str) -> bool:     # a needed dir is whole: nothing under it is covered
+        return any(not os.path.relpath(d, m).startswith("..") for m in needed)
+
     for n in needed:
         parts = Path(n).parts
         for i in range(2, len(parts)):
             anc = os.path.join(*parts[:i])
+            if inside_needed(anc):
+                break
             if (allow_list and parts[1] not in SYSTEM_DIRS) or not _others_can_enter(anc):
                 points.add(anc)
     plan = []
