@@ -18,7 +18,7 @@ the SOFTMAX switches: ``fa3+tree_max+lane_sum``, ``fa3+rescale_early``, ``fa3+no
 ``kernels/attention/steps.py``; named switches replace ``host.SOFTMAX_DEFAULT``, so at d 256
 ``fa3`` is ``fa3+lane_sum``), and ``+persistent`` (fa3: one CTA per SM,
 ``kernels/attention/persistent.py``) or ``+plain`` (the head dim's tile, one CTA per tile,
-whatever ``host.launch_defaults`` says), and ``@BMxBN`` after the variant
+whatever ``host.persistent_default`` says), and ``@BMxBN`` after the variant
 (``fa3@128x128+persistent``: another tile, ``attention(tile=...)``). Names are checked
 (``parse_variant``) before anything runs. Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
 last.
@@ -71,7 +71,7 @@ def split_tile(name: str) -> tuple[str, tuple[int, int] | None]:
 def parse_variant(name: str) -> tuple[str, int | None, tuple[str, ...] | None, bool | None]:
     """``"fa3:s3+tree_max+persistent"`` -> (variant, ring stages, softmax switches, persistent):
     ``"fa3", 3, ("tree_max",), True``. None: the variant's default (stages), ``SOFTMAX_DEFAULT``
-    (no switch named), ``host.launch_defaults`` (neither ``+persistent`` nor ``+plain``). Raises
+    (no switch named), ``host.persistent_default`` (neither ``+persistent`` nor ``+plain``). Raises
     ValueError for an unknown variant or switch."""
     from kernels.attention import host
 

@@ -310,21 +310,21 @@ def steps_beside(pair, model_name: str, kernel_name: str):
 def run_kernels(workload: str, variants) -> dict[str, float] | None:
     """On a Hopper GPU: time `variants` of `workload` ("attention" or "gemm") beside their peers
     (SDPA's flash and cuDNN backends, or cuBLAS), each checked for correctness first, and print
-    TFLOP/s. Without one, say what running them needs and return None."""
-    gpu = hopper_gpu()
-    if gpu is None:
-        print(f"No Hopper GPU here, so the kernels do not run. Running "
-              f"{', '.join(variants)} ({workload}) needs {KERNELS_NEED}.")
-        return None
-    if workload == "attention":
-        out = live_attention(tuple(variants))
-        print(f"measured live on {gpu}: attention, batch 2, 16 heads, S 8192, d 128, fp16")
-    else:
-        out = live_gemm(list(variants))
-        print(f"measured live on {gpu}: GEMM 8192³ fp16")
-    for name, tf in out.items():
-        print(f"  {name:12s} {tf:6.0f} TFLOP/s")
-    return out
+    TFLOP/s. Without one (or without the kernels' packages), say what running them needs and
+    return None (`on_hopper`)."""
+    def run():
+        gpu = hopper_gpu()
+        if workload == "attention":
+            out = live_attention(tuple(variants))
+            print(f"measured live on {gpu}: attention, batch 2, 16 heads, S 8192, d 128, fp16")
+        else:
+            out = live_gemm(list(variants))
+            print(f"measured live on {gpu}: GEMM 8192³ fp16")
+        for name, tf in out.items():
+            print(f"  {name:12s} {tf:6.0f} TFLOP/s")
+        return out
+
+    return on_hopper(f"Timing {', '.join(variants)} ({workload})", run)
 
 
 def explore_options(fn, name: str, options: dict, value: str | None = None) -> None:

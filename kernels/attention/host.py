@@ -40,13 +40,12 @@ PERSISTENT_VARIANTS = ("fa3",)  # the PERSISTENT constexpr (persistent.py)
 SHORT_SEQ = 1024
 
 
-def launch_defaults(variant: str, head_dim: int, seqlen: int, causal: bool
-                    ) -> tuple[tuple[int, int] | None, bool]:
-    """(tile, persistent) fa3 runs with when the caller names neither: the head dim's TILES
-    entry (None), persistent only at S <= SHORT_SEQ when not causal or at d 64."""
-    if variant != "fa3" or seqlen > SHORT_SEQ:
-        return None, False
-    return None, not causal or head_dim == 64
+def persistent_default(variant: str, head_dim: int, seqlen: int, causal: bool) -> bool:
+    """Whether fa3 runs persistent when the caller does not say: only at S <= SHORT_SEQ, when
+    not causal or at d 64 (the head dim's TILES entry either way)."""
+    return variant == "fa3" and seqlen <= SHORT_SEQ and (not causal or head_dim == 64)
+
+
 HEAD_DIMS = (64, 128, 256)
 SMEM_PER_BLOCK = 227 * 1024  # bytes of shared memory one block may use on Hopper (sm_90)
 REGISTERS_PER_SM = 65536

@@ -548,22 +548,19 @@ def test_persistent_switch_is_fa3s_alone():
 
 
 
-def test_launch_defaults_rule():
-    """fa3's default launch at short sequences is the measured rule's; elsewhere, and for the
-    other variants, the head dim's tile and no persistence."""
-    ld = host.launch_defaults
-    assert ld("fa3", 64, 1024, True) == (None, True)
-    assert ld("fa3", 64, 1024, False) == (None, True)
-    assert ld("fa3", 128, 1024, False) == (None, True)
-    assert ld("fa3", 128, 1024, True) == (None, False)
-    assert ld("fa3", 256, 512, False) == (None, True)
-    assert ld("fa3", 256, 1024, True) == (None, False)
+def test_persistent_default_rule():
+    """fa3 runs persistent unasked only at short sequences, when not causal or at d 64; the
+    other variants never."""
+    pd = host.persistent_default
+    assert pd("fa3", 64, 1024, True) and pd("fa3", 64, 1024, False)
+    assert pd("fa3", 128, 1024, False) and pd("fa3", 256, 512, False)
+    assert not pd("fa3", 128, 1024, True) and not pd("fa3", 256, 1024, True)
     for d in (64, 128, 256):
         for causal in (False, True):
-            assert ld("fa3", d, host.SHORT_SEQ + 1, causal) == (None, False)
+            assert not pd("fa3", d, host.SHORT_SEQ + 1, causal)
             for v in VARIANTS:
                 if v != "fa3":
-                    assert ld(v, d, 128, causal) == (None, False)
+                    assert not pd(v, d, 128, causal)
 
 
 def test_persistent_tile_order():

@@ -235,7 +235,7 @@ def test_persistent_matches_float64(dtype, d, causal):
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d", [64, 128, 256])
 def test_short_launch_defaults(d, causal):
-    """fa3 as ``attention`` launches it unasked at S <= ``host.SHORT_SEQ`` (``launch_defaults``:
+    """fa3 as ``attention`` launches it unasked at S <= ``host.SHORT_SEQ`` (``persistent_default``:
     persistent when not causal and at d 64) on ragged lengths, tile edges and the edge of the
     rule; at d 64 also the 128x128 tile, plain and persistent (measured faster at S 1K, a
     candidate default once this passes)."""
