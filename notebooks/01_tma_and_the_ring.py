@@ -232,7 +232,7 @@ from course import beside, in_order
 
 beside("sim.gemm.pipelined:consumer", "kernels.gemm.pipelined:pipelined_kernel")
 in_order("sim.gemm.pipelined:consumer",
-         [r"acquire\(", r"\.mma\(", r"yield previous", r"release\("])
+         [r"acquire\(", r"\.mma\(", r"wait_mma\(", r"release\("])
 in_order("sim.gemm.pipelined:release", [r"sync_consumers\(", r"\.load\("])
 in_order("kernels.gemm.pipelined:pipelined_kernel",
          [r"acquire\(", r"warpgroup_mma\(", r"warpgroup_mma_wait\(1", r"thread_barrier\(",
