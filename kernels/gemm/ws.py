@@ -29,11 +29,11 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
 from ..ring import Ring
+from ..roles import PRODUCER_WARPS
 from .common import Config, tile_coords
 from .tile import Tile, produce
 
 STAGES_ALLOWED = range(2, 5)
-PRODUCER_WARPS = gl.constexpr(1)
 PRODUCER_REGS = gl.constexpr(40)  # setmaxnreg.dec target for the producer's warpgroup
 MAXNREG = 168  # register cap at entry: 65536 / (3 warpgroups x 128 threads), rounded down to 8
 

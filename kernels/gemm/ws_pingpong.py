@@ -37,7 +37,8 @@ so consumer 0's first wait falls through and consumer 1's first wait needs consu
 hand-over; after that each hand-over completes exactly the phase the other is waiting for.
 
 The default partition is consumer 0 (the kernel's 4 warps); consumer 1 is a 4-warp worker with
-``CONSUMER_REGS`` registers and the producer a 1-warp worker with ``PRODUCER_REGS`` (setmaxnreg).
+``CONSUMER_REGS`` registers and the producer a 1-warp worker with ``PRODUCER_REGS`` (setmaxnreg;
+``kernels/roles.py``).
 """
 from __future__ import annotations
 
@@ -46,12 +47,12 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
 from ..ring import Turns
+from ..roles import CONSUMER_WARPS, warp_specialize
 from .common import Config, tile_coords
 from .tile import Tile
-from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer, ring
+from .ws import MAXNREG, PRODUCER_REGS, producer, ring
 
 STAGES_ALLOWED = range(2, 5)  # 192 x 128: 4 x 40 KiB ring + 2 x 16 KiB staging = 192 KiB
-CONSUMER_WARPS = gl.constexpr(4)
 CONSUMER_REGS = gl.constexpr(240)  # the worker consumer; the default one gets what is left: 224
 BOX_M = 64  # rows of one row block: one wgmma M of a warpgroup, one TMA box of A and of C
 
@@ -126,11 +127,8 @@ def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl
         mbarrier.init(turn.index(wg), count=1)
     c_smem = gl.allocate_shared_memory(c_desc.dtype, [2, BOX_M, BN], c_desc.layout)
 
-    K = a_desc.shape[1]
-    gl.warp_specialize([
-        (pingpong, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, ROW_BLOCKS,
-                    PROFILE, 0)),
-        (pingpong, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, ROW_BLOCKS,
-                    PROFILE, 1)),
-        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, PROFILE)),
-    ], [CONSUMER_WARPS, PRODUCER_WARPS], [CONSUMER_REGS, PRODUCER_REGS])
+    warp_specialize(
+        pingpong, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, a_desc.shape[1], GROUP_M,
+                   ROW_BLOCKS, PROFILE),
+        producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, PROFILE),
+        2, CONSUMER_REGS, PRODUCER_REGS)
