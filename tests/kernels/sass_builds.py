@@ -10,7 +10,7 @@ Compiles for sm_90a on a CPU (``host.compile_sm90``), disassembles with the ``cu
 triton's wheel (``kernels/cuda/compile.py``), and hashes the instructions of every function (the
 function names are left out: a renamed Python function is not a changed kernel). ``compare``
 prints one line a build and exits 1 if any differ. ``sass_main.json``: the builds before
-the aggregates (31d10ae); ``sass_after.json``: after them — every build identical but persistent
+the aggregates (31d10ae; the GEMM builds before theirs, 5f13f46); ``sass_after.json``: after them — every build identical but persistent
 d 128 non-causal (the same instructions in another order: its PTX differs only in two debug-info
 labels of the deeper inlining). An attention build is ``variant, head dim, causal`` plus
 the launcher's switches, a GEMM build (named ``gemm ...``) ``variant`` plus ``config``'s keywords
