@@ -228,3 +228,15 @@ def test_transposed_b_is_fed_to_wgmma_k_major(variant):
         ptx = common.compile_sm90(GEMM_KERNELS[variant], cfg, b_transposed=bt).asm["ptx"]
         bits[bt] = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.[^;]*, (\d);", ptx))
     assert bits == {False: {"1"}, True: {"0"}}
+
+
+def test_cuda_twins_still_need_contiguous():
+    """The CUDA twins share the checks but index raw pointers: a layout the Gluon kernels read
+    in place is refused by them, before any build or launch."""
+    from kernels import cuda
+
+    with pytest.raises(ValueError, match="q must be contiguous .* for the CUDA twins"):
+        cuda.attention(*bshd())
+    w = t(N, K)
+    with pytest.raises(ValueError, match="b must be contiguous .* for the CUDA twins"):
+        cuda.gemm(t(M, K), w.t())
