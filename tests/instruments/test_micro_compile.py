@@ -19,6 +19,7 @@ from instruments.micro import (
     launch,
     mbar,
     operands,
+    rescale,
     run,
     softmax,
     tma,
@@ -644,3 +645,71 @@ def test_operands_host_side(on_cpu, monkeypatch):
     monkeypatch.setattr(operands, "operands_kernel", Fake(short_stream))
     r = operands.run(64, 1, 1, gen, iters=50)
     assert not r["ok"] and not r["tma_covers_window"], r
+
+
+SASS_ORDER = {"HGMMA": "H", "SR_CLOCKLO": "c", "WARPGROUP.DEPBAR": "W", "FMUL": "m"}
+
+
+def runs(order: str) -> str:
+    """``ccHHHH…`` as ``ccH16…``: a run of more than 3 of a letter by its count."""
+    return re.sub(r"(.)\1{3,}", lambda m: f"{m.group(1)}{len(m.group(0))}", order)
+
+
+@pytest.mark.parametrize("mode", list(rescale.MODES))
+def test_rescale_beside_qk(mode):
+    """Q·Kᵀ as fa3 issues it at d 256 (16 SS m64n64k16 walking 16 k-slices, one wait), then O's
+    128 FMULs a thread; each mode leaves out only its own part. In SASS the loop body is the
+    clocks' order: clock, 16 HGMMA, clock, 128 FMUL, clock, the wait, clock — no FMUL among
+    the wgmmas, none after the wait; no spills; one CTA per SM."""
+    k = rescale.compile_sm90(mode)
+    ptx = k.asm["ptx"]
+    qk, fmul = mode != rescale.FMUL_ALONE, mode != rescale.QK_ALONE
+    assert ".target sm_90a" in ptx
+    assert count(ptx, r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16") == 16 * qk
+    descs = re.findall(r"wgmma\.mma_async[^;]*\},\s*(%rd\d+),\s*(%rd\d+)", ptx)
+    assert len(set(descs)) == 16 * qk, "each instruction its own k-slice of Q and K"
+    assert count(ptx, r"mul\.f32") == rescale.FMULS_PER_THREAD * fmul
+    assert count(ptx, r"mov\.u64 %rd\d+, %clock64;") == 6   # around the loop, 4 in it
+    assert k.metadata.num_warps == 4
+    assert k.metadata.shared >= ONE_CTA
+    s = sass(k)
+    assert count(s, r"\bSTL\b") == 0, "no register spills"
+    order = runs("".join(SASS_ORDER[o] for o in re.findall("|".join(
+        re.escape(n) for n in SASS_ORDER), s)))
+    body = "c" + "H16" * qk + "c" + "m128" * fmul + "c" + "W" * qk + "c"
+    assert order == "c" + body + "c", order
+
+
+def fake_rescale(grid, q, k, o, alpha, s_out, o_out, spans, stats, iters, MODE, num_warps,
+                 fmul_clk=300.0, wrong_o=False):
+    """What the kernel should leave, with made-up spans: 25 clk a wgmma issued, ``fmul_clk``
+    for the FMULs (half of it without the wgmmas), the wait for the rest of 16·32 + 60 clk."""
+    s_ref, o_ref = rescale.reference(q, k, o, alpha, MODE, iters)
+    s_out.copy_(s_ref.float())
+    o_out.copy_(o_ref.float() * (1.001 if wrong_o else 1.0))
+    qk = MODE != rescale.FMUL_ALONE
+    issue = 16 * 25.0 if qk else 2.0
+    f = (fmul_clk if qk else fmul_clk / 2) if MODE != rescale.QK_ALONE else 2.0
+    wait = max(16 * 32 + 60 - f, 2.0) if qk else 2.0
+    spans.copy_(torch.tensor([issue, f, wait]).mul(iters).long().expand_as(spans))
+    _stats(stats, iters * (issue + f + wait))
+
+
+def test_rescale_host_side(on_cpu, monkeypatch):
+    """The rows give back the fake's spans per iteration, the FMULs' slowdown beside Q·Kᵀ and
+    lanes per clk; an O that is not O₀·alphaⁿ makes its row not ok."""
+    monkeypatch.setattr(rescale, "rescale_kernel", Fake(fake_rescale))
+    rows = rescale.rows(torch.Generator())
+    assert all(r["ok"] for r in rows), not_ok(rows)
+    by = {r["mode"]: r for r in rows}
+    beside = by[rescale.MODES[rescale.FMUL_AFTER_QK]]
+    assert beside["issue_clk"] == pytest.approx(400) and beside["fmul_clk"] == pytest.approx(300)
+    assert beside["fmul_slowdown"] == pytest.approx(2.0)
+    assert beside["fmul_lanes_per_clk"] == pytest.approx(64 * 256 / 300)
+    assert beside["group_delay_clk"] == pytest.approx(400 + 300 + 272 - (400 + 2 + 570))
+    assert "FMULs x2.00 of alone" in rescale.line(beside)
+
+    monkeypatch.setattr(rescale, "rescale_kernel",
+                        Fake(lambda *a, **kw: fake_rescale(*a, **kw, wrong_o=True)))
+    r = rescale.run(rescale.FMUL_AFTER_QK, torch.Generator())
+    assert not r["ok"] and r["o_rel_err"] > 1e-5 and "fmul_clk" not in r
