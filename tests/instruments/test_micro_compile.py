@@ -19,6 +19,7 @@ from instruments.micro import (
     launch,
     mbar,
     operands,
+    pair,
     rescale,
     run,
     softmax,
@@ -713,3 +714,90 @@ def test_rescale_host_side(on_cpu, monkeypatch):
                         Fake(lambda *a, **kw: fake_rescale(*a, **kw, wrong_o=True)))
     r = rescale.run(rescale.FMUL_AFTER_QK, torch.Generator())
     assert not r["ok"] and r["o_rel_err"] > 1e-5 and "fmul_clk" not in r
+
+
+# --- the SM pair's crossing (pair.cu, CUDA C++) -----------------------------------------------
+# the send of each mode in SASS: the CTA's own arrive, the shared::cluster arrive (a remote
+# reduction on the barrier), the asynchronous remote store
+LOCAL_ARRIVE, CLUSTER_ARRIVE, REMOTE_STORE = (r"SYNCS\.ARRIVE\.TRANS64\.A1T0",
+                                              r"SYNCS\.ARRIVE\.TRANS64\.RED", r"\bSTAS\b")
+PAIR_SENDS = {"local": LOCAL_ARRIVE, "cluster_self": CLUSTER_ARRIVE,
+              "remote_arrive": CLUSTER_ARRIVE, "remote_store": REMOTE_STORE}
+
+
+def pair_loops() -> dict[str, str]:
+    """Each mode's SASS between its two clock reads (ping's timed loop)."""
+    if cc.find_nvcc() is None:
+        pytest.skip("no nvcc (the project's cuda extras)")
+    cubin, report = pair.compile_sm90()
+    assert report.count("0 bytes spill stores") == len(pair.MODES), "no spills in any mode"
+    out = {}
+    for name, text in cc.sass_by_function(cubin).items():
+        mode = pair.MODES[int(re.search(r"sm_pair_kernelILi(\d)E", name).group(1))]
+        clocks = [m.start() for m in re.finditer(r"SR_CLOCKLO", text)]
+        assert len(clocks) == 2, (mode, len(clocks))
+        out[mode] = text[clocks[0]:clocks[1]]
+    return out
+
+
+def test_pair_sends_as_each_mode_claims():
+    """Between ping's clock reads: each mode's own send and no other mode's (local: the CTA's own
+    arrive; cluster_self and remote_arrive: the shared::cluster arrive; remote_store: STAS),
+    the waits, and no memory barrier (a cluster-scope release would put a GPU-wide MEMBAR
+    before every arrive)."""
+    loops = pair_loops()
+    assert set(loops) == set(pair.MODES)
+    for mode, body in loops.items():
+        for send in {LOCAL_ARRIVE, CLUSTER_ARRIVE, REMOTE_STORE}:
+            assert (count(body, send) > 0) == (send == PAIR_SENDS[mode]), (mode, send)
+        assert count(body, r"SYNCS\.PHASECHK\.TRANS64\.TRYWAIT") >= 1, mode
+        assert count(body, r"MEMBAR") == 0, mode
+
+
+def fake_pair_stats(clusters, iters, mode, rt=(120.0, 270.0), sms=None, done=None, wrong=0):
+    """Stats as pair.cu writes them: ping (rank 0) at even rows with its clocks, pong at odd
+    rows; round trip rt[0] in the one-SM modes, rt[1] across the pair (rt[1] + 40 for pairs
+    not on one TPC)."""
+    sms = sms or list(range(2 * clusters))
+    s = torch.full((2 * clusters, pair.STATS), -1, dtype=torch.int64)
+    for c in range(clusters):
+        a, b = sms[2 * c], sms[2 * c + 1]
+        r = rt[0] if mode not in pair.TWO_SMS else rt[1] + (0 if pair.same_tpc(a, b) else 40)
+        cyc = int(r * iters)
+        s[2 * c, :4] = torch.tensor([1000, 1000 + cyc, 5000, 5000 + int(cyc / CLK * 1e9)])
+        s[2 * c, 4:6] = torch.tensor([a, 0])
+        s[2 * c + 1, 4:6] = torch.tensor([b, 1])
+        n = (2 * iters, 0) if mode not in pair.TWO_SMS else (iters, iters)
+        s[2 * c, 6], s[2 * c + 1, 6] = done or n
+    s[:, 7] = 0
+    s[0, 7] = wrong
+    return s
+
+
+def test_pair_rows_and_crossing(on_cpu, monkeypatch):
+    """The host arithmetic: the round trip per mode back from the stats, the pairs on one TPC
+    read apart, the crossing per hand-off (remote − local) / 2; a short count, a wrong value or
+    two CTAs on one SM make a row not ok."""
+    shuffled = [0, 1, 2, 5, 4, 3, 6, 7]         # pairs (0,1), (2,5), (4,3), (6,7): 2 on one TPC
+
+    def fake(stats, iters, mode, clusters):
+        stats.copy_(fake_pair_stats(clusters, iters, mode, sms=shuffled))
+
+    monkeypatch.setattr(pair, "pingpong", fake)
+    rows = pair.rows(None)
+    assert all(r["ok"] for r in rows), not_ok(rows)
+    by = {r.get("mode", r["bench"]): r for r in rows}
+    assert by["local"]["clk_per_round_trip"] == pytest.approx(120)
+    assert by["remote_arrive"]["same_tpc"] == 2
+    assert by["remote_arrive"]["clk_per_round_trip_same_tpc"] == pytest.approx(270)
+    assert by["remote_arrive"]["clk_per_round_trip_other_pairs"] == pytest.approx(310)
+    cross = by["sm_pair_crossing"]
+    assert cross["remote_arrive_vs_local_clk"] == pytest.approx((by["remote_arrive"]["clk_per_round_trip"] - 120) / 2)
+    assert "crossing per hand-off" in pair.line(cross)
+
+    bad = {"done": (5, 5), "wrong": 3, "sms": [0, 1, 2, 3, 4, 5, 6, 6]}
+    for key, value in bad.items():
+        stats = fake_pair_stats(4, 10, "remote_store", **{key: value})
+        assert not pair.read(stats, 10, "remote_store")["ok"], key
+    with pytest.raises(ValueError, match="expected one of"):
+        pair.run("remote")
