@@ -15,7 +15,7 @@ what they measured once their files are in `results/`:
   committed d 256 trace's configuration with the switches the build has, its lanes read by
   `lanes.consumer_phase` — and with turns, beside the committed trace's own phase.
 
-    python -m fidelity.probes        # the predictions, and any measurement already committed
+    python -m fidelity probes        # the predictions, and any measurement already committed
 """
 from __future__ import annotations
 
