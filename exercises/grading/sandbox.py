@@ -458,7 +458,6 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
     visible = [] if visible is None else [visible] if isinstance(visible, (str, Path)) else visible
     allow_list = hide is None              # the default view: an allow-list (`_mask_plan`)
     hide = [str(h) for h in (default_hide() if hide is None else hide)]
-    t0 = time.monotonic()
     iso = Isolation()
     root = os.geteuid() == 0
     if root and drop_privileges:
@@ -483,6 +482,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         z = zyg.acquire(key, lambda: zyg.Zygote(key, visible, base_env, prefix, hide,
                                                  allow_list, tuple(zygote), iso.uid is not None))
         iso.forked = True
+    t0 = time.monotonic()                  # a cold zygote's start is not the run's time
     fds: list[int] = []
     top = Path(tempfile.mkdtemp(prefix="sandbox-")) if z is None else z.run_dir()
     try:
