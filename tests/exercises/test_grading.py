@@ -188,6 +188,45 @@ def test_release_has_no_solution_text(released):
             assert "raise NotImplementedError" in (out / ex / f).read_text()
 
 
+PLANTED = {
+    # ch01's shared-ring parity under other names, in a model file
+    "sim/attention/shared_lap.py": (
+        "def lap_parity(block, which, depth):\n"
+        "    return (((2 * block + (which == \"V\")) // depth) & 1) ^ 1\n"),
+    # ch03's FA3 hand-over (turn passed once Q·Kᵀ is issued, before its wait) in a schedule
+    "sim/attention/fa3_turns.py": (
+        "def consumer(cta, w):\n"
+        "    for j in range(cta.n_blocks):\n"
+        "        yield from cta.wait_turn(w, j)\n"
+        "        s = cta.qk(w, j)\n"
+        "        cta.pass_turn(w)\n"
+        "        yield s\n"),
+}
+
+
+def test_release_fails_on_a_planted_leak(released):
+    """The release as built has no leak (`release` ran the scan, which is fatal); a model file
+    that holds ch01's parity under other names, or a schedule with ch03's hand-over, makes the
+    same check fail, naming each (the idioms the course shares with the solutions do not)."""
+    from exercises.grading.release import LeakError, check_whole_release
+    check_whole_release(released)
+    try:
+        for rel, text in PLANTED.items():
+            (released / rel).write_text(text)
+        with pytest.raises(LeakError) as err:
+            check_whole_release(released)
+    finally:
+        for rel in PLANTED:
+            (released / rel).unlink(missing_ok=True)
+    msg = str(err.value)
+    found = [line for line in msg.splitlines() if line.startswith("  LEAK")]
+    assert found and all(any(rel in line for rel in PLANTED) for line in found), msg
+    for block, where in (("ch01_ring/ring.py", "sim/attention/shared_lap.py"),
+                         ("ch03_pingpong/pingpong.py", "sim/attention/fa3_turns.py")):
+        assert any(line.startswith("  LEAK") and block in line and where in line
+                   for line in msg.splitlines()), (block, msg)
+
+
 def test_release_is_the_course(released):
     """The student copy holds the chapters and what they import and read, and splits its
     requirements: the model's need no torch and no triton."""
