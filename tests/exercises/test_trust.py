@@ -286,6 +286,42 @@ def test_a_bomb_and_a_neighbour_reader_cost_no_one_else(tmp_path):
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
 
 
+@pytest.mark.parametrize("cpus, procs, memory", [(1.0, 64, 4 << 30), (0.5, 16, None)])
+def test_cgroup_v2_writer_sets_the_student_limits(tmp_path, monkeypatch, cpus, procs, memory):
+    """On a cgroup v2 host (a unified tree: ``cgroup.controllers`` at its root) the student's
+    cgroup is ``course-grader/u<uid>`` with the cpu, pids and memory controllers enabled on the
+    way down and its own ``cpu.max`` (quota and period), ``pids.max`` and ``memory.max``; its
+    ``cgroup.procs`` is what the worker joins. This host is v1: a fake cgroupfs stands in."""
+    from exercises.grading import budget
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    monkeypatch.setattr(budget, "CG_ROOT", root)
+    monkeypatch.setattr(budget.os, "geteuid", lambda: 0)
+    name, joins = budget.student_cgroup(230010, cpus, procs, memory)
+    d = root / budget.CG_NAME / "u230010"
+    assert name == f"{d} (v2)" and joins == [str(d / "cgroup.procs")], (name, joins)
+    for parent in (root, root / budget.CG_NAME):
+        assert (parent / "cgroup.subtree_control").read_text() == "+cpu +pids +memory"
+    assert (d / "cpu.max").read_text() == f"{int(cpus * 100_000)} 100000"
+    assert (d / "pids.max").read_text() == str(procs)
+    assert (d / "memory.max").read_text() == str(memory) if memory else \
+        not (d / "memory.max").exists()
+
+
+def test_cgroup_v2_writer_that_cannot_write_gives_rlimits_only(tmp_path, monkeypatch):
+    """A v2 tree the grader may not write (a container's read-only cgroupfs): no cgroup, so the
+    report says "rlimits only", never a cgroup that holds no limit."""
+    from exercises.grading import budget
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpu memory pids\n")
+    (root / budget.CG_NAME).write_text("a file where the folder would go")   # mkdir fails
+    monkeypatch.setattr(budget, "CG_ROOT", root)
+    monkeypatch.setattr(budget.os, "geteuid", lambda: 0)
+    assert budget.student_cgroup(230011, 1.0, 64, 1 << 30) == ("", [])
+
+
 def test_huge_answers_stop_at_the_result_limit(tmp_path):
     """A submission answering 12 MB a call is stopped once its answers pass the session's total
     (128 MiB), and the test's message names the limit; a single answer over 16 MiB is refused at
