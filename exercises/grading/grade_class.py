@@ -619,6 +619,7 @@ def summary_table(res: dict) -> str:
 
 # ------------------------------------------------------------------------------ a generated class
 PATTERN = ("source", "stub", "wrong", "zip")
+CLASSMATE_CHEATS = ("cheat_budget_", "cheat_isolation_")     # what a class is graded to survive
 
 
 def _wrong_headers() -> list[tuple[Path, dict]]:
@@ -693,12 +694,16 @@ def make_class(dest: Path, n: int, wrong: list[str] | None = None, zip_every: bo
     """N students in a known pattern, student i by i % 4: the source's submission files (full
     marks), the released stubs (zero: ``source.strip``, what ``release`` writes), the source with
     one known-wrong file from ``exercises/wrong`` (cycling through them, or through ``wrong`` by
-    stem), and the source flat in a zip with one top-level folder. With `unique` (the default)
+    stem; the cheats that reach the classmates, ``cheat_budget_*`` (a process bomb) and
+    ``cheat_isolation_*`` (a reader of other folders), first, so that every class of 8 or more
+    students holds them beside correct students), and the source flat in a zip with one
+    top-level folder. With `unique` (the default)
     every file a student hands in ends in a comment line naming the student, so no two students'
     files are byte-identical (dedup cannot help; the tests do not read comments). Returns
     {student: {"kind", "wrong" (stem or None), "expected" (expected_scores)}}."""
     dest.mkdir(parents=True, exist_ok=True)
-    ws = [(p, h) for p, h in _wrong_headers() if wrong is None or p.stem in wrong]
+    ws = sorted(((p, h) for p, h in _wrong_headers() if wrong is None or p.stem in wrong),
+                key=lambda ph: not ph[0].stem.startswith(CLASSMATE_CHEATS))
     plan = {}
     for i in range(n):
         kind = PATTERN[i % 4] if zip_every else PATTERN[i % 3]

@@ -278,4 +278,6 @@ def test_make_class_pattern(tmp_path):
     assert a != b and a.splitlines()[:-1] == b.splitlines()[:-1]      # one comment line apart
     assert set(plan["s001_stub"]["expected"].values()) == {0.0}
     assert plan["s000_source"]["expected"] == plan["s003_zip"]["expected"]
+    assert plan["s002_wrong"]["wrong"].startswith("cheat_budget_")      # a bomb and a reader of
+    assert plan["s006_wrong"]["wrong"].startswith("cheat_isolation_")   # the neighbours' folders
     shutil.rmtree(tmp_path / "c")

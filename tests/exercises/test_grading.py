@@ -155,6 +155,20 @@ def test_wrong_submission_loses_exactly_its_tests(wrong_results, name):
     assert res.score < res.max_score or h["loses"] == "none"
 
 
+def test_ring_checks_judge_a_run_by_its_own_hardware():
+    """ch01's checks take the barrier wake-up of the run's Hardware: a right ring on one whose
+    barriers wake later than H100's (the hidden tests draw mbarrier_clk in 20-60 clk) breaks no
+    rule, for every depth the hidden tests use."""
+    from sim import H100
+    pub = runner._import(PKG / "ch01_ring" / "test_ring.py")
+    ref = runner._import(PKG / "ch01_ring" / "hidden" / "test_hidden.py")._Reference
+    hw = H100.with_(mbarrier_clk=60.0)
+    assert hw.mbarrier_clk > max(H100.mbarrier_clk, H100.mbarrier_probe_clk)
+    for stages in (1, 2, 3, 4):
+        r, slots, bad = pub.run_ring(ref, stages, 6, hw=hw, headdim=64, block_n=128)
+        pub.assert_runs(r, slots, bad, 6)
+
+
 # ------------------------------------------------------------------------------ release
 def test_release_has_no_solution_text(released):
     out = released / "exercises"
