@@ -13,8 +13,9 @@ Workers. The parent imports every exercise's tests once (``runner.warm``: their 
 computed once) and forks ``--jobs`` worker processes from that state (multiprocessing's 'fork'
 context), each in a session of its own and a child subreaper. The parent hands out one
 (student, exercise) item at a time; a worker grades it with ``runner.run_exercise`` (the tests in
-the worker, the submission's code in a fresh sandbox per test, under the student's own uid and
-cgroup: `budget`, killed with its tree on a hang or crash) and sends back the exercise's JSON (as ``grade --json`` prints it). Before every test
+the worker, the submission's code in a fresh sandbox process per test, forked by the worker's
+zygote (`zygote`), under the student's own uid and cgroup: `budget`, killed with its tree on a
+hang or crash) and sends back the exercise's JSON (as ``grade --json`` prints it). Before every test
 the runner reseeds the NumPy generators the test modules hold from the student's name
 (`runner.seed`): each student draws values of its own, the same ones in a regrade. A worker is replaced after ``RECYCLE`` items, and at once
 when it dies (the item it held scores 0, with the reason).
@@ -26,9 +27,9 @@ killed, repeated until none is left), their exercises and the student's exercise
 score 0, and the status column says so; a fresh worker takes each killed one's place. Nothing one
 student does stops the others or the command.
 
-Order. The heavy exercises (the Gluon compile and the ``tl`` interpreter, each a few seconds of a
-sandbox importing Triton) are handed out first, student by student, then the light ones, so the
-pool does not end on a heavy item.
+Order. The heavy exercises (the Gluon compile and the ``tl`` interpreter: about a second each
+from a warm zygote, several for the worker's first, which warms it) are handed out first,
+student by student, then the light ones, so the pool does not end on a heavy item.
 
 Dedup (default on; ``--no-dedup`` off). Identical submission files give identical gradings, so
 each distinct (exercise, file contents) is graded once and its verdict reused by every student who

@@ -42,6 +42,12 @@ Isolation (``Outcome.isolation`` says which was in force)
     student's processes together). Off root nothing is dropped (``isolation.uid`` is None).
   * ``Outcome.isolation.summary()`` says which of these were in force (every report prints it);
     ``Outcome.limit`` names the limit that stopped a run.
+  * ``zygote=(modules...)``: the run's worker is forked, not started: a warm reaper of the same
+    view (`zygote.Zygote`, one per process and view, reused) imported those modules once and
+    forks a worker per run, which unshares a mount and IPC namespace of its own (an empty
+    ``/dev/shm``), joins the student's cgroup, sets the rlimits and drops to the run's uid before
+    the submission is imported; the zygote kills everything below it before the next run.
+    ``Isolation.forked`` says so. Without it, each run starts its own reaper and interpreter.
 
 What the caller must do: keep grader-side secrets (solutions, hidden tests, reference data) in a
 directory of mode 0700 (or below one) owned by the grader's user. With the uid drop the child can

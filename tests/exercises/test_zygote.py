@@ -97,6 +97,8 @@ def test_one_zygote_serves_students_under_their_own_uids(tmp_path):
     try:
         got_a = a.module("stash.py").remember(1, address)
         a.close()
+        if a.isolation.uid is None:             # the uid could not be dropped here: say why
+            pytest.skip("; ".join(a.isolation.notes))
         pids = {z.proc.pid for zs in zygote._POOL.values() for z in zs}
         got_b = b.module("stash.py").remember(2, address)
         b.close()
@@ -130,6 +132,8 @@ def test_a_run_cannot_stop_or_change_the_zygote(tmp_path):
                               zygote=PRELOAD, uid=230003, gid=230003) for _ in range(2)]
     finally:
         os.rmdir(d)
+    if outs[0].isolation.uid is None:           # the run is root too: nothing to refuse it
+        pytest.skip("; ".join(outs[0].isolation.notes))
     assert [o.value for o in outs] == ["refused", "refused"], [o.error for o in outs]
     assert all(o.isolation.forked for o in outs)
 
