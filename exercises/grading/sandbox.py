@@ -485,9 +485,13 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         from . import zygote as zyg
         key = (tuple(str(v) for v in visible), tuple(sorted(base_env.items())), tuple(prefix),
                tuple(hide), allow_list, tuple(zygote), iso.uid is not None)
-        z = zyg.acquire(key, lambda: zyg.Zygote(key, visible, base_env, prefix, hide,
-                                                 allow_list, tuple(zygote), iso.uid is not None))
-        iso.forked = True
+        try:
+            z = zyg.acquire(key, lambda: zyg.Zygote(key, visible, base_env, prefix, hide,
+                                                     allow_list, tuple(zygote),
+                                                     iso.uid is not None))
+            iso.forked = True
+        except zyg.ZygoteFailed as e:         # the run still runs, from a fresh interpreter
+            iso.notes.append(f"no warm zygote ({e}): this run started its own interpreter")
     t0 = time.monotonic()                  # a cold zygote's start is not the run's time
     fds: list[int] = []
     top = Path(tempfile.mkdtemp(prefix="sandbox-")) if z is None else z.run_dir()

@@ -155,3 +155,20 @@ def test_a_run_of_a_broken_submission_leaves_the_zygote_serving(tmp_path):
     assert not exited.ok and exited.returncode == 3, exited
     assert hung.timed_out, hung
     assert fine.ok and fine.value == "fine", fine.error
+
+
+def test_a_zygote_that_does_not_start_leaves_the_run_to_its_own_interpreter(tmp_path,
+                                                                           monkeypatch):
+    """A warm process that cannot start costs only the warm start: the run starts its own
+    interpreter, as without a zygote, and its isolation notes say so."""
+    def broken(*args, **kwargs):
+        raise zygote.ZygoteFailed("it did not start")
+    monkeypatch.setattr(zygote, "Zygote", broken)
+    sub = tmp_path / "fine.py"
+    sub.write_text("def main(p):\n    return p + 1\n")
+    out = run_untrusted("fine:main", 41, None, {"fine.py": sub}, timeout_s=30,
+                        zygote=("numpy", "a view no other test has"))
+    assert out.ok and out.value == 42, out.error
+    assert not out.isolation.forked
+    assert any("no warm zygote (it did not start)" in n for n in out.isolation.notes), \
+        out.isolation.notes
