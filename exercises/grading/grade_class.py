@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as mp_wait
 from pathlib import Path, PurePosixPath
 
-from . import report, runner
+from . import report, runner, zygote
 from .source import strip, submission_files
 
 HEAVY = ("ch02_ws_gluon", "ch04_tl_attention")     # a sandbox importing triton: hand out first
@@ -308,6 +308,7 @@ def _serve(conn, released: bool) -> None:
         except (OSError, ValueError):
             break
     conn.close()
+    zygote.close_all()                       # os._exit runs no atexit: end them here
     os._exit(0)
 
 
@@ -333,6 +334,7 @@ class _Worker:
             kill_tree(self.proc.pid)
         self.proc.join(5)
         self.conn.close()
+        zygote.remove_left_by(self.proc.pid)     # a killed worker's zygotes left their folders
 
 
 def _warm(names: list[str]) -> None:

@@ -31,6 +31,7 @@ import threading
 from pathlib import Path
 
 READY_TIMEOUT_S = 300.0           # importing torch on a loaded host can take a while
+PREFIX = "sandbox-z-"             # a zygote's folder: PREFIX<pid of the process that owns it>-...
 
 
 class ZygoteFailed(RuntimeError):
@@ -43,7 +44,7 @@ class Zygote:
         from . import sandbox
         self.key, self.busy, self.runs = key, False, 0
         self.owner = os.getpid()
-        self.top = Path(tempfile.mkdtemp(prefix="sandbox-z-"))
+        self.top = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{self.owner}-"))
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         try:
@@ -182,8 +183,21 @@ def close_all() -> None:
         z.close()
 
 
+def remove_left_by(pid: int) -> int:
+    """Remove the folders of the zygotes that process `pid` started (it is gone: killed, or
+    ended with ``os._exit``, so its zygotes' folders outlived it); how many."""
+    from .sandbox import _make_writable
+    n = 0
+    for d in Path(tempfile.gettempdir()).glob(f"{PREFIX}{int(pid)}-*"):
+        _make_writable(d)
+        shutil.rmtree(d, ignore_errors=True)
+        n += 1
+    return n
+
+
 import atexit  # noqa: E402 - registered once, with the pool it empties
 
 atexit.register(close_all)
 
-__all__ = ["Zygote", "ZygoteFailed", "acquire", "close_all", "discard", "release"]
+__all__ = ["Zygote", "ZygoteFailed", "acquire", "close_all", "discard", "release",
+           "remove_left_by"]
