@@ -136,6 +136,7 @@ class Zygote:
 
 _POOL: dict[tuple, list[Zygote]] = {}
 _LOCK = threading.Lock()
+_ENDING: set[int] = set()                     # processes whose exit ends their zygotes
 
 
 def acquire(key: tuple, start) -> Zygote:
@@ -158,6 +159,10 @@ def acquire(key: tuple, start) -> Zygote:
     z.busy = True
     with _LOCK:
         _POOL.setdefault(key, []).append(z)
+        if os.getpid() not in _ENDING:        # at this process's exit, also a pool worker's
+            import multiprocessing.util
+            multiprocessing.util.Finalize(None, close_all, exitpriority=10)
+            _ENDING.add(os.getpid())
     return z
 
 
@@ -174,8 +179,9 @@ def discard(z: Zygote) -> None:
 
 
 def close_all() -> None:
-    """End this process's zygotes (at exit; a forked worker that exits with os._exit leaves
-    them to notice the closed socket)."""
+    """End this process's zygotes and remove their folders: at its exit (a multiprocessing
+    finalizer, which a pool's worker runs too); a process that leaves with ``os._exit`` calls it
+    first, or its zygotes notice the closed socket and their folders stay (`remove_left_by`)."""
     with _LOCK:
         zs = [z for v in _POOL.values() for z in v if z.owner == os.getpid()]
         _POOL.clear()
@@ -194,10 +200,6 @@ def remove_left_by(pid: int) -> int:
         n += 1
     return n
 
-
-import atexit  # noqa: E402 - registered once, with the pool it empties
-
-atexit.register(close_all)
 
 __all__ = ["Zygote", "ZygoteFailed", "acquire", "close_all", "discard", "release",
            "remove_left_by"]

@@ -172,3 +172,22 @@ def test_a_zygote_that_does_not_start_leaves_the_run_to_its_own_interpreter(tmp_
     assert not out.isolation.forked
     assert any("no warm zygote (it did not start)" in n for n in out.isolation.notes), \
         out.isolation.notes
+
+
+def test_a_pool_of_graders_leaves_no_zygote_folders():
+    """`grade --jobs N` grades in a pool of forked processes, each with its own zygotes: when
+    the pool ends, their zygotes end and their folders go (a folder whose owner is alive belongs
+    to a process still grading)."""
+    from exercises.grading import runner
+
+    def dead_owners() -> set[Path]:
+        found = set()
+        for d in Path(tempfile.gettempdir()).glob(zygote.PREFIX + "*"):
+            if not Path(f"/proc/{d.name[len(zygote.PREFIX):].split('-')[0]}").exists():
+                found.add(d)
+        return found
+    before = dead_owners()
+    results = runner.grade(runner.PACKAGE, only=["ch00_rates", "ch05_idle"], jobs=2,
+                           identity="pool")
+    assert [r.score for r in results] == [r.max_score for r in results]
+    assert dead_owners() - before == set()
