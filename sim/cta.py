@@ -21,15 +21,17 @@ import math
 import simpy
 
 from .config import DTYPES
-from .engine import MBarrier, Ring, TensorCore, Turns, Unit
+from .engine import IssueSlot, MBarrier, Ring, TensorCore, Turns, Unit
 from .hardware import Hardware
 from .trace import Trace
 
 
 def make_units(env: simpy.Environment, hw: Hardware, trace: Trace) -> dict:
-    return {"tensor": TensorCore(env, trace, hw.wgmma_latency_clk, depth=hw.wgmma_queue_depth),
+    slot = IssueSlot(env, trace, on=hw.issue_slots)
+    return {"tensor": TensorCore(env, trace, hw.wgmma_latency_clk, depth=hw.wgmma_queue_depth,
+                                 slot=slot),
             "sfu": Unit(env, "sfu", trace), "fma": Unit(env, "fma", trace),
-            "tma": Unit(env, "tma", trace), "lsu": Unit(env, "lsu", trace)}
+            "tma": Unit(env, "tma", trace), "lsu": Unit(env, "lsu", trace), "issue": slot}
 
 
 class CTA:
@@ -41,8 +43,8 @@ class CTA:
         self.el = DTYPES[dtype]
         self.fp8 = dtype == "fp8"
         units = units or make_units(env, hw, trace)
-        self.tensor, self.sfu, self.fma, self.tma, self.lsu = (
-            units[u] for u in ("tensor", "sfu", "fma", "tma", "lsu"))
+        self.tensor, self.sfu, self.fma, self.tma, self.lsu, self.slot = (
+            units[u] for u in ("tensor", "sfu", "fma", "tma", "lsu", "issue"))
         self.turns = Turns(env, consumers, hw.mbarrier_clk, hw.mbarrier_probe_clk)
         # Without a producer the consumers are one loop: before a slot is refilled, every consumer
         # must be done with it, so they meet at a CTA barrier (bar.sync over the consumer warps).

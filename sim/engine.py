@@ -27,18 +27,58 @@ class Unit:
         self._res = simpy.Resource(env, capacity=1)
 
     def run(self, actor: str, op: str, clk: float, pieces: int = 1, tile=None, work: float | None = None,
-            stretch=None):
+            stretch=None, gate=None):
         """Occupy the unit for `clk` cycles in `pieces` equal pieces (re-queued between pieces, so
         concurrent users share the unit round-robin). `work` is the useful part of `clk` (the rest
         is overhead, e.g. operand fetch); it defaults to all of it. `stretch()`, if given, is read
-        as each piece starts: the factor its cycles take then (the work stays the same)."""
+        as each piece starts: the factor its cycles take then (the work stays the same).
+        `gate()`, if given, is a generator each piece passes first (the warps' issue slot)."""
         work = clk if work is None else work
         for _ in range(pieces):
+            if gate is not None:
+                yield from gate()
             with self._res.request() as req:
                 yield req
                 start = self.env.now
                 yield self.env.timeout(clk / pieces * (stretch() if stretch else 1.0))
                 self.trace.busy(actor, self.name, op, start, self.env.now, tile, work / pieces)
+
+
+class IssueSlot:
+    """The SM sub-partitions' warp schedulers: each issues one instruction a clock to one of the
+    warps resident on it. A warpgroup has one warp on each of the four, and a warpgroup's warps do
+    alike work, so the four behave alike and one object stands for them.
+
+    A warp that issues back to back (a stream of independent FMULs or F2FPs) wins the scheduler
+    every cycle it is ready, so `hold` keeps the slot for the stream's whole length; any other
+    instruction issues only when no stream holds it (`take`). `on=False` (a preset without
+    the mechanism) passes every request at once."""
+
+    def __init__(self, env: simpy.Environment, trace: Trace, on: bool = True):
+        self.env, self.trace, self.on = env, trace, on
+        self._res = simpy.Resource(env, capacity=1)
+
+    def take(self, actor: str, n: int = 1):
+        """`n` instructions of `actor` issue, one a clock, once no stream holds the slot."""
+        if not self.on:
+            return
+        t0 = self.env.now
+        with self._res.request() as req:
+            yield req
+            if self.env.now > t0:
+                self.trace.wait(actor, "issue slot", t0, self.env.now)
+            yield self.env.timeout(n)
+
+    def hold(self, actor: str, body):
+        """Run `body` (a generator: the stream's work on its pipe) holding the slot throughout."""
+        if not self.on:
+            return (yield from body)
+        t0 = self.env.now
+        with self._res.request() as req:
+            yield req
+            if self.env.now > t0:
+                self.trace.wait(actor, "issue slot", t0, self.env.now)
+            return (yield from body)
 
 
 class TensorCore:
@@ -57,10 +97,11 @@ class TensorCore:
     """
 
     def __init__(self, env: simpy.Environment, trace: Trace, latency: float, name: str = "tensor",
-                 depth: int | None = None):
+                 depth: int | None = None, slot: IssueSlot | None = None):
         if depth is not None and depth < 1:
             raise ValueError(f"tensor core: the wgmma queue holds >= 1 instruction, got {depth}")
         self.env, self.trace, self.latency, self.name, self.depth = env, trace, latency, name, depth
+        self.slot = slot                            # the warps' issue slot each wgmma needs
         self._queues: dict[str, deque] = {}
         self._order: deque[str] = deque()           # actors with queued work, in serving order
         self._wake = env.event()
@@ -100,7 +141,11 @@ class TensorCore:
             while self.depth is not None and self._in_flight >= self.depth:
                 yield self._slot
             self._in_flight += 1                    # its place in the queue, held while it issues
-            yield self.env.timeout(issue_clk)
+            if self.slot is not None and self.slot.on:
+                yield from self.slot.take(actor)    # its first clock is the HGMMA's issue slot
+                yield self.env.timeout(max(0.0, issue_clk - 1))
+            else:
+                yield self.env.timeout(issue_clk)
             self._enter(actor, [item], counted=True)
         if self.env.now > t0:
             self.trace.wait(actor, "wgmma issue", t0, self.env.now)

@@ -146,6 +146,12 @@ class Hardware:
     # microbenchmark reuses one pair and pays none. Measured on our H200 (the h200 preset).
     wgmma_descriptor_clk: float = 0.0
     wgmma_queue_depth: int | None = None
+    # Each SM sub-partition's warp scheduler issues one warp instruction per clock, shared by the
+    # warps resident there (H100 whitepaper: four processing blocks per SM, each with one warp
+    # scheduler and one dispatch unit); a warpgroup has one warp in each. True: the model's
+    # warpgroups take turns at those issue slots (`sim.engine.IssueSlot`); False: each issues as
+    # if alone.
+    issue_slots: bool = False
     # mbarrier arrive → the waiting warp sees the phase flip (one smem round trip + wake-up).
     mbarrier_clk: float = 2 * 29.0        # arXiv 2402.13499 tab. IV smem latency, twice
     # A wait on a phase that has already completed: one try_wait probe. Not in the paper;

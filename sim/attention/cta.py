@@ -30,6 +30,9 @@ from ..hardware import Hardware
 from ..trace import Trace
 
 SOFTMAX_PIECES = 16      # softmax work is queued in pieces so two warpgroups share a unit fairly
+# fa3's SASS after the Q·Kᵀ/P·V issue (results/logs/*_source.log.gz, `python -m fidelity.ledger`):
+# WARPGROUP.DEPBAR for the scores, then K's release, a BAR.SYNC and a SYNCS.ARRIVE
+SCORES_INSTRUCTIONS = 3
 
 
 class AttentionCTA(CTA):
@@ -53,10 +56,13 @@ class AttentionCTA(CTA):
         """The CTA's Q tile has landed (phase ``phase`` of ``q_full``)."""
         yield from self.wait(actor, self.q_full, phase)
 
-    def wait_qk(self, scores):
+    def wait_qk(self, scores, w: int | None = None):
         """The scores are in (the kernel's ``warpgroup_mma_wait``): `scores` is the event `qk`
-        returned."""
+        returned. Warpgroup `w`'s warps then issue the wait and K's release (DEPBAR, bar.sync,
+        arrive: `SCORES_INSTRUCTIONS`) at the issue slot."""
         yield scores
+        if w is not None:
+            yield from self.slot.take(self.wg(w), SCORES_INSTRUCTIONS)
 
     # --- TMA -----------------------------------------------------------------------------------
     def load_q(self, actor: str) -> None:
@@ -95,8 +101,17 @@ class AttentionCTA(CTA):
         return self.hw.softmax_beside_mma if self.tensor.busy else 1.0
 
     def pipe(self, unit, w: int, op: str, clk: float, pieces: int, j: int):
-        """`clk` cycles of warpgroup w's softmax work on `unit` (the FMA pipe or the SFU)."""
-        yield from unit.run(self.wg(w), op, clk, pieces, self.tile("kv", j), stretch=self.stretch)
+        """`clk` cycles of warpgroup w's softmax work on `unit` (the FMA pipe or the SFU); each
+        piece issues once no other warpgroup's stream holds the issue slot."""
+        actor = self.wg(w)
+        yield from unit.run(actor, op, clk, pieces, self.tile("kv", j), stretch=self.stretch,
+                            gate=lambda: self.slot.take(actor, 0))
+
+    def stream(self, w: int, op: str, clk: float, j: int):
+        """Independent FMA-pipe instructions issued back to back (O's FMULs, P's F2FPs): the
+        warps hold their issue slots for the stream (`sim.engine.IssueSlot.hold`)."""
+        yield from self.slot.hold(self.wg(w), self.fma.run(self.wg(w), op, clk, 1, self.tile("kv", j),
+                                                            stretch=self.stretch))
 
     def stall(self, w: int, what: str, clk: float):
         t0 = self.env.now
@@ -129,13 +144,12 @@ class AttentionCTA(CTA):
 
     def rescale(self, w: int, j: int):
         """O *= exp2(m_old − m_new): one FMUL per accumulator element."""
-        yield from self.pipe(self.fma, w, "rescale O", self.rows * self.cfg.headdim / self.hw.fma_lanes_per_clk,
-                             1, j)
+        yield from self.stream(w, "rescale O", self.rows * self.cfg.headdim / self.hw.fma_lanes_per_clk, j)
 
     def pack(self, w: int, j: int):
         """P to 16 bits in P·V's register layout (F2FP, two elements an instruction)."""
-        yield from self.pipe(self.fma, w, "pack P", self.rows * self.cfg.block_n
-                             * self.hw.softmax_pack_per_elem / self.hw.fma_lanes_per_clk, 1, j)
+        yield from self.stream(w, "pack P", self.rows * self.cfg.block_n
+                               * self.hw.softmax_pack_per_elem / self.hw.fma_lanes_per_clk, j)
 
     def epilogue(self, w: int):
         """O /= l and to 16 bits, through this warpgroup's dead Q tile in shared memory (written,

@@ -75,7 +75,7 @@ def consumer(cta: AttentionCTA, w: int, producer: bool = False, turns: bool = Fa
     yield cta.issued(w)                                         # the pipe has taken it
     if turns:
         cta.pass_turn(w)
-    yield from cta.wait_qk(scores)
+    yield from cta.wait_qk(scores, w)
     yield from release(cta, w, cta.k, 0, inline_tma)
     yield from cta.softmax(w, 0, pack=not fence)                # no fence: P packed among exps
     if fence:
@@ -94,7 +94,7 @@ def consumer(cta: AttentionCTA, w: int, producer: bool = False, turns: bool = Fa
         yield cta.issued(w)                                     # the pipe has taken both
         if turns:
             cta.pass_turn(w)                                    # both queued: the next WG's turn
-        yield from cta.wait_qk(scores)                          # wgmma_wait<1>: scores only
+        yield from cta.wait_qk(scores, w)                          # wgmma_wait<1>: scores only
         if not one_release:
             yield from release(cta, w, cta.k, j, inline_tma)
         if fence:

@@ -148,7 +148,7 @@ def consumer(cta: PersistentCTA, w: int):
         scores = cta.qk(w, it)
         yield cta.issued(w)
         cta.pass_turn(w)
-        yield from cta.wait_qk(scores)
+        yield from cta.wait_qk(scores, w)
         if n == 1:                                              # Q read for the last time
             cta.q_empty.arrive()
         cta.release(cta.k, it)
@@ -163,7 +163,7 @@ def consumer(cta: PersistentCTA, w: int):
             out = cta.pv(w, it + j - 1)                         # O += P_{j-1} V_{j-1} (async)
             yield cta.issued(w)
             cta.pass_turn(w)
-            yield from cta.wait_qk(scores)                      # wgmma_wait<1>: the scores only
+            yield from cta.wait_qk(scores, w)                      # wgmma_wait<1>: the scores only
             if j == n - 1:
                 cta.q_empty.arrive()
             cta.release(cta.k, it + j)
