@@ -56,6 +56,7 @@ class IssueSlot:
 
     def __init__(self, env: simpy.Environment, trace: Trace, on: bool = True):
         self.env, self.trace, self.on = env, trace, on
+        self.gate_wgmma = False
         self._res = simpy.Resource(env, capacity=1)
 
     def take(self, actor: str, n: int = 1):
@@ -141,7 +142,7 @@ class TensorCore:
             while self.depth is not None and self._in_flight >= self.depth:
                 yield self._slot
             self._in_flight += 1                    # its place in the queue, held while it issues
-            if self.slot is not None and self.slot.on:
+            if self.slot is not None and self.slot.on and self.slot.gate_wgmma:
                 yield from self.slot.take(actor)    # its first clock is the HGMMA's issue slot
                 yield self.env.timeout(max(0.0, issue_clk - 1))
             else:
