@@ -300,11 +300,13 @@ def softmax_cycle_rows(constants: tuple[tuple[str, float], ...]) -> tuple:
     return tuple(cycle_rows(H200.with_(**dict(constants))))
 
 
-def fit_h200_softmax(keep=None, echo: bool = True) -> dict:
+def fit_h200_softmax(keep=None, echo: bool = True, fixed: tuple = ()) -> dict:
     """The softmax grid's best for the cycle rows `keep(row)` admits (all of them: calibrate's
-    fit; fewer: `fidelity.crossval` holding a family out)."""
+    fit; fewer: `fidelity.crossval` holding a family out), with the h200 preset's `fixed`
+    (name, value) pairs changed beside the grid's (a what-if's refit)."""
     def score(constants):
-        rows = [r for r in softmax_cycle_rows(tuple(constants.items())) if keep is None or keep(r)]
+        rows = [r for r in softmax_cycle_rows(tuple(constants.items()) + tuple(fixed))
+                if keep is None or keep(r)]
         return max(abs(r.error) for r in rows), {r.variant: r.model for r in rows}
     return grid_search(SOFTMAX_GRID, score, echo)
 

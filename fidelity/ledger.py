@@ -20,7 +20,10 @@ The model's side is the same steps read off its trace (`model_steps`): its waits
 issue spans, its softmax, rescale and pack, and the time between them — a warpgroup blocked
 on its scores or on P·V. Both in clocks per K/V block of one warp (one warpgroup).
 
-    python -m fidelity.ledger [--dim 256]
+    python -m fidelity.ledger [--dim 256] [--issue-slots]
+
+``--issue-slots`` runs the model's side with the SM sub-partitions' issue slots shared between
+the warpgroups (`sim.engine.IssueSlot`), the what-if results/lab-notebook.md weighs.
 """
 from __future__ import annotations
 
@@ -186,12 +189,31 @@ def table(dim: int, hw=None) -> str:
     return "\n".join(lines)
 
 
+def with_issue_slots(refit: bool = True):
+    """`h200` with its warps sharing the sub-partitions' issue slots (`Hardware.issue_slots`,
+    a what-if no preset takes), its softmax pair refitted by `fidelity.calibrate`'s own grid
+    with the slots on (`refit`), else as the preset has it."""
+    hw = hardware.get("h200").with_(issue_slots=True)
+    if not refit:
+        return hw
+    from fidelity.calibrate import fit_h200_softmax
+    return hw.with_(**fit_h200_softmax(echo=False, fixed=(("issue_slots", True),)))
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--dim", type=int, action="append", help="head dim (64, 128, 256; all if none)")
+    p.add_argument("--issue-slots", action="store_true",
+                   help="the model with the warps' issue slots shared (a what-if), its softmax "
+                        "pair refitted by calibrate's grid")
     a = p.parse_args(argv)
+    hw = None
+    if a.issue_slots:
+        hw = with_issue_slots()
+        print(f"what-if: issue slots shared; softmax_beside_mma {hw.softmax_beside_mma:g}, "
+              f"softmax_stall_per_elem {hw.softmax_stall_per_elem:g} (refitted with them)")
     for dim in a.dim or sorted(RUNS):
-        print(table(dim))
+        print(table(dim, hw))
     return 0
 
 

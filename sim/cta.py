@@ -28,8 +28,7 @@ from .trace import Trace
 
 def make_units(env: simpy.Environment, hw: Hardware, trace: Trace) -> dict:
     slot = IssueSlot(env, trace, on=hw.issue_slots)
-    return {"tensor": TensorCore(env, trace, hw.wgmma_latency_clk, depth=hw.wgmma_queue_depth,
-                                 slot=slot),
+    return {"tensor": TensorCore(env, trace, hw.wgmma_latency_clk, depth=hw.wgmma_queue_depth),
             "sfu": Unit(env, "sfu", trace), "fma": Unit(env, "fma", trace),
             "tma": Unit(env, "tma", trace), "lsu": Unit(env, "lsu", trace), "issue": slot}
 

@@ -50,13 +50,15 @@ class IssueSlot:
     alike work, so the four behave alike and one object stands for them.
 
     A warp that issues back to back (a stream of independent FMULs or F2FPs) wins the scheduler
-    every cycle it is ready, so `hold` keeps the slot for the stream's whole length; any other
-    instruction issues only when no stream holds it (`take`). `on=False` (a preset without
-    the mechanism) passes every request at once."""
+    every cycle it is ready — in Nsight Compute's samples of fa3 such a stream is never "not
+    selected" — so `hold` keeps the slot for the stream's whole length; other instructions
+    issue only when no stream holds it (`take`). The wgmma issue does not ask: its stalls in
+    the same samples are the queue's ("wait", "mio"), hardly "not selected". `on=False` (every
+    preset: the mechanism is a what-if, results/lab-notebook.md says why) passes each request
+    at once."""
 
     def __init__(self, env: simpy.Environment, trace: Trace, on: bool = True):
         self.env, self.trace, self.on = env, trace, on
-        self.gate_wgmma = False
         self._res = simpy.Resource(env, capacity=1)
 
     def take(self, actor: str, n: int = 1):
@@ -98,11 +100,10 @@ class TensorCore:
     """
 
     def __init__(self, env: simpy.Environment, trace: Trace, latency: float, name: str = "tensor",
-                 depth: int | None = None, slot: IssueSlot | None = None):
+                 depth: int | None = None):
         if depth is not None and depth < 1:
             raise ValueError(f"tensor core: the wgmma queue holds >= 1 instruction, got {depth}")
         self.env, self.trace, self.latency, self.name, self.depth = env, trace, latency, name, depth
-        self.slot = slot                            # the warps' issue slot each wgmma needs
         self._queues: dict[str, deque] = {}
         self._order: deque[str] = deque()           # actors with queued work, in serving order
         self._wake = env.event()
@@ -142,11 +143,7 @@ class TensorCore:
             while self.depth is not None and self._in_flight >= self.depth:
                 yield self._slot
             self._in_flight += 1                    # its place in the queue, held while it issues
-            if self.slot is not None and self.slot.on and self.slot.gate_wgmma:
-                yield from self.slot.take(actor)    # its first clock is the HGMMA's issue slot
-                yield self.env.timeout(max(0.0, issue_clk - 1))
-            else:
-                yield self.env.timeout(issue_clk)
+            yield self.env.timeout(issue_clk)
             self._enter(actor, [item], counted=True)
         if self.env.now > t0:
             self.trace.wait(actor, "wgmma issue", t0, self.env.now)

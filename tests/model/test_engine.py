@@ -2,7 +2,7 @@
 import pytest
 import simpy
 
-from sim.engine import MBarrier, Ring, TensorCore, Turns, Unit, turn_parity
+from sim.engine import IssueSlot, MBarrier, Ring, TensorCore, Turns, Unit, turn_parity
 from sim.trace import Trace
 
 
@@ -143,3 +143,39 @@ def test_wgmma_queue_unbounded_issues_at_once_and_depth_is_checked():
     assert tc.issued("wg0").triggered
     with pytest.raises(ValueError, match="queue holds >= 1"):
         TensorCore(env, Trace(), latency=0.0, depth=0)
+
+
+def _slot_race(on: bool):
+    """Warpgroup a starts a 100-clk stream at 0; b asks for 3 instructions at 10, for 2 at 150."""
+    env = simpy.Environment()
+    trace = Trace()
+    slot = IssueSlot(env, trace, on=on)
+    done = {}
+
+    def a():
+        yield from slot.hold("a", (env.timeout(100) for _ in range(1)))
+        done["a"] = env.now
+
+    def b():
+        yield env.timeout(10)
+        yield from slot.take("b", 3)
+        done["b1"] = env.now
+        yield env.timeout(150 - env.now)
+        yield from slot.take("b", 2)
+        done["b2"] = env.now
+    run(env, a(), b())
+    return done, trace
+
+
+def test_a_stream_holds_the_issue_slot_and_others_wait_it_out():
+    """The other warpgroup's instructions issue once the stream is done (100), one a clock;
+    with the slot free they pay only their own clocks; the wait is in the trace."""
+    done, trace = _slot_race(on=True)
+    assert done == {"a": 100, "b1": 103, "b2": 152}
+    assert [(a, w, s, e) for a, w, s, e in trace.waits] == [("b", "issue slot", 10, 100)]
+
+
+def test_issue_slots_off_pass_every_request_at_once():
+    done, trace = _slot_race(on=False)
+    assert done == {"a": 100, "b1": 10, "b2": 150}
+    assert not trace.waits
