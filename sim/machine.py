@@ -147,10 +147,11 @@ class Hardware:
     wgmma_descriptor_clk: float = 0.0
     wgmma_queue_depth: int | None = None
     # Each SM sub-partition's warp scheduler issues one warp instruction per clock, shared by the
-    # warps resident there (H100 whitepaper: four processing blocks per SM, each with one warp
-    # scheduler and one dispatch unit); a warpgroup has one warp in each. True: the model's
-    # warpgroups take turns at those issue slots (`sim.engine.IssueSlot`); False: each issues as
-    # if alone.
+    # warps resident there (H100 whitepaper, its SM figure: four processing blocks, each with a
+    # "Warp Scheduler (32 thread/clk)" and a "Dispatch Unit (32 thread/clk)"); a warpgroup has
+    # one warp in each. True: the model's warpgroups take turns at those issue slots
+    # (`sim.engine.IssueSlot`); False, every preset: each issues as if alone — with the slots,
+    # FA3 tab. 2 refits no closer than 7 % (fidelity/README.md, where it misses).
     issue_slots: bool = False
     # mbarrier arrive → the waiting warp sees the phase flip (one smem round trip + wake-up).
     mbarrier_clk: float = 2 * 29.0        # arXiv 2402.13499 tab. IV smem latency, twice
