@@ -103,7 +103,8 @@ md(f"`pipelined` takes {t_pipe:.0f} clk for the same six blocks, {t_seq / t_pipe
 # what our H200 measured for the same kernels, and what the model says about a fifth stage.
 
 # %%
-from course import SERIES, measured
+from course import measured
+from sim.plot import style
 
 stages = [1, 2, 3, 4]
 cfgs = [GemmConfig(variant="pipelined" if s > 1 else "sequential", stages=s) for s in stages]
@@ -118,16 +119,17 @@ if res is not None:
             meas[r["stages"]] = r["tflops"]
 fig, ax = plt.subplots(figsize=(5.5, 3.2))
 for name in ("h200-datasheet", "h200"):
-    ax.plot(stages, tf[name], label=f"model, {name} preset", **SERIES[f"model {name}"])
+    ax.plot(stages, tf[name], label=f"model, {name} preset", **style(f"model {name}"))
 if meas:
     ax.plot(sorted(meas), [meas[s] for s in sorted(meas)], label="measured, our H200",
-            **SERIES["measured"])
+            **style("measured"))
 ax.set_xticks(stages)
 ax.set_xlabel("ring stages")
 ax.set_ylabel("TFLOP/s (8192³ fp16)")
 peak = max(H200_DATASHEET.peak_tflops, H200.peak_tflops)
-ax.axhline(H200_DATASHEET.peak_tflops, color="grey", linestyle="--", linewidth=1)
-ax.text(1, H200_DATASHEET.peak_tflops * 1.02, f"peak at 1830 MHz {H200_DATASHEET.peak_tflops:.0f}",
+ax.axhline(H200_DATASHEET.peak_tflops, linewidth=1, **style("bound", "rule"))
+ax.text(1, H200_DATASHEET.peak_tflops * 1.02,
+        f"peak at {H200_DATASHEET.clock_hz / 1e6:.0f} MHz {H200_DATASHEET.peak_tflops:.0f}",
         fontsize=7)
 ax.set_ylim(0, 1.12 * peak)
 ax.legend(fontsize=7, loc="lower right")
@@ -257,12 +259,11 @@ if best:
     names = [n for n in ("sequential", "pipelined", "cublas") if n in best]
     model = {v: tf["h200"][best_stages[v] - 1] for v in ("sequential", "pipelined")}
     fig, ax = plt.subplots(figsize=(5, 3))
-    ax.bar(names, [best[n] for n in names], color=[SERIES["peer" if n == "cublas" else
-                                                      "measured"]["color"] for n in names],
-           label="measured, our H200 (cuBLAS grey)")
-    ax.scatter([n for n in names if n in model], [model[n] for n in names if n in model],
-               color=SERIES["model h200"]["color"], marker=SERIES["model h200"]["marker"],
-               zorder=3, label="model, h200 preset")
+    for series, label in (("measured", "our kernels, measured"), ("peer", "cuBLAS, measured")):
+        drawn = [n for n in names if (n == "cublas") == (series == "peer")]
+        ax.bar(drawn, [best[n] for n in drawn], label=label, **style(series, "bars"))
+    ax.plot([n for n in names if n in model], [model[n] for n in names if n in model],
+            markersize=8, zorder=3, label="model, h200 preset", **style("model h200", "points"))
     ax.set_ylabel("TFLOP/s (8192³ fp16)")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()

@@ -137,7 +137,7 @@ runs = {k: predict(AttentionConfig(variant=v, switches=sw, **SHAPE), B200)
         for k, (v, sw) in steps.items()}
 tf = {k: p.tflops for k, p in runs.items()}
 FA4_PUBLISHED = 1613                           # FA4's abstract: best BF16 forward on B200
-ablation(tf, paper={"+ polynomial exps = FA4": FA4_PUBLISHED}, peak=B200.peak_tflops,
+ablation(tf, B200.name, paper={"+ polynomial exps = FA4": FA4_PUBLISHED}, peak=B200.peak_tflops,
          title="fa3 → FA4 on b200, d 128, S 32K (model)");
 
 # %%
