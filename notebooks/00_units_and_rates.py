@@ -173,7 +173,7 @@ md(f"The H100's ridge is at {ridge:.0f} FLOP per byte ({peak:.0f} TFLOP/s over {
 # reason printed.
 
 # %%
-from course import measured
+from course import measured, say
 
 from fidelity.preset import MEASURED_FIELDS, NOT_TAKEN
 from sim.hardware import H200, H200_DATASHEET
@@ -187,8 +187,10 @@ else:
     for key, field in MEASURED_FIELDS.items():
         was = getattr(H200_DATASHEET, field)
         now = got.get(key)
-        use = "not measured" if now is None else (f"no: {NOT_TAKEN[key]}" if key in NOT_TAKEN else "yes")
+        use = "not measured" if now is None else ("no (below)" if key in NOT_TAKEN else "yes")
         print(f"{key:26s} {was:15.4g} {now if now is None else f'{now:10.4g}':>10}  {use}")
+    for key in NOT_TAKEN:
+        say(f"{key}: not taken, {NOT_TAKEN[key]}")
     rows = {r["N"]: r for r in micro["rows"]
             if r["bench"] == "wgmma" and r.get("ok") and r["dtype"] == "float16"
             and r["warpgroups"] == 2 and r["wait"] == 1}
@@ -213,10 +215,11 @@ else:
     ax.legend(fontsize=7)
     fig.tight_layout()
     cap = H200.power_cap
-    print(f"\nthe model's h200 preset boosts to {H200.clock_hz / 1e9:.2f} GHz; under the power cap "
-          f"a bare wgmma stream holds {cap.clock_hz(1.0, 0.0, H200.clock_hz) / 1e9:.2f} GHz "
-          f"(measured: {got['clock_hz_under_load'] / 1e9:.2f}), a GEMM moving 48 B/clk through "
-          f"L2 {cap.clock_hz(0.97, 48.0, H200.clock_hz) / 1e9:.2f} GHz")
+    print()
+    say(f"the model's h200 preset boosts to {H200.clock_hz / 1e9:.2f} GHz; under the power cap "
+        f"a bare wgmma stream holds {cap.clock_hz(1.0, 0.0, H200.clock_hz) / 1e9:.2f} GHz "
+        f"(measured: {got['clock_hz_under_load'] / 1e9:.2f}), a GEMM moving 48 B/clk through "
+        f"L2 {cap.clock_hz(0.97, 48.0, H200.clock_hz) / 1e9:.2f} GHz")
 
 # %% [markdown]
 # Three things the measurements say that the datasheet does not, printed from them below. The

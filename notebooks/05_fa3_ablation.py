@@ -178,6 +178,7 @@ if live:
     print("measured live (B 2, H 16, S 8K, d 128, fp16):", {k: round(v) for k, v in live.items()})
 
 # %%
+from course import say
 from fidelity.compare import attention_rows
 
 att = measured("attention")
@@ -199,9 +200,9 @@ else:
             best_rows[r.variant] = r
     ours = {v: (r.measured, r.model) for v, r in best_rows.items()}
     tile = best_rows["fa3"].config
-    print(f"committed measurements, {env.get('gpu')} ({env.get('date')}), tab. 2 shape; the model")
-    print(f"predicted {len(arows)} measured rows at the tiles our kernels ran ({tile.block_m}×"
-          f"{tile.block_n} at d {tile.headdim}) and the clock the power cap gives each")
+    say(f"committed measurements, {env.get('gpu')} ({env.get('date')}), tab. 2 shape; the model "
+        f"predicted {len(arows)} measured rows at the tiles our kernels ran ({tile.block_m}×"
+        f"{tile.block_n} at d {tile.headdim}) and the clock the power cap gives each")
     names = [v for v in variants if v in ours]
     fig, ax = plt.subplots(figsize=(8, 3.6))
     ax.bar(names, [ours[n][0] for n in names], 0.6, label="our kernels, measured",
