@@ -274,8 +274,9 @@ def test_chapter_in_lab(lab, browser, py):
         while (missing := [i for i in figures if not _image_srcs(cells.nth(i))]) \
                 and time.monotonic() < deadline:
             page.wait_for_timeout(500)
-        cells.nth(figures[0]).scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / f"{name}.png"))
+        for k, i in enumerate(figures):     # every figure's output, for people to look at
+            cells.nth(i).locator(".jp-OutputArea").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / (f"{name}.png" if k == 0 else f"{name}-{i}.png")))
         assert not missing, f"{py.name}: no image in figure cell(s) " + ", ".join(
             f"{i} ({nb.cells[i].source.splitlines()[0][:60]!r})" for i in missing)
         _assert_nothing_wraps(page, py.name)
