@@ -131,7 +131,7 @@ for seq, marker in drawn:
     nbytes = 4 * seq * 128 * 2                       # Q, K, V read, O written, fp16
     ax.scatter(flops / nbytes, min(peak, bw * flops / nbytes), marker=marker, zorder=3,
                label=f"attention d128, S {seq}")
-ax.scatter(8192 ** 3 * 2 / (3 * 8192 ** 2 * 2), peak, marker="*", s=120, zorder=3,
+ax.scatter(8192 ** 3 * 2 / (3 * 8192 ** 2 * 2), peak, marker="P", s=90, zorder=3,
            label="GEMM 8192³")
 ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
 labels = [ax.text(ridge * 1.1, peak * 0.08, f"ridge {ridge:.0f} FLOP/B", fontsize=8),
@@ -199,8 +199,8 @@ else:
             and r["warpgroups"] == 1 and r["wait"] == 0}
     fig, ax = plt.subplots(figsize=(7, 3))
     ns = sorted(rows)
-    ax.plot(ns, [n / 2 for n in ns], label=f"math alone: N/2 clk at {hw.tensor_flop_per_clk} FLOP/clk",
-            **style("bound", "rule"))
+    ax.plot(ns, [n / 2 for n in ns], **style("bound", "rule"),
+            label=f"math alone: N/2 clk at {H200_DATASHEET.tensor_flop_per_clk:.0f} FLOP/clk")
     ax.plot(ns, [rows[n]["clk_per_instr"] for n in ns], label="measured: 2 warpgroups, queued "
             "(wait 1)", **style("measured"))
     ax.plot(sorted(lone), [lone[n]["clk_per_instr"] for n in sorted(lone)],

@@ -104,8 +104,8 @@ def unit_style(unit: str) -> dict:
 # of the hardware — draws each source the same way in every chapter: bars in its colour, markers
 # and lines in its colour, marker and line style (Okabe-Ito colours; the model's presets in blues
 # and greens, the machine warm, peers grey, papers purple). A figure that compares settings of one
-# source (head dims, tiles, variants, all from the model) names the source in its title and leaves
-# the settings matplotlib's own cycle.
+# source (head dims, tiles, variants, all from the model) names the source in its title and draws
+# the settings in the colours of `SETTINGS`.
 SERIES: dict[str, dict[str, str]] = {
     "model h100": {"color": "#009E73", "marker": "^", "linestyle": "-."},
     "model h200": {"color": "#0072B2", "marker": "D", "linestyle": "--"},
@@ -116,6 +116,13 @@ SERIES: dict[str, dict[str, str]] = {
     "paper": {"color": "#CC79A7", "marker": "*", "linestyle": "none"},     # a paper's numbers
     "bound": {"color": "#000000", "marker": "", "linestyle": "--"},        # a peak, a roofline
 }
+# The colours of a figure that compares settings of one source, in order (Paul Tol's muted and
+# high-contrast sets): none is near a series' colour (`_NEAR`), so a head dim's line is never
+# read as the machine's or the paper's. Importing this module makes them matplotlib's cycle.
+SETTINGS = ("#117733", "#882255", "#DDAA33", "#44AA99", "#999933")
+plt.rcParams["axes.prop_cycle"] = plt.cycler(color=SETTINGS)
+_NEAR = 0.25        # RGB distance under which two colours read as one in a legend
+
 # what each way of drawing takes from the series' style
 _DRAWN = {"line": ("color", "marker", "linestyle"),      # ax.plot
           "points": ("color", "marker"),                 # ax.plot without a line, ax.scatter
@@ -154,6 +161,18 @@ def _colour(artist) -> str | None:
                     return None
                 c = c[0]
             return to_hex(c).lower()
+    return None
+
+
+def _like_a_series(colour: str | None) -> str | None:
+    """The series whose colour `colour` is within `_NEAR` of, if any."""
+    from matplotlib.colors import to_rgb
+    if colour is None:
+        return None
+    rgb = to_rgb(colour)
+    for name, st in SERIES.items():
+        if sum((a - b) ** 2 for a, b in zip(rgb, to_rgb(st["color"]))) ** 0.5 < _NEAR:
+            return name
     return None
 
 
@@ -223,6 +242,9 @@ def off_palette(figures) -> list[str]:
                 if gid is None and _SOURCE_WORDS.search(name):
                     problems.append(f"{where}: legend {name!r} names a source of numbers but is "
                                     "not drawn in a series' style (sim.plot.style)")
+                elif gid is None and (like := _like_a_series(_colour(handle))):
+                    problems.append(f"{where}: legend {name!r} in {_colour(handle)}, which reads "
+                                    f"as series {like!r}'s {SERIES[like]['color']}")
     return problems
 
 

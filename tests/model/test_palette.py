@@ -137,6 +137,12 @@ def test_no_two_series_look_alike():
     assert len(set(markers)) == len(markers), SERIES
 
 
+def test_no_setting_reads_as_a_series():
+    from sim.plot import SETTINGS, _like_a_series
+    assert [c for c in SETTINGS if _like_a_series(c)] == []
+    assert _like_a_series("#ff7f0e") == "measured"      # matplotlib's own orange: too near
+
+
 def test_a_style_names_what_it_knows():
     from sim.plot import style
     with pytest.raises(ValueError, match="no style for series 'model h300'"):
@@ -191,6 +197,9 @@ def test_off_palette_finds_each_way_out():
         ax.legend()
         _, ax = plt.subplots()
         ax.legend(handles=[Patch(color="#000000", label=PALETTE["qk"][1])])
+        _, ax = plt.subplots()
+        ax.plot([0, 1], [1, 2], "o-", color="#ff7f0e", label="d 128")   # the old default cycle
+        ax.legend()
     problems = off_palette(_figures(draw))
     found = "\n".join(problems)
     assert "legend 'paper' names a source of numbers" in found
@@ -198,4 +207,5 @@ def test_off_palette_finds_each_way_out():
     assert "series:model h200 drawn #ff7f0e" in found
     assert "series:measured with marker 's'" in found
     assert f"legend {PALETTE['qk'][1]!r} in #000000" in found
-    assert len(problems) == 5, found
+    assert "legend 'd 128' in #ff7f0e, which reads as series 'measured'" in found
+    assert len(problems) == 6, found
