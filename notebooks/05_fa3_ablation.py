@@ -225,6 +225,7 @@ else:
     for n in sorted(peers_now):
         print(f"  {n:12s} measured {peers_now[n]:5.0f}")
 
+# %%
 if att is not None:
     # The measured ladder, and which pairs it resolves: two kernels whose rounds overlap are a tie.
     ladder = sorted(ours, key=lambda v: ours[v][0])
@@ -309,6 +310,8 @@ for row, causal in enumerate((False, True)):
 axes[0][0].legend(fontsize=7)
 fig.tight_layout()
 
+# %%
+
 gs = summary(gpts)
 at = {(p.d, p.S, p.causal): p for p in gpts}
 block = {d: at[d, 16384, False].model for d in (64, 128, 256)}
@@ -369,8 +372,14 @@ from records.trace import RESULTS, load
 from fidelity.lanes import compare, figure
 from fidelity.lanes import table as trace_table
 
-if (RESULTS / "attention_fa3.summary.json").exists():
+traced = (RESULTS / "attention_fa3.summary.json").exists()
+if traced:
     figure("attention_fa3", iterations=4, hw=H200)
+else:
+    print("no committed Proton traces yet (python -m instruments.trace on a Hopper GPU)")
+
+# %%
+if traced:
     cmps = {}
     for name in ("attention_ws", "attention_ws_pingpong", "attention_fa3"):
         cmps[name] = compare(load(name)[1], H200)
@@ -400,8 +409,6 @@ if (RESULTS / "attention_fa3.summary.json").exists():
   schedule fence, loop bookkeeping, the scopes' own records) — while the model's lane covers
   {covered['model']:.0%}: its consumer does nothing between its GEMMs but softmax work and waits,
   so for the same work the model's busy fractions run larger than the kernel's.""")
-else:
-    print("no committed Proton traces yet (python -m instruments.trace on a Hopper GPU)")
 
 # %% [markdown]
 # **Exercise** [`exercises/ch05_idle`](../exercises/ch05_idle/README.md): measure the tensor core's
