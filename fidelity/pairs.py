@@ -1,9 +1,9 @@
 """A schedule beside its kernel: the steps each one takes, in order, and their diff.
 
 A schedule in `sim/` and its kernel in `kernels/` share their step names (acquire, wait_turn, qk,
-pass_turn, release, softmax, rescale, pack, pv, epilogue, ...), the waits included: `wait_q` (the
-Q tile), `wait_qk` (the scores: `warpgroup_mma_wait`), `wait_pv` (P·V, and the release of its V
-slot), the releases of ring slots. `steps(fn)` reads a function's source and lists the calls to
+pass_turn, release, softmax, rescale, pack, pv, mma, epilogue, ...), the waits included: `wait_q`
+(the Q tile), `wait_qk` (the scores: `warpgroup_mma_wait`), `wait_pv` (P·V, and the release of its
+V slot), `wait_mma` (a GEMM's k-step), the releases of ring slots. `steps(fn)` reads a function's source and lists the calls to
 those names in order, one line each, indented by loop depth — the skeleton a reader compares. A
 ring step names its ring (`acquire k`: the model's `cta.acquire(me, cta.k, j)`, the kernel's
 `k.acquire(j)`). An `if` on a compile-time switch (``if TURNS:``, ``if t.ONE_RELEASE:``) is decided
@@ -33,8 +33,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 STEPS = ("wait", "wait_q", "load_q", "produce", "acquire", "wait_turn", "qk", "wait_qk",
-         "pass_turn", "release", "softmax", "rescale", "pack", "pv", "wait_pv", "mma", "epilogue")
-_RING = re.compile(r"\b(?:cta\.)?([kv])(?:_full|_empty|_ring|_desc)?\b")  # attention's two
+         "pass_turn", "release", "softmax", "rescale", "pack", "pv", "wait_pv", "mma", "wait_mma",
+         "epilogue")
+RINGS = ("k", "v", "ab")  # attention's two, the GEMM's one
+_RING = re.compile(r"\b(?:cta\.)?(k|v|ab)(?:_full|_empty|_ring|_desc)?\b")
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +79,7 @@ def _line(call: ast.Call) -> str:
     name = _name(call)
     if name in ("acquire", "release", "produce"):
         receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
-        if isinstance(receiver, ast.Name) and receiver.id in ("k", "v"):   # k.acquire(j)
+        if isinstance(receiver, ast.Name) and receiver.id in RINGS:        # k.acquire(j)
             return f"{name} {receiver.id}"
         for arg in call.args:
             m = _RING.search(ast.unparse(arg))
@@ -221,8 +223,9 @@ def attention_pairs() -> dict[str, tuple]:
 
 
 def gemm_pairs() -> dict[str, tuple]:
-    """variant -> (the model's consumer, its switches, the kernel's consumer, its switches)."""
+    """variant -> (the model's consumer or producer, its switches, the kernel's, its switches)."""
     from sim.gemm import ws, ws_pingpong
     return {"ws": (ws.consumer, {}, Source("kernels/gemm/ws.py", "consumer"), {}),
             "ws_pingpong": (ws_pingpong.consumer, {},
-                            Source("kernels/gemm/ws_pingpong.py", "consumer"), {})}
+                            Source("kernels/gemm/ws_pingpong.py", "consumer"), {}),
+            "ws producer": (ws.producer, {}, Source("kernels/gemm/ws.py", "producer"), {})}

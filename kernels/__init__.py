@@ -2,7 +2,8 @@
 
     gemm/        C = A @ B: sequential, pipelined, ws, ws_pingpong (``kernels.gemm(a, b, ...)``)
     attention/   the FA3 ladder: ... ws, ws_pingpong, overlap, fa3 (``kernels.attention.attention``)
-    ring.py      ring slots and turns on mbarriers, shared by both (``acquire``, ``release``, ...)
+    ring.py      ring slots and turns on mbarriers, shared by both (``Ring``, ``Turns``)
+    roles.py     a warp-specialized region's consumer warpgroups and producer warp
     scopes.py    Proton scopes behind a constexpr; hopper.py: host-side checks and dtypes
     cuda/        CUDA C++ twins of the same kernels
 

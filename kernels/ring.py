@@ -109,7 +109,10 @@ class Ring:
     mbarriers, with the steps both sides take on it (``sim/engine.py``'s ``Ring``). ``LAG``: the
     release of position ``it`` arrives at position ``it + LAG`` of ``empty`` (fa3's
     ``one_release``: V's ring hands its slots back through K's ``empty``, one position later,
-    ``kernels/attention/partitions.py``). ``WAIT``: the Proton scope of a wait for ``full``."""
+    ``kernels/attention/partitions.py``). ``WAIT``: the Proton scope of a wait for ``full``.
+    ``FROM_BEFORE``: ``release`` may be handed the position before the first (-1: a GEMM
+    consumer releases k-step ``it - 1``, predicated off at the first), so it counts a lap on,
+    where the slot's remainder is not negative."""
     slots: gl.shared_memory_descriptor
     full: gl.shared_memory_descriptor
     empty: gl.shared_memory_descriptor
@@ -117,9 +120,10 @@ class Ring:
     LAG: gl.constexpr
     WAIT: gl.constexpr
     PROFILE: gl.constexpr
+    RELEASE_AT: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, slots, full, empty, LAG=0, WAIT="wait", PROFILE=False):
+    def __init__(self, slots, full, empty, LAG=0, WAIT="wait", PROFILE=False, FROM_BEFORE=False):
         self.slots = slots
         self.full = full
         self.empty = empty
@@ -127,6 +131,7 @@ class Ring:
         self.LAG = gl.constexpr(LAG)
         self.WAIT = gl.constexpr(WAIT)
         self.PROFILE = gl.constexpr(PROFILE)
+        self.RELEASE_AT = gl.constexpr(LAG + (self.STAGES.value if FROM_BEFORE else 0))
 
     @gluon.jit
     def acquire(self, it):
@@ -138,9 +143,10 @@ class Ring:
         return s
 
     @gluon.jit
-    def release(self, it):
-        """Consumer: done reading ring position ``it``: its slot goes back to the producer."""
-        release(self.empty, it + self.LAG, self.STAGES)
+    def release(self, it, pred=True):
+        """Consumer: done reading ring position ``it``: its slot goes back to the producer
+        (``pred`` false: not this time)."""
+        release(self.empty, it + self.RELEASE_AT, self.STAGES, pred)
 
     @gluon.jit
     def wait_slot(self, it):

@@ -234,13 +234,11 @@ explore(show, stages=(1, 4, 1, 2))
 # %%
 from course import beside, in_order
 
-beside("sim.gemm.pipelined:consumer", "kernels.gemm.pipelined:pipelined_kernel")
-in_order("sim.gemm.pipelined:consumer",
-         [r"acquire\(", r"\.mma\(", r"yield previous", r"release\("])
+beside("sim.gemm.pipelined:consumer", "kernels.gemm.pipelined:consumer")
+for side in ("sim.gemm.pipelined:consumer", "kernels.gemm.pipelined:consumer"):
+    in_order(side, [r"acquire\(", r"\.mma\(", r"wait_mma\(", r"release\("])
 in_order("sim.gemm.pipelined:release", [r"sync_consumers\(", r"\.load\("])
-in_order("kernels.gemm.pipelined:pipelined_kernel",
-         [r"acquire\(", r"warpgroup_mma\(", r"warpgroup_mma_wait\(1", r"thread_barrier\(",
-          r"issue_load\("]);
+in_order("kernels.gemm.pipelined:InlineRing.release", [r"thread_barrier\(", r"\.load\("]);
 
 # %% [markdown]
 # On a Hopper GPU with the kernels' requirements the next cell times both kernels live beside

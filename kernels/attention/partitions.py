@@ -14,12 +14,11 @@ switches are decided there, once: which ring hands a slot back (a producer's ``R
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language._core import builtin as _builtin
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 from triton.language.core import _aggregate as aggregate
-from triton.language.core import _unwrap_if_constexpr
 
 from ..ring import Ring, Turns
+from ..roles import warp_specialize
 from .steps import (
     NAMED_TURNS,
     ONE_RELEASE,
@@ -79,58 +78,26 @@ def producer_regs(consumers):
     return 24 if consumers == 2 else 32
 
 
-@_builtin
-def warp_specialize(functions_and_args, worker_num_warps, worker_num_regs, _semantic=None,
-                    _generator=None):
-    """``gl.warp_specialize`` for partition functions handed in as arguments: inside a jit
-    function those arrive boxed as constexprs, which gl.warp_specialize does not unbox."""
-    fns = [(_unwrap_if_constexpr(fn), args) for fn, args in functions_and_args]
-    return gl.warp_specialize(fns, worker_num_warps, worker_num_regs, _semantic=_semantic,
-                              _generator=_generator)
-
-
 @gluon.jit
 def warp_specialized(consumer: gl.constexpr, producer: gl.constexpr, q_desc, k_desc, v_desc,
                      o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr, STAGES: gl.constexpr,
                      CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, TURNS: gl.constexpr,
                      PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
                      SOFTMAX: gl.constexpr = 0):
-    """The ws region: consumer 0 is the default partition (the kernel's 4 warps), consumers
-    1.. are 4-warp workers with ``consumer_regs`` registers, the producer a 1-warp worker with
-    ``producer_regs`` (``worker_num_regs`` -> setmaxnreg)."""
+    """The ws region (``kernels/roles.py``): consumer 0 is the default partition (the kernel's 4
+    warps), consumers 1.. are 4-warp workers with ``consumer_regs`` registers, the producer a
+    1-warp worker with ``producer_regs`` (``worker_num_regs`` -> setmaxnreg)."""
     q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn = allocate(
         q_desc, k_desc, v_desc, STAGES, CONSUMERS, CONSUMERS, True, TURNS, SOFTMAX)
-    CR: gl.constexpr = consumer_regs(CONSUMERS)
-    PR: gl.constexpr = producer_regs(CONSUMERS)
-    # (the argument tuples are spelled out: a tuple built with + loses its constexprs)
-    if CONSUMERS == 2:
-        warp_specialize([
-            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
-            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
-            (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, PROFILE, SOFTMAX)),
-        ], [4, 1], [CR, PR])
-    else:
-        gl.static_assert(CONSUMERS == 3, "1 producer + 2 or 3 consumer warpgroups")
-        warp_specialize([
-            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 0, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
-            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 1, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
-            (partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, 2, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX)),
-            (producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full,
-                        k_empty, v_empty, turn, PROFILE, SOFTMAX)),
-        ], [4, 4, 1], [CR, CR, PR])
+    gl.static_assert(CONSUMERS == 2 or CONSUMERS == 3, "1 producer + 2 or 3 consumer warpgroups")
+    warp_specialize(
+        partition, (consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
+                    CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty,
+                    v_empty, turn, TURNS, 0, 4, PROFILE, FENCE, SOFTMAX),
+        producer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES, CONSUMERS,
+                   CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn,
+                   PROFILE, SOFTMAX),
+        CONSUMERS, consumer_regs(CONSUMERS), producer_regs(CONSUMERS))
 
 
 @gluon.jit
@@ -146,7 +113,7 @@ def single_partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_
         q_desc, k_desc, v_desc, STAGES, 1, CONSUMERS, False, False)
     partition(consumer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
               CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty,
-              turn, 0, False, REFILL, num_warps, PROFILE, FENCE, SOFTMAX)
+              turn, False, REFILL, num_warps, PROFILE, FENCE, SOFTMAX, 0)
 
 
 @gluon.jit
@@ -214,9 +181,9 @@ def rings(k_ring, v_ring, k_full, v_full, k_empty, v_empty, SOFTMAX: gl.constexp
 def partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale,
               BM: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
               CAUSAL: gl.constexpr, q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty,
-              v_empty, turn, WG: gl.constexpr, TURNS: gl.constexpr, REFILL: gl.constexpr,
-              num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
-              SOFTMAX: gl.constexpr = 0):
+              v_empty, turn, TURNS: gl.constexpr, REFILL: gl.constexpr, num_warps: gl.constexpr,
+              PROFILE: gl.constexpr, FENCE: gl.constexpr, SOFTMAX: gl.constexpr,
+              WG: gl.constexpr):
     """Consumer warpgroup ``WG``: its ``Tile``, the rings as this region refills them
     (``REFILL``: 0 a producer, 1 each slot in-line once read, 2 the next block in-line once the
     whole block is done), its ``Turns``; then the schedule's ``consumer``."""

@@ -36,7 +36,8 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 
 from ..ring import Ring, Turns, wait_slot
-from .partitions import allocate, consumer_regs, producer_regs, warp_specialize
+from ..roles import warp_specialize
+from .partitions import allocate, consumer_regs, producer_regs
 from .steps import num_blocks, q_rows
 from .tile import Tile
 
@@ -132,8 +133,8 @@ def producer(q_desc, k_desc, v_desc, seqlen, BM: gl.constexpr, STAGES: gl.conste
 def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, o_smem, q_full, q_empty, k_full, v_full, k_empty, v_empty,
-             turn, epi_turn, WG: gl.constexpr, num_warps: gl.constexpr,
-             FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0):
+             turn, epi_turn, num_warps: gl.constexpr, FENCE: gl.constexpr, SOFTMAX: gl.constexpr,
+             WG: gl.constexpr):
     """``overlap.consumer`` with turns (fa3's loop), once per tile of this CTA, at ring
     positions ``it + j`` and turns ``tk + j`` (``sim/attention/persistent.py``'s ``consumer``)."""
     M: gl.constexpr = q_smem.type.shape[1]
@@ -230,31 +231,11 @@ def fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM:
     for w in gl.static_range(CONSUMERS):
         mbarrier.init(epi_turn.index(w), count=1)
     fence_async_shared()
-    CR: gl.constexpr = consumer_regs(CONSUMERS)
-    PR: gl.constexpr = producer_regs(CONSUMERS)
-    if CONSUMERS == 2:
-        warp_specialize([
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
-                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 0, 4, FENCE, SOFTMAX)),
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
-                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 1, 4, FENCE, SOFTMAX)),
-            (producer, (q_desc, k_desc, v_desc, seqlen, BM, STAGES, CONSUMERS, CAUSAL, q_smem,
-                        k_ring, v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty)),
-        ], [4, 1], [CR, PR])
-    else:
-        gl.static_assert(CONSUMERS == 3, "1 producer + 2 or 3 consumer warpgroups")
-        warp_specialize([
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
-                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 0, 4, FENCE, SOFTMAX)),
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
-                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 1, 4, FENCE, SOFTMAX)),
-            (consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                        CONSUMERS, CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty,
-                        k_full, v_full, k_empty, v_empty, turn, epi_turn, 2, 4, FENCE, SOFTMAX)),
-            (producer, (q_desc, k_desc, v_desc, seqlen, BM, STAGES, CONSUMERS, CAUSAL, q_smem,
-                        k_ring, v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty)),
-        ], [4, 4, 1], [CR, CR, PR])
+    gl.static_assert(CONSUMERS == 2 or CONSUMERS == 3, "1 producer + 2 or 3 consumer warpgroups")
+    warp_specialize(
+        consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES, CONSUMERS,
+                   CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty, k_full, v_full,
+                   k_empty, v_empty, turn, epi_turn, 4, FENCE, SOFTMAX),
+        producer, (q_desc, k_desc, v_desc, seqlen, BM, STAGES, CONSUMERS, CAUSAL, q_smem, k_ring,
+                   v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty),
+        CONSUMERS, consumer_regs(CONSUMERS), producer_regs(CONSUMERS))

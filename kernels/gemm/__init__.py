@@ -7,6 +7,10 @@ C in the input dtype.
     ws_pingpong  ws + each consumer owns a tile; turn barriers put one's epilogue under the
                  other's wgmmas
 
+Each consumer takes the steps of its model in ``sim/gemm/`` in the same order, on
+``kernels/ring.py``'s ``Ring``/``Turns`` and ``tile.py``'s ``Tile`` (``sequential`` indexes its one
+slot by hand).
+
 >>> from kernels import gemm
 >>> c = gemm(a, b, variant="ws_pingpong")           # a: M x K, b: K x N, CUDA, sm_90
 >>> c = gemm(a, b, variant="auto")                  # schedule, tile, L2 group by shape

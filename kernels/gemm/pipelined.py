@@ -3,30 +3,29 @@
 No role split: the compute warps issue the TMA for k-step ``i + STAGES - 1`` right after the
 wgmma of k-step ``i - 1`` has drained, so ``STAGES - 1`` loads are always in flight under the
 tensor-core work. One ``full`` mbarrier per slot; no ``empty`` barrier is needed because the
-warps that free a slot are the ones that refill it (a thread barrier orders the two)::
+warps that free a slot are the ones that refill it (a thread barrier orders the two). The steps
+are ``sim/gemm/pipelined.py``'s (its ``release`` is the thread barrier and the refill)::
 
     prologue: TMA k-steps 0 .. STAGES-2 into slots 0 .. STAGES-2
     for i in k-steps:
         acquire(ab, i): wait full[i % STAGES]
-        wgmma slot i % STAGES (async)            # tensor cores busy
-        wgmma_wait(1)                            # k-step i-1 done: its slot is free
-        TMA k-step i+STAGES-1 -> that slot       # the copy engine busy under wgmma i
+        mma: wgmma slot i % STAGES (async)      # tensor cores busy
+        wait_mma: wgmma_wait(1)                  # k-step i-1 done: its slot is free
+        release(ab, i - 1): thread barrier,      # every warp is done with it, then
+            TMA k-step i-1+STAGES -> that slot   # the copy engine busy under wgmma i
+    wait_mma: wgmma_wait(0); epilogue
 
 Same 128 x 256 tile over two consumer warpgroups as ``sequential`` and ``ws``.
 """
-from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (
-    mbarrier,
-    tma,
-    warpgroup_mma,
-    warpgroup_mma_wait,
-)
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
+from triton.language.core import _aggregate as aggregate
 
 from ..ring import acquire
-from .common import Config, epilogue, tile_coords, wgmma_layout
+from .common import Config, tile_coords
+from .tile import Tile
 
 STAGES_ALLOWED = range(2, 5)
 
@@ -40,14 +39,71 @@ def config(stages=None, persistent=None) -> Config:
     return cfg
 
 
+@aggregate
+class InlineRing:
+    """The (A, B) ring of one tile with no producer: ``slots`` (B's), ``a`` (A's), ``full``; the
+    consumer warps ``load`` a k-step themselves, and hand a slot back by refilling it."""
+    slots: gl.shared_memory_descriptor
+    a: gl.shared_memory_descriptor
+    full: gl.shared_memory_descriptor
+    a_desc: tma.tensor_descriptor
+    b_desc: tma.tensor_descriptor
+    off_m: gl.tensor
+    off_n: gl.tensor
+    n: gl.tensor
+    STAGES: gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, slots, a, full, a_desc, b_desc, off_m, off_n, n):
+        self.slots = slots
+        self.a = a
+        self.full = full
+        self.a_desc = a_desc
+        self.b_desc = b_desc
+        self.off_m = off_m
+        self.off_n = off_n
+        self.n = n
+        self.STAGES = gl.constexpr(slots.type.shape[0])
+
+    @gluon.jit
+    def load(self, i, pred):
+        """TMA k-step ``i`` into slot ``i % STAGES``; the copy completes on ``full[slot]``."""
+        BK: gl.constexpr = self.a_desc.block_type.shape[1]
+        s = i % self.STAGES
+        mbarrier.expect(self.full.index(s),
+                        self.a_desc.block_type.nbytes + self.b_desc.block_type.nbytes, pred=pred)
+        tma.async_copy_global_to_shared(self.a_desc, [self.off_m, i * BK], self.full.index(s),
+                                        self.a.index(s), pred=pred)
+        tma.async_copy_global_to_shared(self.b_desc, [i * BK, self.off_n], self.full.index(s),
+                                        self.slots.index(s), pred=pred)
+
+    @gluon.jit
+    def acquire(self, it):
+        """Wait until k-step ``it`` has landed; returns its slot."""
+        return acquire(self.full, it, self.STAGES)
+
+    @gluon.jit
+    def release(self, it):
+        """Done with k-step ``it`` (-1: none yet): once every warp is (both warpgroups read
+        the slot), load k-step ``it + STAGES`` into it."""
+        gl.thread_barrier()
+        j = it + self.STAGES
+        self.load(j, j < self.n)
+
+
 @gluon.jit
-def issue_load(a_desc, b_desc, a_ring, b_ring, full, i, off_m, off_n, pred,
-               BK: gl.constexpr, STAGES: gl.constexpr):
-    """TMA k-step ``i`` into slot ``i % STAGES``; the copy completes on ``full[slot]``."""
-    s = i % STAGES
-    mbarrier.expect(full.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes, pred=pred)
-    tma.async_copy_global_to_shared(a_desc, [off_m, i * BK], full.index(s), a_ring.index(s), pred=pred)
-    tma.async_copy_global_to_shared(b_desc, [i * BK, off_n], full.index(s), b_ring.index(s), pred=pred)
+def consumer(t, ab):
+    """The two warpgroups, one partition: the tile's k-steps (``sim/gemm/pipelined.py``'s
+    ``consumer``: the prologue fills the ring, each k-step releases the one before)."""
+    for i in gl.static_range(ab.STAGES - 1):
+        ab.load(i, i < ab.n)
+    accs = t.zero()
+    for i in range(ab.n):
+        s = ab.acquire(i)
+        accs = t.mma(ab, s, accs)
+        accs = t.wait_mma(accs, 1)                         # k-step i-1 is done
+        ab.release(i - 1)                                  # both warpgroups: refill its slot
+    return t.wait_mma(accs, 0)
 
 
 @gluon.jit
@@ -71,25 +127,12 @@ def pipelined_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.c
     for slot in gl.static_range(STAGES):
         mbarrier.init(full.index(slot), count=1)
 
-    # Prologue: STAGES-1 loads in flight before the first wgmma.
-    for i in gl.static_range(STAGES - 1):
-        issue_load(a_desc, b_desc, a_ring, b_ring, full, i, off_m, off_n, i < k_steps, BK, STAGES)
-
-    acc = gl.zeros([BM, BN], gl.float32, wgmma_layout(BN, num_warps))
-    for i in range(k_steps):
-        s = acquire(full, i, STAGES)
-        acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
-        # At most one wgmma in flight: k-step i-1 has finished reading slot (i-1) % STAGES.
-        acc = warpgroup_mma_wait(1, deps=(acc,))
-        gl.thread_barrier()  # ... in both warpgroups, before one thread refills that slot
-        j = i + STAGES - 1
-        issue_load(a_desc, b_desc, a_ring, b_ring, full, j, off_m, off_n, j < k_steps, BK, STAGES)
-    acc = warpgroup_mma_wait(0, deps=(acc,))
+    t = Tile(a_ring, c_desc, 1, num_warps)
+    accs = consumer(t, InlineRing(b_ring, a_ring, full, a_desc, b_desc, off_m, off_n, k_steps))
 
     for slot in gl.static_range(STAGES):
         mbarrier.invalidate(full.index(slot))
     # The ring is dead now: the compiler places the epilogue's staging tile over it.
     c_smem = gl.allocate_shared_memory(c_desc.dtype, [BM, BN], c_desc.layout)
-    epilogue(c_desc, c_smem, acc, off_m, off_n)
+    t.epilogue(accs, c_smem, pid_m, pid_n)
     tma.store_wait(0)
-

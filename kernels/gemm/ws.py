@@ -1,15 +1,16 @@
 """``ws``: warp specialization. One producer warp fills the ring; two consumer warpgroups
 cooperate on one 128 x 256 output tile (CUTLASS's "cooperative" schedule).
 
-Roles, as in ``sim/``'s ``ws`` schedule::
+Roles, as in ``sim/gemm/ws.py`` (same steps, same order)::
 
     producer (1 warp, few registers)         consumer (2 warpgroups, many registers)
-    for each k-step `it` of my tiles:        for each tile:
+    for each tile, each k-step `it`:         for each tile:
         produce(ab, it):                         for each k-step `it`:
             wait_slot: wait empty[s]                 acquire(ab, it): wait full[s]
-            expect full[s] <- bytes of A + B         mma: wgmma slot s (async), wgmma_wait(1)
-            TMA A, B -> slot s                       release(ab, it - 1): arrive empty
-                                                 wgmma_wait(0); release(ab, last)
+            expect full[s] <- bytes of A + B         mma: wgmma slot s (async)
+            TMA A, B -> slot s                       wait_mma: wgmma_wait(1), k-step it-1 done
+                                                     release(ab, it - 1): arrive empty
+                                                 wait_mma: wgmma_wait(0); release(ab, last)
                                                  epilogue: store the tile (TMA)
 
 ``gl.warp_specialize(..., worker_num_regs=[PRODUCER_REGS])`` makes the compiler emit
@@ -25,19 +26,14 @@ from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (
-    mbarrier,
-    tma,
-    warpgroup_mma,
-    warpgroup_mma_wait,
-)
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
-from ..ring import acquire, release, wait_slot
-from ..scopes import enter, exit
-from .common import Config, epilogue, tile_coords, wgmma_layout
+from ..ring import Ring
+from ..roles import PRODUCER_WARPS
+from .common import Config, tile_coords
+from .tile import Tile, produce
 
 STAGES_ALLOWED = range(2, 5)
-PRODUCER_WARPS = gl.constexpr(1)
 PRODUCER_REGS = gl.constexpr(40)  # setmaxnreg.dec target for the producer's warpgroup
 MAXNREG = 168  # register cap at entry: 65536 / (3 warpgroups x 128 threads), rounded down to 8
 
@@ -50,33 +46,19 @@ def config(stages=None, persistent=None) -> Config:
 
 
 @gluon.jit
-def produce(a_desc, b_desc, a_ring, b_ring, full, empty, it, pid_m, pid_n, k,
-            STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
-    """Ring position ``it`` (k-step ``k`` of tile (pid_m, pid_n)): wait for its slot to be free,
-    expect the bytes of A and B on ``full``, TMA them in. A is ``ROW_BLOCKS`` boxes of ``BOX_M``
-    rows, one ring entry each (ws: one box of 128 rows, pingpong: 3 x 64)."""
-    ROW_BLOCKS: gl.constexpr = a_ring.type.shape[0] // STAGES
-    BOX_M: gl.constexpr = a_desc.block_type.shape[0]
-    BM: gl.constexpr = ROW_BLOCKS * BOX_M
-    BN: gl.constexpr = b_desc.block_type.shape[1]
-    enter("wait slot", PROFILE)
-    s = wait_slot(empty, it, STAGES)
-    exit("wait slot", PROFILE)
-    enter("TMA issue", PROFILE)
-    mbarrier.expect(full.index(s), ROW_BLOCKS * a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-    for r in gl.static_range(ROW_BLOCKS):
-        tma.async_copy_global_to_shared(a_desc, [pid_m * BM + r * BOX_M, k], full.index(s),
-                                        a_ring.index(s * ROW_BLOCKS + r))
-    tma.async_copy_global_to_shared(b_desc, [k, pid_n * BN], full.index(s), b_ring.index(s))
-    exit("TMA issue", PROFILE)
+def ring(b_ring, full, empty, PROFILE: gl.constexpr):
+    """The (A, B) ring as both roles see it: B's slots and the barriers the two operands share
+    (``kernels/gemm/tile.py``); released one k-step late, from the position before the first."""
+    return Ring(b_ring, full, empty, 0, "wait full", PROFILE, True)
 
 
 @gluon.jit
 def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
-             STAGES: gl.constexpr, PROFILE: gl.constexpr = False):
-    """The producer warp: walks this CTA's tiles and their k-steps in order, one ring position
-    each."""
-    ROW_BLOCKS: gl.constexpr = a_ring.type.shape[0] // STAGES
+             PROFILE: gl.constexpr = False):
+    """The producer warp (``sim/gemm/ws.py``'s ``producer``): this CTA's tiles and their
+    k-steps in order, one ring position each."""
+    ab = ring(b_ring, full, empty, PROFILE)
+    ROW_BLOCKS: gl.constexpr = a_ring.type.shape[0] // ab.STAGES
     BM: gl.constexpr = ROW_BLOCKS * a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     BN: gl.constexpr = b_desc.block_type.shape[1]
@@ -88,49 +70,43 @@ def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
     it = 0  # ring position, counted over all my tiles
     for tile_id in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
-        for k in range(0, K, BK):
-            produce(a_desc, b_desc, a_ring, b_ring, full, empty, it, pid_m, pid_n, k, STAGES,
-                    PROFILE)
+        for k in range(0, K, BK):                          # the k-step at column k of A
+            produce(a_desc, b_desc, a_ring, ab, it, pid_m, pid_n, k, PROFILE)
             it += 1
 
 
 @gluon.jit
-def mma(a_slot, b_slot, acc):
-    """Issue this k-step's wgmma, then wait until it is the only one in flight: the previous
-    k-step has been read by both warpgroups and its slot can go back."""
-    acc = warpgroup_mma(a_slot, b_slot, acc, is_async=True)
-    return warpgroup_mma_wait(1, deps=(acc,))
-
-
-@gluon.jit
-def consumer(c_desc, a_ring, b_ring, full, empty, c_smem, K, GROUP_M: gl.constexpr,
-             STAGES: gl.constexpr, num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
-    BM: gl.constexpr = c_desc.block_type.shape[0]
-    BN: gl.constexpr = c_desc.block_type.shape[1]
-    BK: gl.constexpr = a_ring.type.shape[2]
-    num_pid_m = gl.cdiv(c_desc.shape[0], BM)
-    num_pid_n = gl.cdiv(c_desc.shape[1], BN)
+def consumer(t, ab, c_smem, K, GROUP_M: gl.constexpr):
+    """The two consumer warpgroups, one partition of 8 warps: each k-step of each of this
+    CTA's tiles (``sim/gemm/ws.py``'s ``consumer``, step for step)."""
+    BM: gl.constexpr = t.ROW_BLOCKS * t.c_desc.block_type.shape[0]
+    BN: gl.constexpr = t.c_desc.block_type.shape[1]
+    BK: gl.constexpr = t.a.type.shape[2]
+    num_pid_m = gl.cdiv(t.c_desc.shape[0], BM)
+    num_pid_n = gl.cdiv(t.c_desc.shape[1], BN)
     k_steps = gl.cdiv(K, BK)
     it = 0
     for tile_id in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
-        acc = gl.zeros([BM, BN], gl.float32, wgmma_layout(BN, num_warps))
+        accs = t.zero()
         for ki in range(k_steps):
-            enter("wait full", PROFILE)
-            s = acquire(full, it, STAGES)
-            exit("wait full", PROFILE)
-            enter("MMA", PROFILE)  # issue k-step it, wait for k-step it-1
-            acc = mma(a_ring.index(s), b_ring.index(s), acc)
-            exit("MMA", PROFILE)
-            # k-step it-1 (a lap on, so that the remainder of position -1 is not negative)
-            release(empty, it + STAGES - 1, STAGES, pred=ki > 0)
+            s = ab.acquire(it)                             # A, B of k-step it landed
+            accs = t.mma(ab, s, accs)                      # wgmma (async)
+            accs = t.wait_mma(accs, 1)                     # k-step it-1 is done
+            ab.release(it - 1, pred=ki > 0)                # its slot back to the producer
             it += 1
-        enter("epilogue", PROFILE)
-        acc = warpgroup_mma_wait(0, deps=(acc,))
-        release(empty, it + STAGES - 1, STAGES)  # the last k-step
-        epilogue(c_desc, c_smem, acc, pid_m * BM, pid_n * BN)
-        exit("epilogue", PROFILE)
+        accs = t.wait_mma(accs, 0)                         # the last k-step
+        ab.release(it - 1)
+        t.epilogue(accs, c_smem, pid_m, pid_n)
     tma.store_wait(0)
+
+
+@gluon.jit
+def cooperative(c_desc, a_ring, b_ring, full, empty, c_smem, K, GROUP_M: gl.constexpr,
+                num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
+    """The consumer partition: its ``Tile`` (one box of 128 rows, 8 warps) and the ring."""
+    consumer(Tile(a_ring, c_desc, 1, num_warps, PROFILE), ring(b_ring, full, empty, PROFILE),
+             c_smem, K, GROUP_M)
 
 
 @gluon.jit
@@ -150,8 +126,7 @@ def ws_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexp
     c_smem = gl.allocate_shared_memory(c_desc.dtype, [BM, BN], c_desc.layout)
 
     gl.warp_specialize([
-        (consumer, (c_desc, a_ring, b_ring, full, empty, c_smem, a_desc.shape[1], GROUP_M, STAGES,
-                    num_warps, PROFILE)),
-        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES, PROFILE)),
+        (cooperative, (c_desc, a_ring, b_ring, full, empty, c_smem, a_desc.shape[1], GROUP_M,
+                       num_warps, PROFILE)),
+        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, PROFILE)),
     ], [PRODUCER_WARPS], [PRODUCER_REGS])
-

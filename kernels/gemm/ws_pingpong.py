@@ -2,7 +2,7 @@
 the two take turns on the tensor cores (CUTLASS's "pingpong" schedule), so one's epilogue runs
 under the other's wgmmas.
 
-Roles (compare ``sim/``'s ``ws_pingpong``)::
+Roles, as in ``sim/gemm/ws_pingpong.py`` (same steps, same order)::
 
     producer (1 warp): the ``ws`` producer, unchanged. It walks this CTA's tiles in order;
         tile 0, 2, 4, ... belong to consumer 0 and tile 1, 3, 5, ... to consumer 1, so the ring
@@ -11,10 +11,10 @@ Roles (compare ``sim/``'s ``ws_pingpong``)::
     consumer WG (one warpgroup each, WG = 0 or 1), for my j-th tile:
         wait_turn(j)                        # my turn on the tensor cores: wait turn[WG]
         for each k-step `it`:
-            acquire(ab, it); mma (async, then wgmma_wait: k-step it-1 is done)
+            acquire(ab, it); mma (async); wait_mma (wgmma_wait(1): k-step it-1 is done)
             release(ab, it - 1)
         pass_turn                           # all my wgmmas are issued: arrive turn[1 - WG]
-        wgmma_wait(0); release(ab, last)
+        wait_mma (wgmma_wait(0)); release(ab, last)
         epilogue (convert, smem, TMA store)  # runs while the other's wgmmas keep the TCs busy
 
 Why 192 x 128. A consumer warpgroup holds its whole accumulator in registers; 192 x 128 fp32 is
@@ -31,33 +31,28 @@ consumer (the epilogue has the other consumer's whole K-loop to hide in, so stor
 costs nothing the tensor cores see).
 
 Gluon has no named-barrier API, so the turns are two mbarriers (count 1), ``kernels/ring.py``'s
-``wait_turn``/``pass_turn``: turn j of warpgroup WG waits at ``turn_parity(j, WG)`` =
+``Turns``: turn j of warpgroup WG waits at ``turn_parity(j, WG)`` =
 ``(j & 1) ^ (WG == 0)``. A fresh mbarrier counts as having completed the phase before phase 0,
 so consumer 0's first wait falls through and consumer 1's first wait needs consumer 0's first
 hand-over; after that each hand-over completes exactly the phase the other is waiting for.
 
 The default partition is consumer 0 (the kernel's 4 warps); consumer 1 is a 4-warp worker with
-``CONSUMER_REGS`` registers and the producer a 1-warp worker with ``PRODUCER_REGS`` (setmaxnreg).
+``CONSUMER_REGS`` registers and the producer a 1-warp worker with ``PRODUCER_REGS`` (setmaxnreg;
+``kernels/roles.py``).
 """
 from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import (
-    mbarrier,
-    tma,
-    warpgroup_mma,
-    warpgroup_mma_wait,
-)
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
-from ..ring import acquire, pass_turn, release, wait_turn
-from ..scopes import enter, exit
-from .common import Config, tile_coords, wgmma_layout
-from .common import epilogue as store_box
-from .ws import MAXNREG, PRODUCER_REGS, PRODUCER_WARPS, producer
+from ..ring import Turns
+from ..roles import CONSUMER_WARPS, warp_specialize
+from .common import Config, tile_coords
+from .tile import Tile
+from .ws import MAXNREG, PRODUCER_REGS, producer, ring
 
 STAGES_ALLOWED = range(2, 5)  # 192 x 128: 4 x 40 KiB ring + 2 x 16 KiB staging = 192 KiB
-CONSUMER_WARPS = gl.constexpr(4)
 CONSUMER_REGS = gl.constexpr(240)  # the worker consumer; the default one gets what is left: 224
 BOX_M = 64  # rows of one row block: one wgmma M of a warpgroup, one TMA box of A and of C
 
@@ -71,81 +66,44 @@ def config(stages=None, persistent=None) -> Config:
 
 
 @gluon.jit
-def zero_accumulators(ROW_BLOCKS: gl.constexpr, BOX_M: gl.constexpr, BN: gl.constexpr):
-    """One m64 x BN fp32 accumulator per row block, as a tuple."""
-    layout: gl.constexpr = wgmma_layout(BN, CONSUMER_WARPS)
-    accs = (gl.zeros([BOX_M, BN], gl.float32, layout),)
-    for r in gl.static_range(1, ROW_BLOCKS):
-        accs = accs + (gl.zeros([BOX_M, BN], gl.float32, layout),)
-    return accs
-
-
-@gluon.jit
-def mma(a_ring, b_slot, s, accs, ROW_BLOCKS: gl.constexpr):
-    """Issue k-step slot ``s`` for every row block (one wgmma group each), then wait until only
-    those are in flight: the previous k-step has been read and its slot can go back."""
-    issued = ()
-    for r in gl.static_range(ROW_BLOCKS):
-        issued = issued + (warpgroup_mma(a_ring.index(s * ROW_BLOCKS + r), b_slot, accs[r],
-                                         is_async=True),)
-    return wait_accumulators(ROW_BLOCKS, issued)
-
-
-@gluon.jit
-def wait_accumulators(pending: gl.constexpr, accs):
-    """``warpgroup_mma_wait`` that always returns a tuple (it returns one accumulator bare)."""
-    done = warpgroup_mma_wait(pending, deps=accs)
-    if len(accs) == 1:
-        done = (done,)
-    return done
-
-
-@gluon.jit
-def epilogue(c_desc, c_smem, accs, off_m, off_n, ROW_BLOCKS: gl.constexpr):
-    """The tile's row blocks, box by box through my staging buffer: the other consumer's K-loop
-    keeps the tensor cores busy meanwhile, so storing one box at a time costs them nothing."""
-    BOX_M: gl.constexpr = c_desc.block_type.shape[0]
-    for r in gl.static_range(ROW_BLOCKS):
-        store_box(c_desc, c_smem, accs[r], off_m + r * BOX_M, off_n)
-
-
-@gluon.jit
-def consumer(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.constexpr,
-             STAGES: gl.constexpr, ROW_BLOCKS: gl.constexpr, WG: gl.constexpr,
-             PROFILE: gl.constexpr = False):
-    BOX_M: gl.constexpr = c_desc.block_type.shape[0]
-    BM: gl.constexpr = ROW_BLOCKS * BOX_M
-    BN: gl.constexpr = c_desc.block_type.shape[1]
-    BK: gl.constexpr = a_ring.type.shape[2]
-    num_pid_m = gl.cdiv(c_desc.shape[0], BM)
-    num_pid_n = gl.cdiv(c_desc.shape[1], BN)
+def consumer(t, ab, turns, c_smem, K, GROUP_M: gl.constexpr):
+    """Consumer warpgroup ``turns.WG``: its tiles, this CTA's ``2j + WG``-th, each K-loop on
+    its turn (``sim/gemm/ws_pingpong.py``'s ``consumer``, step for step)."""
+    BM: gl.constexpr = t.ROW_BLOCKS * t.c_desc.block_type.shape[0]
+    BN: gl.constexpr = t.c_desc.block_type.shape[1]
+    BK: gl.constexpr = t.a.type.shape[2]
+    num_pid_m = gl.cdiv(t.c_desc.shape[0], BM)
+    num_pid_n = gl.cdiv(t.c_desc.shape[1], BN)
     k_steps = gl.cdiv(K, BK)
     nprog = gl.num_programs(0)
     j = 0  # my tiles so far; this CTA's tile 2j + WG
-    for tile_id in range(gl.program_id(0) + WG * nprog, num_pid_m * num_pid_n, 2 * nprog):
+    for tile_id in range(gl.program_id(0) + turns.WG * nprog, num_pid_m * num_pid_n, 2 * nprog):
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
-        it = (2 * j + WG) * k_steps  # ring position of my first k-step of this tile
-        enter("wait turn", PROFILE)
-        wait_turn(turn, j, WG)
-        exit("wait turn", PROFILE)
-        accs = zero_accumulators(ROW_BLOCKS, BOX_M, BN)
+        it = (2 * j + turns.WG) * k_steps  # ring position of my first k-step of this tile
+        turns.wait_turn(j)                                 # my turn on the tensor cores
+        accs = t.zero()
         for ki in range(k_steps):
-            enter("wait full", PROFILE)
-            s = acquire(full, it, STAGES)
-            exit("wait full", PROFILE)
-            enter("MMA", PROFILE)  # issue k-step it, wait for k-step it-1
-            accs = mma(a_ring, b_ring.index(s), s, accs, ROW_BLOCKS)
-            exit("MMA", PROFILE)
-            release(empty, it + STAGES - 1, STAGES, pred=ki > 0)  # k-step it-1, a lap on
+            s = ab.acquire(it)
+            accs = t.mma(ab, s, accs)
+            accs = t.wait_mma(accs, 1)                     # k-step it-1 is done
+            ab.release(it - 1, pred=ki > 0)
             it += 1
-        pass_turn(turn, WG, 2)  # all my wgmmas are issued: your turn
-        enter("epilogue", PROFILE)
-        accs = wait_accumulators(0, accs)
-        release(empty, it + STAGES - 1, STAGES)  # the last k-step
-        epilogue(c_desc, c_smem.index(WG), accs, pid_m * BM, pid_n * BN, ROW_BLOCKS)
-        exit("epilogue", PROFILE)
+        turns.pass_turn()                                  # all my wgmmas are issued: your turn
+        accs = t.wait_mma(accs, 0)
+        ab.release(it - 1)
+        t.epilogue(accs, c_smem.index(turns.WG), pid_m, pid_n)  # under the other's K-loop
         j += 1  # noqa: SIM113 (a device loop: no enumerate)
     tma.store_wait(0)
+
+
+@gluon.jit
+def pingpong(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.constexpr,
+             ROW_BLOCKS: gl.constexpr, PROFILE: gl.constexpr, WG: gl.constexpr):
+    """Consumer partition ``WG``: its ``Tile`` (``ROW_BLOCKS`` boxes of 64 rows), the ring, its
+    ``Turns``, the staging buffers (its own is ``c_smem.index(WG)``)."""
+    consumer(Tile(a_ring, c_desc, ROW_BLOCKS, CONSUMER_WARPS, PROFILE),
+             ring(b_ring, full, empty, PROFILE), Turns(turn, WG, 2, False, PROFILE), c_smem, K,
+             GROUP_M)
 
 
 @gluon.jit
@@ -169,11 +127,8 @@ def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl
         mbarrier.init(turn.index(wg), count=1)
     c_smem = gl.allocate_shared_memory(c_desc.dtype, [2, BOX_M, BN], c_desc.layout)
 
-    K = a_desc.shape[1]
-    gl.warp_specialize([
-        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES,
-                    ROW_BLOCKS, 0, PROFILE)),
-        (consumer, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M, STAGES,
-                    ROW_BLOCKS, 1, PROFILE)),
-        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, STAGES, PROFILE)),
-    ], [CONSUMER_WARPS, PRODUCER_WARPS], [CONSUMER_REGS, PRODUCER_REGS])
+    warp_specialize(
+        pingpong, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, a_desc.shape[1], GROUP_M,
+                   ROW_BLOCKS, PROFILE),
+        producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, PROFILE),
+        2, CONSUMER_REGS, PRODUCER_REGS)

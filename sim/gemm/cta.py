@@ -56,6 +56,11 @@ class GemmCTA(CTA):
         return self.wgmma(w, "MMA", self.rows, self.cfg.block_n, self.cfg.block_k, True,
                           self.tile("ab", i))
 
+    def wait_mma(self, group):
+        """A k-step's wgmma group is done (the kernel's ``warpgroup_mma_wait``): `group` is the
+        event `mma` returned."""
+        yield group
+
     def epilogue(self, w: int, t: int):
         """Accumulators → fp16 → shared memory → TMA store of this warpgroup's rows."""
         hw, cfg = self.hw, self.cfg

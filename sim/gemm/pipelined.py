@@ -40,14 +40,14 @@ def consumer(cta: GemmCTA, w: int):
             group = cta.mma(w, it)
             yield cta.issued(w)
             if one_slot:
-                yield group                                 # wgmma_wait(0): k-step it is done
+                yield from cta.wait_mma(group)              # wgmma_wait(0): k-step it is done
                 yield from release(cta, w, it)
             elif kb > 0:
-                yield previous                              # wgmma_wait(1): k-step it-1 is done
+                yield from cta.wait_mma(previous)           # wgmma_wait(1): k-step it-1 is done
                 yield from release(cta, w, it - 1)
             previous = group
         if not one_slot:
-            yield previous                                  # wgmma_wait(0): the last k-step
+            yield from cta.wait_mma(previous)               # wgmma_wait(0): the last k-step
             yield from release(cta, w, it)
         yield from cta.epilogue(w, t)
 

@@ -18,9 +18,9 @@ DEFAULTS = {"block_m": 128, "block_n": 256, "block_k": 64, "stages": 3, "consume
 
 def producer(cta: GemmCTA):
     """Every tile's k-steps in order: wait the slot's `empty`, expect bytes on `full`, TMA A, B."""
-    for t in range(cta.n_tiles):
-        for kb in range(cta.k_blocks):
-            yield from cta.produce(cta.producer_name, cta.ab, cta.index(t, kb))
+    for tile_id in range(cta.n_tiles):
+        for k in range(cta.k_blocks):                       # k-step k (the kernel: A column k)
+            yield from cta.produce(cta.producer_name, cta.ab, cta.index(tile_id, k))
 
 
 def consumer(cta: GemmCTA, w: int):
@@ -32,10 +32,10 @@ def consumer(cta: GemmCTA, w: int):
             group = cta.mma(w, it)                          # wgmma (async)
             yield cta.issued(w)                             # queued: my next instruction
             if ki > 0:
-                yield previous                              # wgmma_wait(1): k-step it-1 is done
+                yield from cta.wait_mma(previous)           # wgmma_wait(1): k-step it-1 is done
                 cta.release(cta.ab, it - 1)                 # its slot back to the producer
             previous = group
-        yield previous                                      # wgmma_wait(0): the last k-step
+        yield from cta.wait_mma(previous)                   # wgmma_wait(0): the last k-step
         cta.release(cta.ab, it)
         yield from cta.epilogue(w, tile_id)
 

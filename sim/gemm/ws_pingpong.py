@@ -27,11 +27,11 @@ def consumer(cta: GemmCTA, w: int):
             group = cta.mma(w, it)
             yield cta.issued(w)
             if ki > 0:
-                yield previous                              # wgmma_wait(1): k-step it-1 is done
+                yield from cta.wait_mma(previous)           # wgmma_wait(1): k-step it-1 is done
                 cta.release(cta.ab, it - 1)
             previous = group
         cta.pass_turn(w)                                    # all my wgmmas are queued: your turn
-        yield previous                                      # wgmma_wait(0)
+        yield from cta.wait_mma(previous)                   # wgmma_wait(0)
         cta.release(cta.ab, it)
         yield from cta.epilogue(w, tile_id)                 # under the other's K-loop
 

@@ -1,17 +1,20 @@
-"""The SASS of the Gluon attention builds, hashed: a refactor of the kernels' source must leave
-the machine code byte-identical (or say which build moved and why).
+"""The SASS of the Gluon attention and GEMM builds, hashed: a refactor of the kernels' source
+must leave the machine code byte-identical (or say which build moved and why).
 
-    python tests/kernels/sass_builds.py record  FILE    # hash every build into FILE (JSON)
-    python tests/kernels/sass_builds.py compare FILE    # the same builds now, against FILE
+    python tests/kernels/sass_builds.py record  FILE [NAME...]  # hash builds into FILE (JSON)
+    python tests/kernels/sass_builds.py compare FILE [NAME...]  # the same builds now, against FILE
+
+``record`` keeps the hashes FILE already holds for the builds it is not given.
 
 Compiles for sm_90a on a CPU (``host.compile_sm90``), disassembles with the ``cuobjdump`` in
 triton's wheel (``kernels/cuda/compile.py``), and hashes the instructions of every function (the
 function names are left out: a renamed Python function is not a changed kernel). ``compare``
 prints one line a build and exits 1 if any differ. ``sass_main.json``: the builds before
-the aggregates (31d10ae); ``sass_after.json``: after them — every build identical but persistent
+the aggregates (31d10ae; the GEMM builds before theirs, 5f13f46); ``sass_after.json``: after them — every build identical but persistent
 d 128 non-causal (the same instructions in another order: its PTX differs only in two debug-info
-labels of the deeper inlining). A build is ``variant, head dim, causal`` plus
-the launcher's switches; ``BUILDS`` holds the default builds first, then the switched ones.
+labels of the deeper inlining). An attention build is ``variant, head dim, causal`` plus
+the launcher's switches, a GEMM build (named ``gemm ...``) ``variant`` plus ``config``'s keywords
+and ``profile``; ``BUILDS`` holds the default builds first, then the switched ones.
 """
 from __future__ import annotations
 
@@ -55,16 +58,41 @@ PROFILED = {  # Proton scopes compiled in (instruments/trace.py); informational
     "fa3 d128 profile": ("fa3", 128, False, {"profile": True}),
     "ws_pingpong d128 profile": ("ws_pingpong", 128, False, {"profile": True}),
 }
-BUILDS = DEFAULT | SWITCHED | PROFILED
+# name -> (variant, keyword arguments of kernels.gemm.config, plus ``profile``)
+GEMM = {
+    "gemm sequential": ("sequential", {}),
+    "gemm pipelined": ("pipelined", {}),
+    "gemm ws": ("ws", {}),
+    "gemm ws_pingpong": ("ws_pingpong", {}),
+    "gemm pipelined stages=2": ("pipelined", {"stages": 2}),
+    "gemm ws stages=2": ("ws", {"stages": 2}),
+    "gemm ws_pingpong stages=2": ("ws_pingpong", {"stages": 2}),
+    "gemm ws profile": ("ws", {"profile": True}),
+    "gemm ws_pingpong profile": ("ws_pingpong", {"profile": True}),
+}
+BUILDS = DEFAULT | SWITCHED | PROFILED | GEMM
 
 
-def sass_hash(variant: str, d: int, causal: bool, kw: dict) -> str:
+def attention_build(variant: str, d: int, causal: bool, kw: dict):
     from kernels.attention import KERNELS, config, host
-    from kernels.cuda import compile as cc
 
     kw = dict(kw)
     cfg = config(variant, d, causal, persistent=kw.pop("persistent", False))
-    k = host.compile_sm90(KERNELS[variant], cfg, causal=causal, **kw)
+    return host.compile_sm90(KERNELS[variant], cfg, causal=causal, **kw)
+
+
+def gemm_build(variant: str, kw: dict):
+    from kernels.gemm import KERNELS, common, config
+
+    kw = dict(kw)
+    profile = kw.pop("profile", False)
+    return common.compile_sm90(KERNELS[variant], config(variant, **kw), profile=profile)
+
+
+def sass_hash(name: str) -> str:
+    from kernels.cuda import compile as cc
+
+    k = gemm_build(*GEMM[name]) if name in GEMM else attention_build(*BUILDS[name])
     return hashlib.sha256(cc.sass_of_cubin(k.asm["cubin"]).encode()).hexdigest()
 
 
@@ -74,10 +102,14 @@ def main(argv: list[str]) -> int:
         return 2
     mode, path = argv[0], Path(argv[1])
     names = argv[2:] or list(BUILDS)
-    old = json.loads(path.read_text()) if mode == "compare" else {}
+    unknown = [n for n in names if n not in BUILDS]
+    if unknown:
+        print(f"unknown build(s) {unknown}; the builds are: {', '.join(BUILDS)}")
+        return 2
+    old = json.loads(path.read_text()) if path.exists() else {}
     now, moved = {}, []
     for name in names:
-        now[name] = sass_hash(*BUILDS[name])
+        now[name] = sass_hash(name)
         if mode == "compare":
             same = old.get(name) == now[name]
             moved += [] if same else [name]
@@ -85,7 +117,7 @@ def main(argv: list[str]) -> int:
         else:
             print(f"{now[name][:16]}  {name}", flush=True)
     if mode == "record":
-        path.write_text(json.dumps(now, indent=1) + "\n")
+        path.write_text(json.dumps(old | now, indent=1) + "\n")
     return 1 if moved else 0
 
 

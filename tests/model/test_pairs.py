@@ -73,7 +73,25 @@ def test_a_moved_step_is_seen():
         assert sorted(moved) == sorted(kernel)      # the same steps, one out of place
 
 
-@pytest.mark.parametrize("variant", ["attention fa3", "attention ws_pingpong", "attention ws producer"])
+# variant -> (the loop a step is gained in; the step as the model writes it, as the kernel does;
+# its line in the listing)
+GAINED = {
+    "attention fa3": ("for j in range(", "yield from cta.wait_qk(None)", "t.wait_qk(None)",
+                      "    wait_qk"),
+    "attention ws_pingpong": ("for j in range(", "yield from cta.wait_qk(None)",
+                              "t.wait_qk(None)", "    wait_qk"),
+    "attention ws producer": ("for j in range(", "yield from cta.wait_qk(None)",
+                              "t.wait_qk(None)", "    wait_qk"),
+    "gemm ws": ("for ki in range(", "yield from cta.wait_mma(None)", "t.wait_mma(None, 1)",
+                "        wait_mma"),
+    "gemm ws_pingpong": ("for ki in range(", "cta.release(cta.ab, 0)", "ab.release(0)",
+                         "        release ab"),
+    "gemm ws producer": ("for k in range(", "yield from cta.wait_mma(None)",
+                         "t.wait_mma(None, 1)", "        wait_mma"),
+}
+
+
+@pytest.mark.parametrize("variant", GAINED)
 @pytest.mark.parametrize("side", ["model", "kernel"])
 def test_a_gained_step_is_seen(tmp_path, variant, side):
     """One side gains a step the other lacks (a wait, a release): the listings differ by exactly
@@ -85,10 +103,10 @@ def test_a_gained_step_is_seen(tmp_path, variant, side):
     name = fn.__name__ if side == "model" else fn.name
     lines = src.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
-    at = next(i for i, line in enumerate(lines) if i > start
-              and line.lstrip().startswith("for j in range("))
+    loop, model_step, kernel_step, listed = GAINED[variant]
+    at = next(i for i, line in enumerate(lines) if i > start and line.lstrip().startswith(loop))
     indent = " " * (len(lines[at + 1]) - len(lines[at + 1].lstrip()))
-    extra = "yield from cta.wait_qk(None)" if side == "model" else "t.wait_qk(None)"
+    extra = model_step if side == "model" else kernel_step
     lines.insert(at + 1, indent + extra)
     path = tmp_path / "gained.py"
     path.write_text(textwrap.dedent("\n".join(lines)))
@@ -98,7 +116,7 @@ def test_a_gained_step_is_seen(tmp_path, variant, side):
     other = listings(variant)[1 if side == "model" else 0]
     assert gained != other
     added = [d for d in difflib.ndiff(other, gained) if d.startswith(("+ ", "- "))]
-    assert added == ["+     wait_qk"]
+    assert added == ["+ " + listed]
 
 
 def test_one_spelling_for_each_switch():
