@@ -329,14 +329,21 @@ def run_kernels(workload: str, variants) -> dict[str, float] | None:
 
 def explore_options(fn, name: str, options: dict, value: str | None = None) -> None:
     """Redraw `fn(**options[label])` from one slider over the labels: only the settings listed,
-    so every step of the slider is one that runs (ipywidgets' SelectionSlider)."""
+    so every step of the slider is one that runs (ipywidgets' SelectionSlider). In a plain
+    script, or without ipywidgets, draw the starting label once and say so, as `explore` does."""
+    labels = list(options)
+    value = value or labels[len(labels) // 2]
     try:
         from ipywidgets import SelectionSlider, interact
     except ImportError:
-        say("ipywidgets is not installed: the static figures above tell the same story")
+        interact = None
+    if interact is None or _shell() is None:
+        why = "ipywidgets is not installed" if interact is None else "no Jupyter here"
+        say(f"{why}: no slider, the figure at {name} = {value!r} (the static figures above tell "
+            "the same story)")
+        fn(**options[value])
         return
-    labels = list(options)
     interact(lambda **kw: fn(**options[kw[name]]),
-             **{name: SelectionSlider(options=labels, value=value or labels[len(labels) // 2],
+             **{name: SelectionSlider(options=labels, value=value,
                                       description=name, continuous_update=False,
                                       layout={"width": "600px"})})

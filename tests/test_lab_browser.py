@@ -242,7 +242,7 @@ def test_chapter_in_lab(lab, browser, py):
     nb = jupytext.read(py)
     figures = nbtests.figure_cells(nb)
     assert figures, f"{py.name} has no figure cell"
-    sliders = [i for i in figures if "explore(" in nb.cells[i].source]
+    sliders = [i for i in figures if re.search(r"\bexplore(_options)?\(", nb.cells[i].source)]
     before, was_clean = py.read_bytes(), _git_clean(py)
     ipynbs_before = set(NOTEBOOKS.glob("*.ipynb"))
 

@@ -5,13 +5,14 @@ The chapters are percent-format `.py` files and nothing else (`notebooks/jupytex
 
 **Which cells must draw.** A *figure cell* is a code cell that, when it runs, calls a drawing
 function: one named in `DRAWERS` (`gantt(`, `ablation(`, `utilization_bars(`, `plt.subplots(`,
-`figure(`, `.plot(`, `explore(`, ...; as a bare name or as an attribute, `plt.subplots`), or a
-function the chapter itself defines (in any cell) whose body calls one. Calls written inside a
+`figure(`, `.plot(`, `explore(`, `explore_options(`, ...; as a bare name or as an attribute,
+`plt.subplots`), or a function the chapter itself defines (in any cell) whose body calls one. Calls written inside a
 `def`, `lambda` or `class` count only where that function is called: the cell that defines
 `timeline` and then calls `timeline("sequential")` is a figure cell, a cell that only defines a
 drawing function is not. Every figure cell must leave at least one `image/png` in its outputs
-(for `explore(...)`: in the output widget its sliders redraw). A chapter's figure cell that draws
-only when committed results exist is still a figure cell: the results are committed.
+(for `explore(...)` and `explore_options(...)`: in the output widget its sliders redraw). A
+chapter's figure cell that draws only when committed results exist is still a figure cell: the
+results are committed.
 tests/test_lab_browser.py applies the same rule to the images JupyterLab renders.
 """
 from __future__ import annotations
@@ -41,7 +42,7 @@ DRAWERS = frozenset({
     "gantt", "ablation", "utilization_bars", "lane_rows",      # sim.plot, fidelity.lanes
     "figure", "subplots", "subplot", "subplot_mosaic",         # a new matplotlib figure
     "plot", "bar", "barh", "scatter", "imshow", "hist", "fill_between", "stackplot",
-    "explore",                                                 # course.explore: a figure per slider value
+    "explore", "explore_options",                              # course: a figure per slider value
 })
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
