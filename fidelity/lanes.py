@@ -117,6 +117,19 @@ def iteration_starts(trace: Trace, workload: str) -> list[float]:
     return sorted(first.values())
 
 
+def consumer_phase(ln: dict[str, list[Span]], skip: int = 4) -> float:
+    """How far apart the two consumers run: the median, over consumer 1's steady blocks, of the
+    clocks from its Q·Kᵀ span's start to the nearest of consumer 0's (0: they issue together and
+    the two GEMMs collide; half a block: they alternate). Reads the model's lanes (`lanes`) and a
+    trace's (`records.trace.read_events`) alike."""
+    q0 = [s for n, s, _ in ln["consumer0"] if n == "QK"]
+    q1 = sorted(s for n, s, _ in ln["consumer1"] if n == "QK")
+    if min(len(q0), len(q1)) < 2 * skip + 2:
+        raise ValueError(f"need {2 * skip + 2} Q·Kᵀ spans a consumer, got {len(q0)} and {len(q1)}")
+    offsets = sorted(min(abs(a - b) for b in q0) for a in q1[skip:-skip])
+    return offsets[len(offsets) // 2]
+
+
 # --- the model at the kernel's configuration ----------------------------------------------------
 def model_config(summary: dict):
     """The model's configuration of the traced kernel: its variant, shape and tile (each summary

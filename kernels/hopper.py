@@ -28,3 +28,34 @@ def gl_dtype(torch_dtype):
     import torch
 
     return {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}[torch_dtype]
+
+
+# What a TMA descriptor can address in place (CUDA driver API, cuTensorMapEncodeTiled: the global
+# address 16-byte aligned, every stride but the innermost's a multiple of 16 bytes; the innermost
+# dimension is contiguous, as the descriptor has no stride for it). A stride of 0 (a broadcast
+# view) is refused too: nothing here needs it, and an output with one would race with itself.
+TMA_RULE = ("the last dimension contiguous (stride 1), every other stride a positive multiple "
+            "of 16 bytes and the first element 16-byte aligned (what a TMA descriptor can "
+            "address)")
+
+
+def tma_strides(t) -> tuple[int, ...]:
+    """``t``'s strides, each dimension of size 1 given its row-major stride (the product of the
+    sizes and strides inside it): torch leaves such a stride arbitrary, and it is never used."""
+    strides = list(t.stride())
+    for i in reversed(range(t.dim())):
+        if t.shape[i] == 1:
+            strides[i] = 1 if i == t.dim() - 1 else strides[i + 1] * t.shape[i + 1]
+    return tuple(strides)
+
+
+def check_tma(name: str, t) -> None:
+    """Raise ValueError naming ``TMA_RULE`` unless a TMA descriptor can address ``t`` in place."""
+    strides = tma_strides(t)
+    size = t.element_size()
+    if strides[-1] != 1 or any(s <= 0 or s * size % 16 for s in strides[:-1]):
+        raise ValueError(f"{name} must have {TMA_RULE}; got shape {tuple(t.shape)}, stride "
+                         f"{t.stride()} ({size} bytes an element)")
+    if t.data_ptr() % 16:
+        raise ValueError(f"{name} must start at a 16-byte aligned address (TMA: {TMA_RULE}); "
+                         f"got {t.data_ptr():#x}")

@@ -75,7 +75,18 @@ FA4_TILE = (256, 128)
 # FA4's moves that the model's `fa4` schedule takes, each a switch that turns one *off* (so plain
 # `fa4` is FA4, and the ablation adds them back one by one; sim/attention/fa4.py says what each
 # does).
-FA4_SWITCHES = ("no_correction_wg", "no_conditional_rescale", "no_poly_exp")
+FA4_SWITCHES = ("no_correction_wg", "no_conditional_rescale", "no_poly_exp", "no_cta_pair")
+
+
+def fa4_cta_pair(cfg: AttentionConfig) -> bool:
+    """Does FA4 run this shape on a CTA pair (tcgen05 `cta_group::2`: each MMA M 256 over the two
+    SMs of a TPC)? FA4's dispatcher (flash_attn/cute/interface.py, `use_2cta_instrs`) pairs when
+    the head dims round up to 128 — Q·K's to 128 or 192, V's to 128; the model's are one, so 128
+    — the mask is not causal, and the query has more than two tiles of 128 rows.
+    ``no_cta_pair`` runs one CTA per MMA there too."""
+    d = -(-cfg.headdim // 16) * 16
+    return (d == 128 and not cfg.causal and cfg.seqlen > 2 * 128
+            and "no_cta_pair" not in cfg.switches)
 
 
 def _kib(nbytes: int) -> str:
@@ -303,7 +314,8 @@ def check_fa4(cfg: AttentionConfig, hw: Hardware) -> AttentionConfig:
         raise ValueError(f"tensor memory: S 2 × {bn} + O 2 × {d} = {columns} columns > "
                          f"{hw.tmem_columns} per SM")
     el = DTYPES[cfg.dtype]
-    stage = bn * d * el                       # one K or V block: K and V share one ring
+    # one K or V block, K and V sharing one ring; a CTA pair splits each between its two SMs
+    stage = bn * d * el // (2 if fa4_cta_pair(cfg) else 1)
     stages = (hw.smem_per_block - 2 * bm * d * el) // stage
     check_smem("Q + O + K/V ring", stage, max(stages, 2), 2 * bm * d * el, "Q + O", hw)
     return replace(cfg, stages=stages)

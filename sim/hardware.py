@@ -151,9 +151,14 @@ H100 = Hardware(name="h100", **GH100, softmax_beside_mma=2.0, softmax_stall_per_
 # moves one 32-bit column of its 32 lanes a clock, as it reads a register operand — 4 × 32 × 4 B
 # = 512 B/clk per SM (chapter 06 shows what the prediction does when it is halved or doubled).
 # Packed FP32 add/mul/fma (add/sub/mul/fma .f32x2, PTX ISA 8.6, sm_100): two elements a slot.
+# A CTA pair's hand-offs cross the SM-to-SM network: Hopper's distributed shared memory answers a
+# load in about 180 clk where the SM's own answers in 29 (arXiv 2402.13499; no Blackwell figure is
+# public); a remote arrive goes one way, so a crossing adds half the difference.
+SM_TO_SM_LOAD_CLK, SMEM_LOAD_CLK = 180.0, 29.0
 B200 = Hardware(name="b200", sms=148, tensor_flop_per_clk=8192, clock_hz=1.856e9,
                 hbm_bytes_per_s=8.0e12, wgmma_overhead_clk=0.0,
-                tmem_columns=512, tmem_bytes_per_clk=512.0, fp32_pack=2)
+                tmem_columns=512, tmem_bytes_per_clk=512.0, fp32_pack=2,
+                sm_pair_hop_clk=(SM_TO_SM_LOAD_CLK - SMEM_LOAD_CLK) / 2)
 
 PRESETS: dict[str, Hardware] = {h.name: h for h in (H100, H200, H200_DATASHEET, B200)}
 

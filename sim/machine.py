@@ -186,6 +186,10 @@ class Hardware:
     tmem_bytes_per_clk: float = 0.0
     # FP32 elements per FMA-pipe slot of an add/mul/fma: 2 where the ISA has .f32x2 (sm_100).
     fp32_pack: int = 1
+    # Clocks a hand-off pays beyond `mbarrier_clk` when its arrival crosses from one SM of a CTA
+    # pair (tcgen05 `cta_group::2`) to the other: a remote mbarrier arrive, or a commit that
+    # arrives on the peer's barrier, travels the SM-to-SM network one way. (0: no pairs.)
+    sm_pair_hop_clk: float = 0.0
 
     # --- derived -------------------------------------------------------------------------------
     @property

@@ -11,8 +11,41 @@ files do not end the run alone.
 from __future__ import annotations
 
 import functools
+import os
+import shutil
+import tempfile
 
 import pytest
+
+from sim import memo
+
+# The model's results kept for the session (sim/memo.py): the chapters run four ways each (in a
+# kernel, as a script, in JupyterLab, in the release's JupyterLab) and the fidelity tests and the
+# chapters ask for many of the same simulations. The first to ask computes; the rest read it back.
+# A test that patches anything (it asks for `monkeypatch`) computes the model afresh, so a test
+# that perturbs a constant sees the perturbed model. A submission's process never gets the
+# variable: the grader's sandbox passes a scrubbed environment (exercises/grading/sandbox.py).
+_OWNED = pytest.StashKey[str]()
+
+
+def pytest_configure(config):
+    """The controller (or a run without xdist) makes the session's folder; xdist's workers,
+    started after this, inherit it through the environment, as does every process a test
+    starts (a chapter's kernel, JupyterLab)."""
+    if not hasattr(config, "workerinput"):
+        os.environ[memo.ENV] = config.stash[_OWNED] = tempfile.mkdtemp(prefix="sim-cache-")
+
+
+def pytest_unconfigure(config):
+    if folder := config.stash.get(_OWNED, None):
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(memo.ENV, None)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_model_where_patched(request):
+    if "monkeypatch" in request.fixturenames:
+        request.getfixturevalue("monkeypatch").delenv(memo.ENV, raising=False)
 
 
 @functools.cache

@@ -16,10 +16,12 @@ with the GEMMs).
 >>> from kernels.attention import attention
 >>> o = attention(q, k, v, causal=True, variant="fa3")            # (batch, heads, seq, d)
 >>> o, lse = attention(q, k, v, return_lse=True)
+>>> o = attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))  # FA3's (b, s, h, d)
 """
 from __future__ import annotations
 
 from . import fa3, host, overlap, pipelined, sequential, ws, ws_pingpong
+from ..hopper import check_tma
 from .host import FENCES, HEAD_DIMS, SOFTMAX_SWITCHES, VARIANTS, check_inputs, config, flops
 
 KERNELS = {
@@ -39,7 +41,12 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     """Attention forward on a Hopper GPU with the named schedule.
 
     q, k, v: (batch, heads, seq, d), all torch.float16 or all torch.bfloat16, the same shape,
-    contiguous, 16-byte aligned, on one CUDA sm_90 device; d in 64, 128, 256; any seq >= 1.
+    on one CUDA sm_90 device; d in 64, 128, 256; any seq >= 1. Any layout a TMA descriptor can
+    address (``kernels/hopper.py``'s ``TMA_RULE``: last dim contiguous, other strides multiples
+    of 16 bytes, 16-byte aligned start) is read in place, never copied: contiguous, FA3's
+    (batch, seq, heads, d) handed in as ``x.transpose(1, 2)``, a slice of a packed QKV, a sliced
+    head dim. O is ``torch.empty_like(q)`` (q's layout where q is dense, FA3's included) unless
+    ``out`` (the same shape and dtype, any such layout) is given.
     ``scale`` defaults to 1/sqrt(d). ``stages``: K/V ring depth (variant default if None);
     ``tile=(BM, BN)`` overrides the tile (experiments). Returns O (input dtype) or, with
     ``return_lse``, (O, LSE) with LSE float32 (batch, heads, seq), natural log. ``fence``
@@ -78,8 +85,9 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
 
     if out is None:
         out = torch.empty_like(q)
-    elif out.shape != q.shape or out.dtype != q.dtype or not out.is_contiguous() or out.device != q.device:
-        raise ValueError(f"out must be a contiguous {tuple(q.shape)} {q.dtype} tensor on {q.device}")
+    elif out.shape != q.shape or out.dtype != q.dtype or out.device != q.device:
+        raise ValueError(f"out must be a {tuple(q.shape)} {q.dtype} tensor on {q.device}")
+    check_tma("out", out)
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
     host.launch(KERNELS[variant], q, k, v, out, lse, cfg, causal, scale, fence=fence,
                 softmax=softmax, ctas=ctas)

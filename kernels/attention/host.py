@@ -4,8 +4,10 @@ compile helper the tests read PTX and SASS through.
 
 Vocabulary (the same as ``sim/attention/cta.py``): a CTA owns ``BM`` rows of Q of one
 (batch, head); ``CONSUMERS`` warpgroups split them, 64 rows each; a *block* ``j`` is ``BN`` rows
-of K and of V. q, k, v, o are (batch, heads, seq, d), contiguous; the logsumexp is natural-log,
-float32, (batch, heads, seq).
+of K and of V. q, k, v, o are (batch, heads, seq, d) in any layout a TMA descriptor can address
+(``kernels/hopper.py``'s ``TMA_RULE``: contiguous ones through one rank-2 descriptor each, the
+rest through rank-4 ones, ``boxes.py``); the logsumexp is natural-log, float32, (batch, heads,
+seq), contiguous.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import NamedTuple
 import triton
 from triton.experimental.gluon import language as gl
 
-from ..hopper import gl_dtype, require_hopper
+from ..hopper import check_tma, gl_dtype, require_hopper, tma_strides
 
 try:  # torch is needed to launch and check, not to read this file
     import torch
@@ -216,28 +218,40 @@ def check_inputs(q, k, v, variant: str, require_gpu: bool = True) -> None:
     if B < 1 or H < 1 or S < 1:
         raise ValueError(f"batch, heads and seq must be positive; got shape {tuple(q.shape)}")
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if not t.is_contiguous():
-            raise ValueError(f"{name} must be contiguous (batch, heads, seq, d) row-major; "
-                             f"got stride {t.stride()}")
-        if t.data_ptr() % 16:
-            raise ValueError(f"{name} must start at a 16-byte aligned address (TMA); "
-                             f"got {t.data_ptr():#x}")
+        check_tma(name, t)  # any layout TMA can address: read in place, never copied
     if require_gpu:
         require_hopper({"q": q, "k": k, "v": v})
 
 
-def make_descriptors(q, k, v, cfg: Config):
-    """TMA descriptors over the 2-D (batch·heads·seq, d) views: Q in boxes of ``q_rows`` rows,
-    K and V in blocks of ``BN`` rows. Past the end of the tensor a box reads zeros."""
+def per_head(*tensors) -> bool:
+    """Whether a launch on ``tensors`` (q, k, v, o) goes through rank-4 descriptors
+    (``boxes.py``): when any of them is not contiguous."""
+    return not all(t.is_contiguous() for t in tensors)
+
+
+def make_descriptors(q, k, v, o, cfg: Config) -> list:
+    """The kernel's first four arguments: TMA descriptors of Q in boxes of ``q_rows`` rows, K
+    and V in blocks of ``BN`` rows, and O. Contiguous tensors: descriptors over the 2-D
+    (batch·heads·seq, d) views (past the end of the tensor a box reads zeros) and O's pointer.
+    Otherwise (``per_head``) rank-4 descriptors over each tensor as it lies, (batch, heads, seq,
+    d) with its own strides, O's too (boxes of ``q_rows`` rows): past a sequence's end a box
+    reads zeros and writes nothing. No copy either way: each descriptor's base is the tensor."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     D = q.shape[-1]
     dt = gl_dtype(q.dtype)
+    if not per_head(q, k, v, o):
+        out = []
+        for t, rows in ((q, cfg.q_rows), (k, cfg.BN), (v, cfg.BN)):
+            blk = [rows, D]
+            out.append(TensorDescriptor.from_tensor(t.view(-1, D), blk,
+                                                    gl.NVMMASharedLayout.get_default_for(blk, dt)))
+        return out + [o]
     out = []
-    for t, rows in ((q, cfg.q_rows), (k, cfg.BN), (v, cfg.BN)):
-        blk = [rows, D]
-        out.append(TensorDescriptor.from_tensor(t.view(-1, D), blk,
-                                                gl.NVMMASharedLayout.get_default_for(blk, dt)))
+    for t, rows in ((q, cfg.q_rows), (k, cfg.BN), (v, cfg.BN), (o, cfg.q_rows)):
+        blk = [1, 1, rows, D]
+        out.append(TensorDescriptor(t, list(t.shape), list(tma_strides(t)), blk,
+                                    gl.NVMMASharedLayout.get_default_for(blk, dt)))
     return out
 
 
@@ -343,32 +357,38 @@ def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
     B, H, S, _ = q.shape
     extra = fence_args(kernel, fence) | softmax_args(kernel, softmax, cfg.head_dim, cfg.variant)
     extra |= persistent_args(kernel, cfg.persistent)
-    q_desc, k_desc, v_desc = make_descriptors(q, k, v, cfg)
+    q_desc, k_desc, v_desc, o_arg = make_descriptors(q, k, v, o, cfg)
     if profile:
         extra["PROFILE"] = True
     sms = (ctas or sm_count(q.device)) if cfg.persistent else None
-    kernel[grid(B, H, S, cfg, sms)](q_desc, k_desc, v_desc, o, lse, S, scale * LOG2E,
+    kernel[grid(B, H, S, cfg, sms)](q_desc, k_desc, v_desc, o_arg, lse, S, scale * LOG2E,
                                cfg.BM, cfg.stages, cfg.consumers, causal, **extra,
                                **_launch_options(cfg))
 
 
 def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
-                 profile: bool = False, fence=True, softmax=None):
+                 profile: bool = False, fence=True, softmax=None, strided: bool = False):
     """Compile ``kernel`` for sm_90a (no GPU needed) with the exact constexprs and descriptor
-    layouts ``launch`` uses; returns triton's CompiledKernel (``.asm['ptx']``, ``.metadata``)."""
+    layouts ``launch`` uses; returns triton's CompiledKernel (``.asm['ptx']``, ``.metadata``).
+    ``strided``: the build ``launch`` takes for tensors that are not contiguous (``per_head``:
+    here FA3's (batch, seq, heads, d) seen through its transpose; every such layout gets the same
+    build, the strides being runtime values of the descriptors)."""
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
 
     torch_dtype = torch_dtype or torch.float16
     S = max(cfg.BM, cfg.BN)
-    q, k, v = (torch.empty(1, 1, S, cfg.head_dim, dtype=torch_dtype) for _ in range(3))
-    descs = make_descriptors(q, k, v, cfg)
+    shape = (1, S, 2, cfg.head_dim) if strided else (1, 2, S, cfg.head_dim)
+    q, k, v, o = (torch.empty(shape, dtype=torch_dtype) for _ in range(4))
+    if strided:
+        q, k, v, o = (t.transpose(1, 2) for t in (q, k, v, o))
+    descs = make_descriptors(q, k, v, o, cfg)
     names = kernel.arg_names
     ptr = "*fp16" if torch_dtype == torch.float16 else "*bf16"
     signature = {names[0]: mangle_type(descs[0]), names[1]: mangle_type(descs[1]),
-                 names[2]: mangle_type(descs[2]), names[3]: ptr, names[4]: "*fp32",
-                 names[5]: "i32", names[6]: "fp32"}
+                 names[2]: mangle_type(descs[2]), names[3]: mangle_type(descs[3]) if strided else ptr,
+                 names[4]: "*fp32", names[5]: "i32", names[6]: "fp32"}
     constexprs = {names[7]: cfg.BM, names[8]: cfg.stages, names[9]: cfg.consumers,
                   names[10]: causal, "num_warps": cfg.num_warps, **fence_args(kernel, fence),
                   **softmax_args(kernel, softmax, cfg.head_dim, cfg.variant),
@@ -378,7 +398,7 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
     for n in names[7:]:
         signature[n] = "constexpr"
     # as the launcher specializes them: torch's allocations are 16-byte aligned
-    aligned = {(i,): [["tt.divisibility", 16]] for i in (3, 4)}
+    aligned = {(i,): [["tt.divisibility", 16]] for i in ((4,) if strided else (3, 4))}
     src = GluonASTSource(kernel, signature, constexprs, aligned)
     return triton.compile(src, target=GPUTarget(*SM90_TARGET), options=_launch_options(cfg))
 

@@ -19,6 +19,7 @@ from triton.language.core import _aggregate as aggregate
 
 from ..ring import Ring, Turns
 from ..roles import warp_specialize
+from . import boxes
 from .steps import (
     NAMED_TURNS,
     ONE_RELEASE,
@@ -43,9 +44,9 @@ def allocate(q_desc, k_desc, v_desc, STAGES: gl.constexpr, PARTS: gl.constexpr,
     refills the rings their ``empty`` mbarriers (one arrive per consumer warpgroup; with
     ``ONE_RELEASE`` only ``k_empty``, which then frees both rings); ``turn`` mbarriers (count 1)
     where consumers take turns on the tensor cores (not with ``NAMED_TURNS``: named barriers)."""
-    q_smem = gl.allocate_shared_memory(q_desc.dtype, [PARTS] + q_desc.block_type.shape, q_desc.layout)
-    k_ring = gl.allocate_shared_memory(k_desc.dtype, [STAGES] + k_desc.block_type.shape, k_desc.layout)
-    v_ring = gl.allocate_shared_memory(v_desc.dtype, [STAGES] + v_desc.block_type.shape, v_desc.layout)
+    q_smem = boxes.allocate(q_desc, PARTS)
+    k_ring = boxes.allocate(k_desc, STAGES)
+    v_ring = boxes.allocate(v_desc, STAGES)
     q_full = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     k_full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())

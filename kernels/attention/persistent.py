@@ -24,19 +24,22 @@ it: results/traces/attention_fa3_s1k.summary.json has a CTA span 29.1 K clk for 
   earlier tiles) for K and V; turn ``tk + j`` (``tk`` = this warpgroup's earlier turns, n + 1 a
   tile); ``q_full``/``q_empty`` at the tile count's parity.
 * **O staged in its own buffer** (one a warpgroup; at d 256 the 227 KiB hold only one, which the
-  warpgroups take in turns, ``epi_turn``), so Q is free after the last Q·Kᵀ. The store stays a
-  generic masked store (rows past S belong to the next head in the 2-D view, which a TMA store
-  would overwrite): no async-proxy write reads the buffer, so no proxy fence is needed; a
-  ``thread_barrier`` keeps a warpgroup's next tile's writes behind its last tile's reads.
+  warpgroups take in turns, ``epi_turn``), so Q is free after the last Q·Kᵀ. For contiguous
+  tensors the store stays a generic masked store (rows past S belong to the next head in the 2-D
+  view, which a TMA store would overwrite): no async-proxy write reads the buffer, so no proxy
+  fence is needed; a ``thread_barrier`` keeps a warpgroup's next tile's writes behind its last
+  tile's reads. Through rank-4 descriptors (``boxes.py``) O goes out by TMA, and the thread that
+  issued the copy waits for it to have read the buffer before that barrier.
 """
 from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 
 from ..ring import Ring, Turns, wait_slot
 from ..roles import warp_specialize
+from . import boxes
 from .partitions import allocate, consumer_regs, producer_regs
 from .steps import num_blocks, q_rows
 from .tile import Tile
@@ -54,9 +57,13 @@ def o_buffers(BM, BN, D, STAGES, CONSUMERS, elem_bytes=2):
 
 @gluon.jit
 def tile_count(q_desc, seqlen, BM: gl.constexpr):
-    """(Q tiles per head, batch·heads, tiles): the heads from the 2-D view's rows."""
+    """(Q tiles per head, batch·heads, tiles): the heads from the 2-D view's rows (or the rank-4
+    descriptor's batch and heads, ``boxes.py``)."""
     n_m = gl.cdiv(seqlen, BM)
-    heads = q_desc.shape[0] // seqlen
+    if boxes.per_head(q_desc):
+        heads = q_desc.shape[0] * q_desc.shape[1]
+    else:
+        heads = q_desc.shape[0] // seqlen
     return n_m, heads, n_m * heads
 
 
@@ -92,20 +99,21 @@ def cta_tile(i, P, CAUSAL: gl.constexpr):
 
 
 @gluon.jit
-def produce_at(desc, ring_smem, full, empty, pos, row, STAGES: gl.constexpr):
-    """Ring position ``pos`` (counted across tiles) <- the block at ``row`` of the 2-D view."""
+def produce_at(desc, ring_smem, full, empty, pos, row0, row, STAGES: gl.constexpr):
+    """Ring position ``pos`` (counted across tiles) <- the block at ``row`` of the sequence at
+    ``row0`` of the 2-D view."""
     s = wait_slot(empty, pos, STAGES)
     mbarrier.expect(full.index(s), desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(desc, [row, 0], full.index(s), ring_smem.index(s))
+    boxes.load(desc, row0, row, full.index(s), ring_smem.index(s))
 
 
 @gluon.jit
 def producer(q_desc, k_desc, v_desc, seqlen, BM: gl.constexpr, STAGES: gl.constexpr,
              CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, q_smem, k_ring, v_ring, q_full,
              q_empty, k_full, v_full, k_empty, v_empty):
-    BN: gl.constexpr = k_desc.block_type.shape[0]
-    D: gl.constexpr = q_desc.block_type.shape[1]
-    ROWS: gl.constexpr = q_desc.block_type.shape[0]
+    BN: gl.constexpr = boxes.box_rows(k_desc)
+    D: gl.constexpr = k_ring.type.shape[2]
+    ROWS: gl.constexpr = boxes.box_rows(q_desc)
     n_m, heads, tiles = tile_count(q_desc, seqlen, BM)
     it = 0
     ti = 0
@@ -119,12 +127,11 @@ def producer(q_desc, k_desc, v_desc, seqlen, BM: gl.constexpr, STAGES: gl.conste
             mbarrier.wait(q_empty, (ti & 1) ^ 1)  # every consumer's last Q·Kᵀ of the last tile
             mbarrier.expect(q_full, CONSUMERS * q_desc.block_type.nbytes)
             for w in gl.static_range(CONSUMERS):
-                tma.async_copy_global_to_shared(q_desc, [row0 + m0 + w * ROWS, 0], q_full,
-                                                q_smem.index(w))
+                boxes.load(q_desc, row0, m0 + w * ROWS, q_full, q_smem.index(w))
             n = num_blocks(m0, seqlen, BM, BN, CAUSAL)
             for j in range(n):
-                produce_at(k_desc, k_ring, k_full, k_empty, it + j, row0 + j * BN, STAGES)
-                produce_at(v_desc, v_ring, v_full, v_empty, it + j, row0 + j * BN, STAGES)
+                produce_at(k_desc, k_ring, k_full, k_empty, it + j, row0, j * BN, STAGES)
+                produce_at(v_desc, v_ring, v_full, v_empty, it + j, row0, j * BN, STAGES)
             it += n
             ti += 1
 
@@ -220,11 +227,10 @@ def fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM:
     gl.static_assert(FENCE != "hoisted", "persistent fa3: FENCE True or False")
     q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn = allocate(
         q_desc, k_desc, v_desc, STAGES, CONSUMERS, CONSUMERS, True, True)
-    BN: gl.constexpr = k_desc.block_type.shape[0]
-    D: gl.constexpr = q_desc.block_type.shape[1]
+    BN: gl.constexpr = k_ring.type.shape[1]
+    D: gl.constexpr = k_ring.type.shape[2]
     O_BUFS: gl.constexpr = o_buffers(BM, BN, D, STAGES, CONSUMERS)
-    o_smem = gl.allocate_shared_memory(q_desc.dtype, [O_BUFS] + q_desc.block_type.shape,
-                                       q_desc.layout)
+    o_smem = boxes.allocate(q_desc, O_BUFS)
     q_empty = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     epi_turn = gl.allocate_shared_memory(gl.int64, [CONSUMERS, 1], mbarrier.MBarrierLayout())
     mbarrier.init(q_empty, count=CONSUMERS)

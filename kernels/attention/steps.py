@@ -4,10 +4,13 @@ online softmax, the rescale of O, the pack of P, the epilogue. The variants' con
 (``ws.py``, ``overlap.py``) are these steps in their schedule's order; ``kernels/ring.py`` has the
 ring's ``acquire``/``release`` and the turns.
 
-Layout: the kernels see q, k, v, o as 2-D ``(batch·heads·seq, d)`` so one TMA descriptor serves
-every head. A block that runs past the end of one head's sequence reads the next head's rows (or
-zeros past the tensor): those columns are masked to ``-inf`` before the softmax, and rows past the
-end are not stored (O is written with masked stores, not TMA, for that reason).
+Layout: contiguous q, k, v, o are seen as 2-D ``(batch·heads·seq, d)`` so one TMA descriptor
+serves every head. A block that runs past the end of one head's sequence reads the next head's
+rows (or zeros past the tensor): those columns are masked to ``-inf`` before the softmax, and rows
+past the end are not stored (O is written with masked stores, not TMA, for that reason). Any
+other layout TMA can address goes through rank-4 descriptors whose bounds stop at each
+sequence's end (``boxes.py``); the row arithmetic (``row0``, the 2-D view's row of a head's
+first element) is the same, and ``boxes`` turns it into the box's coordinates.
 
 Scores are kept in base 2: ``qk_scale = scale·log2(e)``, ``P = exp2(S·qk_scale − m)``,
 ``LSE = (m + log2 l)·ln 2``.
@@ -19,6 +22,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma
 
 from ..scopes import enter, exit
+from . import boxes
 
 
 @gluon.constexpr_function
@@ -58,19 +62,19 @@ def num_blocks(m0, seqlen, BM: gl.constexpr, BN: gl.constexpr, CAUSAL: gl.conste
 @gluon.jit
 def load_q(q_desc, q_smem, q_full, row0, m0, PARTS: gl.constexpr):
     """TMA the CTA's Q rows (``PARTS`` boxes, one per consumer in the ws variants) -> q_full."""
-    ROWS: gl.constexpr = q_desc.block_type.shape[0]
+    ROWS: gl.constexpr = boxes.box_rows(q_desc)
     mbarrier.expect(q_full, PARTS * q_desc.block_type.nbytes)
     for w in gl.static_range(PARTS):
-        tma.async_copy_global_to_shared(q_desc, [row0 + m0 + w * ROWS, 0], q_full, q_smem.index(w))
+        boxes.load(q_desc, row0, m0 + w * ROWS, q_full, q_smem.index(w))
 
 
 @gluon.jit
 def load_block(desc, ring, full, j, row0, STAGES: gl.constexpr, pred=True):
     """expect_tx on full[slot], then TMA block j into its slot (the caller saw the slot free)."""
-    BN: gl.constexpr = desc.block_type.shape[0]
+    BN: gl.constexpr = boxes.box_rows(desc)
     s = j % STAGES
     mbarrier.expect(full.index(s), desc.block_type.nbytes, pred=pred)
-    tma.async_copy_global_to_shared(desc, [row0 + j * BN, 0], full.index(s), ring.index(s), pred=pred)
+    boxes.load(desc, row0, j * BN, full.index(s), ring.index(s), pred=pred)
 
 
 @gluon.jit
@@ -271,7 +275,8 @@ def out_layout(D, num_warps):
 @gluon.jit
 def epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps: gl.constexpr):
     """O /= l and LSE = (m + log2 l)·ln 2; masked stores of this warpgroup's rows (rows past the
-    sequence's end belong to the next head and are not written).
+    sequence's end belong to the next head and are not written). ``o_ptr``: O's pointer, or
+    its rank-4 descriptor (``boxes.py``: O goes out by TMA, clipped at the sequence's end).
 
     O goes out through ``q``, this warpgroup's Q tile in shared memory — dead once its last
     Q·Kᵀ is done, and exactly O's size: written in the accumulator's layout, read back 16 bytes a
@@ -284,15 +289,18 @@ def epilogue(acc, m_i, l_i, o_ptr, lse_ptr, row0, m0, seqlen, q, num_warps: gl.c
     D: gl.constexpr = acc.type.shape[1]
     l_i = gl.convert_layout(row_sum(l_i), m_i.type.layout)  # (LANE_SUM: lanes summed, once)
     l_o = gl.convert_layout(l_i, gl.SliceLayout(1, o_l))
-    q.store((acc / gl.expand_dims(l_o, 1)).to(o_ptr.dtype.element_ty))
-    gl.thread_barrier()  # every warp's rows are in before any warp reads another's
-    lay: gl.constexpr = out_layout(D, num_warps)
-    o = q.load(lay)
-    rows = m0 + gl.arange(0, M, gl.SliceLayout(1, lay))
-    cols = gl.arange(0, D, gl.SliceLayout(0, lay))
-    flat = (row0 + rows).to(gl.int64)
-    ptrs = o_ptr + gl.expand_dims(flat * D, 1) + gl.expand_dims(cols, 0)
-    gl.store(ptrs, o, mask=gl.expand_dims(rows < seqlen, 1))
+    q.store((acc / gl.expand_dims(l_o, 1)).to(q.dtype))
+    if isinstance(o_ptr, tma.tensor_descriptor):  # rank 4: its bounds stop at the sequence's end
+        boxes.store(o_ptr, q, row0, m0)
+    else:
+        gl.thread_barrier()  # every warp's rows are in before any warp reads another's
+        lay: gl.constexpr = out_layout(D, num_warps)
+        o = q.load(lay)
+        rows = m0 + gl.arange(0, M, gl.SliceLayout(1, lay))
+        cols = gl.arange(0, D, gl.SliceLayout(0, lay))
+        flat = (row0 + rows).to(gl.int64)
+        ptrs = o_ptr + gl.expand_dims(flat * D, 1) + gl.expand_dims(cols, 0)
+        gl.store(ptrs, o, mask=gl.expand_dims(rows < seqlen, 1))
     lse = (m_i + gl.log2(l_i)) * 0.6931471805599453
     lse_rows = m0 + gl.arange(0, M, l_i.type.layout)
     gl.store(lse_ptr + (row0 + lse_rows).to(gl.int64), lse, mask=lse_rows < seqlen)

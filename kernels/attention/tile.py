@@ -14,7 +14,7 @@ the launcher's ``softmax=`` names), upper-cased as constexprs: ``TURNS`` (off wi
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import mbarrier, warpgroup_mma_wait
+from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma_wait
 from triton.language.core import _aggregate as aggregate
 
 from ..scopes import enter, exit
@@ -38,7 +38,7 @@ class Tile:
     rows: gl.tensor
     seqlen: gl.tensor
     qk_scale: gl.tensor
-    o_ptr: gl.tensor
+    o_ptr: gl.tensor | tma.tensor_descriptor  # (a descriptor: steps.epilogue)
     lse_ptr: gl.tensor
     BN: gl.constexpr
     CAUSAL: gl.constexpr

@@ -29,6 +29,7 @@ from __future__ import annotations
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from .boxes import box_rows
 from .partitions import InlineRing, rings, warp_specialized
 from .steps import load_q, num_blocks, produce, tile_position
 
@@ -44,7 +45,7 @@ def producer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     (``partitions.rings``: with ``one_release`` V_j's slot is the one freed with K_{j-S+1}, so
     each slot is still reloaded only once every consumer has waited for the last wgmma that
     read it; V_{S-1}, the V ring's first lap, then also waits for K_0 to be read)."""
-    BN: gl.constexpr = k_desc.block_type.shape[0]
+    BN: gl.constexpr = box_rows(k_desc)
     k, v = rings(k_ring, v_ring, k_full, v_full, k_empty, v_empty, SOFTMAX, PROFILE)
     row0, m0 = tile_position(seqlen, BM, CAUSAL)
     load_q(q_desc, q_smem, q_full, row0, m0, CONSUMERS)

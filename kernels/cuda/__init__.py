@@ -16,7 +16,9 @@
 Built on first use by ``torch.utils.cpp_extension.load`` (ninja, nvcc with
 ``-gencode=arch=compute_90a,code=sm_90a``) as a plain shared library, called through ctypes.
 The inputs are checked by the same functions as the Gluon kernels' (``kernels.gemm.check_inputs``,
-``kernels.attention.check_inputs``), so the errors read the same.
+``kernels.attention.check_inputs``), so the errors read the same; the twins then also need them
+contiguous (``require_contiguous``: they index raw pointers, where the Gluon kernels read any
+layout a TMA descriptor can address).
 
 >>> from kernels import cuda
 >>> c = cuda.gemm(a, b)                                  # a: M x K, b: K x N
@@ -100,6 +102,15 @@ def _sm_count(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
+def require_contiguous(tensors: dict) -> None:
+    """Raise ValueError unless every tensor (name -> tensor) is contiguous: the twins index raw
+    pointers row-major (the Gluon kernels, whose checks they share, also take other layouts)."""
+    for name, t in tensors.items():
+        if not t.is_contiguous():
+            raise ValueError(f"{name} must be contiguous (row-major) for the CUDA twins; got "
+                             f"shape {tuple(t.shape)}, stride {t.stride()}")
+
+
 def gemm(a, b, variant: str = "ws", stages: int | None = None, out=None,
          ablation: str | None = None):
     """C = A @ B with a CUDA twin: ``variant`` "ws" (cooperative, 128x256 tiles, 3 stages) or
@@ -113,6 +124,7 @@ def gemm(a, b, variant: str = "ws", stages: int | None = None, out=None,
     if variant not in GEMM_VARIANTS:
         raise ValueError(f"variant must be one of {', '.join(GEMM_VARIANTS)}; got {variant!r}")
     check_inputs(a, b, variant, require_gpu=False)
+    require_contiguous({"a": a, "b": b})
     stages = GEMM_STAGES[variant][0] if stages is None else stages
     if stages not in GEMM_STAGES[variant]:
         raise ValueError(f"cuda {variant}: stages must be in {GEMM_STAGES[variant]}; got {stages}")
@@ -168,6 +180,7 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
     from kernels.hopper import require_hopper
 
     check_inputs(q, k, v, "fa3", require_gpu=False)
+    require_contiguous({"q": q, "k": k, "v": v})
     if not isinstance(causal, bool):
         raise TypeError(f"causal must be a bool; got {type(causal).__name__}")
     B, H, S, D = q.shape

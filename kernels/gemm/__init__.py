@@ -14,10 +14,12 @@ slot by hand).
 >>> from kernels import gemm
 >>> c = gemm(a, b, variant="ws_pingpong")           # a: M x K, b: K x N, CUDA, sm_90
 >>> c = gemm(a, b, variant="auto")                  # schedule, tile, L2 group by shape
+>>> c = gemm(x, w.t())                              # w: an (N, K) weight, read as it lies
 """
 from __future__ import annotations
 
 from . import auto, common, pipelined, sequential, ws, ws_pingpong
+from ..hopper import check_tma
 from .common import VARIANTS, check_inputs
 
 AUTO = "auto"  # gemm(variant="auto"): schedule, tile and L2 group chosen by shape (auto.py)
@@ -53,8 +55,11 @@ def gemm(a, b, variant: str = "ws_pingpong", stages: int | None = None,
          group_m: int | None = None):
     """C = A @ B on a Hopper GPU with the named schedule.
 
-    a: (M, K), b: (K, N), both torch.float16 or both torch.bfloat16, contiguous, 16-byte
-    aligned, on one CUDA sm_90 device; M, N, K positive multiples of 8. Returns C (M, N) in
+    a: (M, K), b: (K, N), both torch.float16 or both torch.bfloat16, on one CUDA sm_90 device;
+    M, N, K positive multiples of 8. Read in place, never copied: a row-major with any row
+    stride TMA can address (``kernels/hopper.py``'s ``TMA_RULE``), b row-major so, or stored
+    transposed (an (N, K) weight ``w`` handed in as ``w.t()``: loaded as it lies, fed to wgmma
+    through its transpose, ``common.b_operand``). ``out`` (M, N) may have any such row stride. Returns C (M, N) in
     the input dtype (fp32 accumulation). ``variant="auto"`` picks schedule, tile and L2 group
     from the shape (``auto.choose``; ``stages``, ``persistent``, ``tile`` and ``group_m`` must
     then be None). ``stages``: ring depth (variant default if None). ``persistent``: ws
@@ -75,8 +80,10 @@ def gemm(a, b, variant: str = "ws_pingpong", stages: int | None = None,
         import torch
 
         out = torch.empty((M, N), dtype=a.dtype, device=a.device)
-    elif out.shape != (M, N) or out.dtype != a.dtype or not out.is_contiguous() or out.device != a.device:
-        raise ValueError(f"out must be a contiguous {M} x {N} {a.dtype} tensor on {a.device}")
+    elif out.shape != (M, N) or out.dtype != a.dtype or out.device != a.device:
+        raise ValueError(f"out must be a {M} x {N} {a.dtype} tensor on {a.device}")
+    else:
+        check_tma("out", out)
     common.launch(KERNELS[variant], a, b, out, cfg)
     return out
 

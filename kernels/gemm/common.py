@@ -21,7 +21,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, tma
 
-from ..hopper import gl_dtype, require_hopper
+from ..hopper import TMA_RULE, check_tma, gl_dtype, require_hopper, tma_strides
 
 try:  # torch is needed to launch, not to read this file
     import torch
@@ -140,13 +140,30 @@ def check_inputs(a, b, variant: str, require_gpu: bool = True) -> None:
     for name, n in (("M", M), ("N", N), ("K", K)):
         if n <= 0 or n % 8:
             raise ValueError(f"M, N and K must be positive multiples of 8 (16-byte TMA rows); got {name} = {n}")
-    for name, t in (("a", a), ("b", b)):
-        if not t.is_contiguous():
-            raise ValueError(f"{name} must be contiguous (row-major, stride (cols, 1)); got stride {t.stride()}")
-        if t.data_ptr() % 16:
-            raise ValueError(f"{name} must start at a 16-byte aligned address (TMA); got {t.data_ptr():#x}")
+    try:
+        check_tma("a", a)  # row-major, any 16-byte aligned row stride
+    except ValueError as e:
+        if tma_strides(a)[-1] == 1:  # the alignment's message says it all
+            raise
+        raise ValueError(f"a must be M x K row-major (there is no build for A stored "
+                         f"transposed) with {TMA_RULE}; got stride {a.stride()}") from e
+    if b_transposed(b):
+        check_tma("b.t()", b.t())
+    else:
+        try:
+            check_tma("b", b)
+        except ValueError:
+            raise ValueError(f"b must be K x N row-major or stored transposed (an N x K row-major "
+                             f"weight w handed in as w.t()), either with {TMA_RULE}; got stride "
+                             f"{b.stride()}") from None
     if require_gpu:
         require_hopper({"a": a, "b": b})
+
+
+def b_transposed(b) -> bool:
+    """Whether ``b`` is stored transposed: its columns, not its rows, are contiguous (the
+    ``w.t()`` of an N x K row-major weight ``w``)."""
+    return tma_strides(b)[0] == 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,13 +178,19 @@ def _smem_layout(block: tuple, torch_dtype):
 def make_descriptors(a, b, c, cfg: Config):
     """TMA descriptors for A (box_m x BK boxes), B (BK x BN) and C (box_m x BN); box_m is BM
     unless the tile is cut into row blocks. Out-of-bounds parts of a box read as zeros and are
-    not written: that is how ragged M, N, K are handled."""
+    not written: that is how ragged M, N, K are handled. Each over its tensor as it lies (any
+    row stride), B stored transposed over the weight ``b.t()`` in BN x BK boxes: no copies."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     rows = cfg.box_m or cfg.BM
-    blocks = ((rows, cfg.BK), (cfg.BK, cfg.BN), (rows, cfg.BN))
+    if b_transposed(b):
+        b, b_blk = b.t(), (cfg.BN, cfg.BK)
+    else:
+        b_blk = (cfg.BK, cfg.BN)
+    blocks = ((rows, cfg.BK), b_blk, (rows, cfg.BN))
     return tuple(
-        TensorDescriptor.from_tensor(t, list(blk), _smem_layout(blk, a.dtype))
+        TensorDescriptor(t, list(t.shape), list(tma_strides(t)), list(blk),
+                         _smem_layout(blk, a.dtype))
         for t, blk in zip((a, b, c), blocks))
 
 
@@ -199,15 +222,19 @@ def launch(kernel, a, b, c, cfg: Config, profile: bool = False) -> None:
         kwargs["maxnreg"] = cfg.maxnreg
     if "ROW_BLOCKS" in kernel.arg_names:
         kwargs["ROW_BLOCKS"] = cfg.row_blocks
+    if b_transposed(b):  # passed only when on: the default build is the kernel's default
+        kwargs["B_TRANSPOSED"] = True
     kernel[grid(M, N, cfg, a.device)](a_desc, b_desc, c_desc, cfg.stages, cfg.group_m, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------
 # CPU-only compile (no GPU needed): what the CPU tests read the PTX of
 # --------------------------------------------------------------------------------------------
-def compile_sm90(kernel, cfg: Config, torch_dtype=None, profile: bool = False):
+def compile_sm90(kernel, cfg: Config, torch_dtype=None, profile: bool = False,
+                 b_transposed: bool = False):
     """Compile ``kernel`` for sm_90a with the exact constexprs and descriptor layouts ``launch``
-    would use, and return triton's CompiledKernel (``.asm['ptx']``, ``.metadata``)."""
+    would use, and return triton's CompiledKernel (``.asm['ptx']``, ``.metadata``).
+    ``b_transposed``: the build for B stored transposed (an N x K weight handed in as ``w.t()``)."""
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
@@ -215,7 +242,8 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, profile: bool = False):
     torch_dtype = torch_dtype or torch.float16
     K = max(cfg.BK, 64)
     a = torch.empty(cfg.BM, K, dtype=torch_dtype)
-    b = torch.empty(K, cfg.BN, dtype=torch_dtype)
+    b = torch.empty(cfg.BN, K, dtype=torch_dtype).t() if b_transposed else \
+        torch.empty(K, cfg.BN, dtype=torch_dtype)
     c = torch.empty(cfg.BM, cfg.BN, dtype=torch_dtype)
     descs = make_descriptors(a, b, c, cfg)
     names = kernel.arg_names
@@ -225,6 +253,8 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, profile: bool = False):
         constexprs["PROFILE"] = profile
     if "ROW_BLOCKS" in names:
         constexprs["ROW_BLOCKS"] = cfg.row_blocks
+    if b_transposed:
+        constexprs["B_TRANSPOSED"] = True
     for n in names[3:]:
         signature[n] = "constexpr"
     src = GluonASTSource(kernel, signature, constexprs)
@@ -243,6 +273,49 @@ def wgmma_layout(BN, num_warps):
     warps of 16), one instruction covers all BN columns (m64nBNk16)."""
     return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1],
                                      instr_shape=[16, BN, 16])
+
+
+# B stored transposed (``B_TRANSPOSED``, the kernels' constexpr): an (N, K) row-major weight handed
+# in as ``w.t()``. Its descriptor is over ``w`` itself (boxes of BN x BK), a slot holds the box as
+# TMA writes it, and wgmma reads the slot through a permuted view (``b_operand``): B K-major,
+# wgmma's transpose bit, as attention's Q·Kᵀ reads K. No copy of the weight is ever made.
+@gluon.constexpr_function
+def b_box(BK, BN, B_TRANSPOSED):
+    """Shape of one B box (and slot): BK x BN, or BN x BK stored transposed."""
+    return [BN, BK] if B_TRANSPOSED else [BK, BN]
+
+
+@gluon.constexpr_function
+def box_n(b_desc, B_TRANSPOSED):
+    """BN, the columns of one B box."""
+    return b_desc.block_type.shape[0 if B_TRANSPOSED else 1]
+
+
+@gluon.jit
+def b_cols(b_desc, B_TRANSPOSED: gl.constexpr):
+    """N, the columns of B (rows of the weight it is the transpose of)."""
+    if B_TRANSPOSED:
+        return b_desc.shape[0]
+    else:
+        return b_desc.shape[1]
+
+
+@gluon.jit
+def load_b(b_desc, k, off_n, bar, slot, B_TRANSPOSED: gl.constexpr, pred=True):
+    """TMA B's k-step at row ``k``, columns from ``off_n``, into ``slot``; completes on ``bar``."""
+    if B_TRANSPOSED:
+        tma.async_copy_global_to_shared(b_desc, [off_n, k], bar, slot, pred=pred)
+    else:
+        tma.async_copy_global_to_shared(b_desc, [k, off_n], bar, slot, pred=pred)
+
+
+@gluon.jit
+def b_operand(slot, B_TRANSPOSED: gl.constexpr):
+    """The BK x BN operand wgmma reads from ``slot``."""
+    if B_TRANSPOSED:
+        return slot.permute((1, 0))
+    else:
+        return slot
 
 
 @gluon.jit

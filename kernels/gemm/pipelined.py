@@ -24,7 +24,7 @@ from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 from triton.language.core import _aggregate as aggregate
 
 from ..ring import acquire
-from .common import Config, tile_coords
+from .common import Config, b_box, b_cols, load_b, tile_coords
 from .tile import Tile
 
 STAGES_ALLOWED = range(2, 5)
@@ -52,9 +52,10 @@ class InlineRing:
     off_n: gl.tensor
     n: gl.tensor
     STAGES: gl.constexpr
+    B_TRANSPOSED: gl.constexpr
 
     @gluon.constexpr_function
-    def __init__(self, slots, a, full, a_desc, b_desc, off_m, off_n, n):
+    def __init__(self, slots, a, full, a_desc, b_desc, off_m, off_n, n, B_TRANSPOSED=False):
         self.slots = slots
         self.a = a
         self.full = full
@@ -64,6 +65,7 @@ class InlineRing:
         self.off_n = off_n
         self.n = n
         self.STAGES = gl.constexpr(slots.type.shape[0])
+        self.B_TRANSPOSED = gl.constexpr(B_TRANSPOSED)
 
     @gluon.jit
     def load(self, i, pred):
@@ -74,8 +76,8 @@ class InlineRing:
                         self.a_desc.block_type.nbytes + self.b_desc.block_type.nbytes, pred=pred)
         tma.async_copy_global_to_shared(self.a_desc, [self.off_m, i * BK], self.full.index(s),
                                         self.a.index(s), pred=pred)
-        tma.async_copy_global_to_shared(self.b_desc, [i * BK, self.off_n], self.full.index(s),
-                                        self.slots.index(s), pred=pred)
+        load_b(self.b_desc, i * BK, self.off_n, self.full.index(s), self.slots.index(s),
+               self.B_TRANSPOSED, pred=pred)
 
     @gluon.jit
     def acquire(self, it):
@@ -108,13 +110,13 @@ def consumer(t, ab):
 
 @gluon.jit
 def pipelined_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
-                     num_warps: gl.constexpr):
+                     num_warps: gl.constexpr, B_TRANSPOSED: gl.constexpr = False):
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     M = a_desc.shape[0]
     K = a_desc.shape[1]
-    N = b_desc.shape[1]
+    N = b_cols(b_desc, B_TRANSPOSED)
     pid_m, pid_n = tile_coords(gl.program_id(0), gl.cdiv(M, BM), gl.cdiv(N, BN), GROUP_M)
     off_m = pid_m * BM
     off_n = pid_n * BN
@@ -122,13 +124,15 @@ def pipelined_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.c
 
     # The ring: STAGES slots of (A, B) and one `full` mbarrier per slot.
     a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES, BM, BK], a_desc.layout)
-    b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BK, BN], b_desc.layout)
+    b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES] + b_box(BK, BN, B_TRANSPOSED),
+                                       b_desc.layout)
     full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for slot in gl.static_range(STAGES):
         mbarrier.init(full.index(slot), count=1)
 
-    t = Tile(a_ring, c_desc, 1, num_warps)
-    accs = consumer(t, InlineRing(b_ring, a_ring, full, a_desc, b_desc, off_m, off_n, k_steps))
+    t = Tile(a_ring, c_desc, 1, num_warps, B_TRANSPOSED=B_TRANSPOSED)
+    accs = consumer(t, InlineRing(b_ring, a_ring, full, a_desc, b_desc, off_m, off_n, k_steps,
+                                  B_TRANSPOSED))
 
     for slot in gl.static_range(STAGES):
         mbarrier.invalidate(full.index(slot))

@@ -26,8 +26,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from triton.language.core import _aggregate as aggregate
 
 from ..scopes import enter, exit
+from .common import b_operand, box_n, load_b, wgmma_layout
 from .common import epilogue as store_box
-from .common import wgmma_layout
 
 
 @aggregate
@@ -39,14 +39,16 @@ class Tile:
     ROW_BLOCKS: gl.constexpr
     num_warps: gl.constexpr
     PROFILE: gl.constexpr
+    B_TRANSPOSED: gl.constexpr  # B's slots hold BN x BK boxes (``common.b_operand``)
 
     @gluon.constexpr_function
-    def __init__(self, a, c_desc, ROW_BLOCKS, num_warps, PROFILE=False):
+    def __init__(self, a, c_desc, ROW_BLOCKS, num_warps, PROFILE=False, B_TRANSPOSED=False):
         self.a = a
         self.c_desc = c_desc
         self.ROW_BLOCKS = gl.constexpr(ROW_BLOCKS)
         self.num_warps = gl.constexpr(num_warps)
         self.PROFILE = gl.constexpr(PROFILE)
+        self.B_TRANSPOSED = gl.constexpr(B_TRANSPOSED)
 
     @gluon.jit
     def zero(self):
@@ -67,9 +69,10 @@ class Tile:
         # order the slot addresses are computed, so either order written for both moves
         # registers in the other's SASS.)
         if self.ROW_BLOCKS == 1:  # one box: A's slot and B's, one wgmma group
-            issued = (warpgroup_mma(self.a.index(s), ab.slots.index(s), accs[0], is_async=True),)
+            issued = (warpgroup_mma(self.a.index(s), b_operand(ab.slots.index(s), self.B_TRANSPOSED),
+                                    accs[0], is_async=True),)
         else:  # B's slot once, then one group a row block of A
-            b = ab.slots.index(s)
+            b = b_operand(ab.slots.index(s), self.B_TRANSPOSED)
             issued = ()
             for r in gl.static_range(self.ROW_BLOCKS):
                 issued = issued + (warpgroup_mma(self.a.index(s * self.ROW_BLOCKS + r), b,
@@ -104,14 +107,15 @@ class Tile:
 
 
 @gluon.jit
-def produce(a_desc, b_desc, a_ring, ab, it, pid_m, pid_n, k, PROFILE: gl.constexpr = False):
+def produce(a_desc, b_desc, a_ring, ab, it, pid_m, pid_n, k, PROFILE: gl.constexpr = False,
+            B_TRANSPOSED: gl.constexpr = False):
     """Ring position ``it`` (the k-step at column ``k`` of A, of tile (pid_m, pid_n)): wait for
     its slot to be free, expect the bytes of A and B on ``full``, TMA them in: A as ``ROW_BLOCKS`` boxes of
     ``BOX_M`` rows, B as one box."""
     ROW_BLOCKS: gl.constexpr = a_ring.type.shape[0] // ab.STAGES
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]
     BM: gl.constexpr = ROW_BLOCKS * BOX_M
-    BN: gl.constexpr = b_desc.block_type.shape[1]
+    BN: gl.constexpr = box_n(b_desc, B_TRANSPOSED)
     enter("wait slot", PROFILE)
     s = ab.wait_slot(it)
     exit("wait slot", PROFILE)
@@ -121,5 +125,5 @@ def produce(a_desc, b_desc, a_ring, ab, it, pid_m, pid_n, k, PROFILE: gl.constex
     for r in gl.static_range(ROW_BLOCKS):
         tma.async_copy_global_to_shared(a_desc, [pid_m * BM + r * BOX_M, k], full,
                                         a_ring.index(s * ROW_BLOCKS + r))
-    tma.async_copy_global_to_shared(b_desc, [k, pid_n * BN], full, ab.slots.index(s))
+    load_b(b_desc, k, pid_n * BN, full, ab.slots.index(s), B_TRANSPOSED)
     exit("TMA issue", PROFILE)

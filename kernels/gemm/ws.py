@@ -30,7 +30,7 @@ from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
 from ..ring import Ring
 from ..roles import PRODUCER_WARPS
-from .common import Config, tile_coords
+from .common import Config, b_box, b_cols, box_n, tile_coords
 from .tile import Tile, produce
 
 STAGES_ALLOWED = range(2, 5)
@@ -54,24 +54,24 @@ def ring(b_ring, full, empty, PROFILE: gl.constexpr):
 
 @gluon.jit
 def producer(a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M: gl.constexpr,
-             PROFILE: gl.constexpr = False):
+             PROFILE: gl.constexpr = False, B_TRANSPOSED: gl.constexpr = False):
     """The producer warp (``sim/gemm/ws.py``'s ``producer``): this CTA's tiles and their
     k-steps in order, one ring position each."""
     ab = ring(b_ring, full, empty, PROFILE)
     ROW_BLOCKS: gl.constexpr = a_ring.type.shape[0] // ab.STAGES
     BM: gl.constexpr = ROW_BLOCKS * a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
-    BN: gl.constexpr = b_desc.block_type.shape[1]
+    BN: gl.constexpr = box_n(b_desc, B_TRANSPOSED)
     M = a_desc.shape[0]
     K = a_desc.shape[1]
-    N = b_desc.shape[1]
+    N = b_cols(b_desc, B_TRANSPOSED)
     num_pid_m = gl.cdiv(M, BM)
     num_pid_n = gl.cdiv(N, BN)
     it = 0  # ring position, counted over all my tiles
     for tile_id in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
         pid_m, pid_n = tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
         for k in range(0, K, BK):                          # the k-step at column k of A
-            produce(a_desc, b_desc, a_ring, ab, it, pid_m, pid_n, k, PROFILE)
+            produce(a_desc, b_desc, a_ring, ab, it, pid_m, pid_n, k, PROFILE, B_TRANSPOSED)
             it += 1
 
 
@@ -103,21 +103,24 @@ def consumer(t, ab, c_smem, K, GROUP_M: gl.constexpr):
 
 @gluon.jit
 def cooperative(c_desc, a_ring, b_ring, full, empty, c_smem, K, GROUP_M: gl.constexpr,
-                num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
+                num_warps: gl.constexpr, PROFILE: gl.constexpr = False,
+                B_TRANSPOSED: gl.constexpr = False):
     """The consumer partition: its ``Tile`` (one box of 128 rows, 8 warps) and the ring."""
-    consumer(Tile(a_ring, c_desc, 1, num_warps, PROFILE), ring(b_ring, full, empty, PROFILE),
-             c_smem, K, GROUP_M)
+    consumer(Tile(a_ring, c_desc, 1, num_warps, PROFILE, B_TRANSPOSED),
+             ring(b_ring, full, empty, PROFILE), c_smem, K, GROUP_M)
 
 
 @gluon.jit
 def ws_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
-              num_warps: gl.constexpr, PROFILE: gl.constexpr = False):
+              num_warps: gl.constexpr, PROFILE: gl.constexpr = False,
+              B_TRANSPOSED: gl.constexpr = False):
     BM: gl.constexpr = c_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     # The ring and its two barrier arrays, and the epilogue's staging tile.
     a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES, BM, BK], a_desc.layout)
-    b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BK, BN], b_desc.layout)
+    b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES] + b_box(BK, BN, B_TRANSPOSED),
+                                       b_desc.layout)
     full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for slot in gl.static_range(STAGES):
@@ -127,6 +130,6 @@ def ws_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexp
 
     gl.warp_specialize([
         (cooperative, (c_desc, a_ring, b_ring, full, empty, c_smem, a_desc.shape[1], GROUP_M,
-                       num_warps, PROFILE)),
-        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, PROFILE)),
+                       num_warps, PROFILE, B_TRANSPOSED)),
+        (producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, PROFILE, B_TRANSPOSED)),
     ], [PRODUCER_WARPS], [PRODUCER_REGS])

@@ -48,7 +48,7 @@ from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
 
 from ..ring import Turns
 from ..roles import CONSUMER_WARPS, warp_specialize
-from .common import Config, tile_coords
+from .common import Config, b_box, tile_coords
 from .tile import Tile
 from .ws import MAXNREG, PRODUCER_REGS, producer, ring
 
@@ -98,10 +98,11 @@ def consumer(t, ab, turns, c_smem, K, GROUP_M: gl.constexpr):
 
 @gluon.jit
 def pingpong(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.constexpr,
-             ROW_BLOCKS: gl.constexpr, PROFILE: gl.constexpr, WG: gl.constexpr):
+             ROW_BLOCKS: gl.constexpr, PROFILE: gl.constexpr, B_TRANSPOSED: gl.constexpr,
+             WG: gl.constexpr):
     """Consumer partition ``WG``: its ``Tile`` (``ROW_BLOCKS`` boxes of 64 rows), the ring, its
     ``Turns``, the staging buffers (its own is ``c_smem.index(WG)``)."""
-    consumer(Tile(a_ring, c_desc, ROW_BLOCKS, CONSUMER_WARPS, PROFILE),
+    consumer(Tile(a_ring, c_desc, ROW_BLOCKS, CONSUMER_WARPS, PROFILE, B_TRANSPOSED),
              ring(b_ring, full, empty, PROFILE), Turns(turn, WG, 2, False, PROFILE), c_smem, K,
              GROUP_M)
 
@@ -109,14 +110,15 @@ def pingpong(c_desc, a_ring, b_ring, full, empty, turn, c_smem, K, GROUP_M: gl.c
 @gluon.jit
 def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl.constexpr,
                        ROW_BLOCKS: gl.constexpr, num_warps: gl.constexpr,
-                       PROFILE: gl.constexpr = False):
+                       PROFILE: gl.constexpr = False, B_TRANSPOSED: gl.constexpr = False):
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]
     BN: gl.constexpr = c_desc.block_type.shape[1]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     gl.static_assert(num_warps == CONSUMER_WARPS)  # the default partition is consumer 0
     a_ring = gl.allocate_shared_memory(a_desc.dtype, [STAGES * ROW_BLOCKS, BOX_M, BK],
                                        a_desc.layout)
-    b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES, BK, BN], b_desc.layout)
+    b_ring = gl.allocate_shared_memory(b_desc.dtype, [STAGES] + b_box(BK, BN, B_TRANSPOSED),
+                                       b_desc.layout)
     full = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for slot in gl.static_range(STAGES):
@@ -129,6 +131,6 @@ def ws_pingpong_kernel(a_desc, b_desc, c_desc, STAGES: gl.constexpr, GROUP_M: gl
 
     warp_specialize(
         pingpong, (c_desc, a_ring, b_ring, full, empty, turn, c_smem, a_desc.shape[1], GROUP_M,
-                   ROW_BLOCKS, PROFILE),
-        producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, PROFILE),
+                   ROW_BLOCKS, PROFILE, B_TRANSPOSED),
+        producer, (a_desc, b_desc, a_ring, b_ring, full, empty, GROUP_M, PROFILE, B_TRANSPOSED),
         2, CONSUMER_REGS, PRODUCER_REGS)

@@ -9,6 +9,7 @@ import simpy
 from ..config import AttentionConfig, check_attention, largest_block_n
 from ..cta import make_units
 from ..hardware import Hardware
+from ..memo import on_disk
 from ..trace import Trace
 from .cta import AttentionCTA
 
@@ -43,6 +44,7 @@ def ctas_per_sm(cfg: AttentionConfig, hw: Hardware) -> int:
     return getattr(hw, attr) if isinstance(attr, str) else attr
 
 
+@on_disk
 def simulate(cfg: AttentionConfig, hw: Hardware, n_blocks: int, masked_blocks: int = 0,
              trace: Trace | None = None) -> tuple[float, Trace]:
     """Run the CTAs one SM holds at once, each over `n_blocks` K/V blocks; return (clk, trace).

@@ -17,6 +17,17 @@ S_s and P_s share tile s's TMEM columns, so the MMA warp issues S_s of block j o
 P_s V_{j-1} (the tensor pipe runs its MMAs in order); while softmax WG 0 works on S_0, the tensor
 core runs tile 1's MMAs — the two Q tiles take the place of FA3's two pingponged warpgroups.
 
+Where FA4 runs a CTA pair (`sim.config.fa4_cta_pair`: d 128, not causal), each MMA is M 256 over
+the two SMs of a TPC (tcgen05 `cta_group::2`), 128 rows on each; the model runs one SM of the
+pair, the other doing the same at the same time. What changes for that SM: each CTA loads half of
+every K and V block and holds half in shared memory (the MMA reads the other half from the peer),
+so its copies and operand reads halve and its ring has twice the stages; and the leader's MMA warp
+waits on barriers that count both CTAs' arrivals while its commits arrive on both CTAs' barriers
+(`flash_fwd_sm100.py`: the consumer counts × `cta_group_size`). So the pair's half of every
+hand-off — S full to its softmax, its P and its rescaled O back, the K/V ring — crosses the
+SM-to-SM network and lands ``sm_pair_hop_clk`` later: the barriers the model's SM waits on wake
+that much later.
+
 FA4's moves, each a switch (`sim.config.FA4_SWITCHES`; plain `fa4` has them all):
 
 * the correction warpgroup (``no_correction_wg``: the softmax warpgroup rescales O itself, after
@@ -27,6 +38,7 @@ FA4's moves, each a switch (`sim.config.FA4_SWITCHES`; plain `fa4` has them all)
   best case for the move;
 * part of the exps as a cubic polynomial on the FMA pipe beside MUFU.EX2 (``no_poly_exp``: all on
   MUFU). Which exps: FA4's rule (`poly_fraction`).
+* the CTA pair (``no_cta_pair``: one CTA per MMA where FA4 pairs two).
 
 Costs, each from hardware.py (and docs/constants.md) or named here: an MMA its math
 (2·128·N·16 FLOP at ``tensor_flop_per_clk``, at least its shared-memory operand bytes at
@@ -38,7 +50,7 @@ not slow the softmax beside it (no `softmax_beside_mma` stretch).
 """
 from __future__ import annotations
 
-from ..config import check_fa4
+from ..config import check_fa4, fa4_cta_pair
 from ..engine import MBarrier, Ring, Unit
 from .cta import SOFTMAX_PIECES, AttentionCTA
 
@@ -76,15 +88,22 @@ class FA4CTA:
     def __init__(self, cta: AttentionCTA):
         self.cta, env, hw = cta, cta.env, cta.hw
         self.n, self.sw = cta.n_blocks, cta.cfg.switches
-        self.kv = Ring(env, f"{cta.name}kv", cta.cfg.stages, 1, hw.mbarrier_clk,
-                       hw.mbarrier_probe_clk)
+        self.pair = 2 if fa4_cta_pair(cta.cfg) else 1       # CTAs per MMA
+        wake = hw.mbarrier_clk + (hw.sm_pair_hop_clk if self.pair == 2 else 0.0)
+        self.kv = Ring(env, f"{cta.name}kv", cta.cfg.stages, 1, wake, hw.mbarrier_probe_clk)
         self.tmem = Unit(env, "tmem", cta.trace)
 
         def bars(what):
-            return [MBarrier(env, f"{cta.name}{what}[{s}]", 1, hw.mbarrier_clk) for s in (0, 1)]
+            return [MBarrier(env, f"{cta.name}{what}[{s}]", 1, wake) for s in (0, 1)]
         self.s_full, self.p_full, self.stats, self.o_ready, self.o_full = (
             bars(w) for w in ("s_full", "p_full", "stats", "o_ready", "o_full"))
         self.poly = 0.0 if "no_poly_exp" in self.sw else poly_fraction(cta.cfg.block_n)
+        # The K/V bytes this CTA's copies write into shared memory per block, spread evenly over
+        # the block's MMA instructions (both tiles' QKᵀ, d/16 each, and P·V, block_n/16 each):
+        # the copies land beside the MMAs and take the same port (the model has no finer timing
+        # for where a copy's writes fall).
+        d, bn = cta.cfg.headdim, cta.cfg.block_n
+        self.copy_share = (2 * bn * d * cta.el / self.pair) / (2 * (d + bn) // 16)
 
     # --- names -----------------------------------------------------------------------------------
     def softmax_name(self, s: int) -> str:
@@ -104,18 +123,21 @@ class FA4CTA:
         """K_j at ring position 2j, V_j at 2j + 1: wait the slot free, expect its bytes, copy."""
         cta, (s, phase) = self.cta, self.kv.slot(pos)
         yield from cta.wait(actor, self.kv.empty[s], phase ^ 1)
-        nbytes = cta.cfg.block_n * cta.cfg.headdim * cta.el
+        nbytes = cta.cfg.block_n * cta.cfg.headdim * cta.el // self.pair    # this CTA's share
         self.kv.full[s].expect(nbytes)
         cta.tma_copy(actor, "load V" if pos % 2 else "load K", nbytes, self.kv.full[s],
                      cta.tile("kv", pos // 2))
 
     # --- the tensor core ------------------------------------------------------------------------
     def mma(self, op: str, n: int, k: int, a_from_smem: bool, j: int):
-        """Issue tcgen05.mma 128 × n × k (k/16 instructions) from the MMA warp; its done event."""
+        """Issue tcgen05.mma 128 × n × k (k/16 instructions) from the MMA warp — this SM's 128 rows
+        of it in a pair, B read half from each SM's shared memory — and return its done event.
+        Shared memory has one port: an instruction takes its math, or its operand bytes and its
+        share of the K/V copies' writes at the port's rate if that is longer."""
         cta, hw = self.cta, self.cta.hw
         math = 2 * MMA_M * n * 16 / hw.tensor_flop_per_clk
-        smem = ((MMA_M * 16 * cta.el) if a_from_smem else 0) + n * 16 * cta.el
-        clk = max(math, smem / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk
+        operands = ((MMA_M * 16 * cta.el) if a_from_smem else 0) + n * 16 * cta.el / self.pair
+        clk = max(math, (operands + self.copy_share) / hw.smem_bytes_per_clk) + hw.wgmma_overhead_clk
         return cta.tensor.issue(f"{cta.name}mma", op, k // 16, clk, math, cta.tile("kv", j))
 
     def commit(self, done, bar: MBarrier):

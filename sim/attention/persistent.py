@@ -32,6 +32,7 @@ import simpy
 from ..config import AttentionConfig, o_buffers
 from ..engine import MBarrier, Turns
 from ..hardware import Hardware
+from ..memo import on_disk
 from ..trace import Trace
 from . import fa3, overlap
 from .cta import AttentionCTA
@@ -190,6 +191,7 @@ def roles(cta: PersistentCTA):
     return [producer(cta)] + [consumer(cta, w) for w in range(cta.cfg.consumers)]
 
 
+@on_disk
 def simulate(cfg: AttentionConfig, hw: Hardware, tiles: list[tuple[int, int]],
              trace: Trace | None = None) -> tuple[float, Trace]:
     """One SM's persistent CTA over `tiles` ((K/V blocks, masked blocks) each); (clk, trace).

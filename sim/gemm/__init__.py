@@ -9,6 +9,7 @@ import simpy
 
 from ..config import DTYPES, GemmConfig, check_gemm
 from ..hardware import Hardware
+from ..memo import on_disk
 from ..trace import Trace
 from .cta import GemmCTA
 
@@ -57,6 +58,7 @@ def tiles_per_cta(cfg: GemmConfig, hw: Hardware) -> list[int]:
     return [len(range(c, n, ctas)) for c in range(ctas)]
 
 
+@on_disk
 def simulate(cfg: GemmConfig, hw: Hardware, n_tiles: int, k_blocks: int,
              trace: Trace | None = None) -> tuple[float, Trace]:
     """One CTA over `n_tiles` tiles of `k_blocks` blocks; (clk, trace)."""

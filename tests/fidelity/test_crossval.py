@@ -28,7 +28,11 @@ L2_ONLY_IN_SAMPLE = (
 WS_PINS_BESIDE = (
     "softmax_beside_mma = 2.0 is chosen by ws's cycles alone: the other five kernels prefer 1.8, "
     "where the model's ws schedule is 10 % slower per block (3656 against 3308 clk; at 2.2, "
-    "3381: not monotone), so with ws out the grid moves to 1.8 and ws misses")
+    "3381: not monotone), so with ws out the grid moves to 1.8 and ws misses. Mechanism: ws's "
+    "two consumers are tied by nothing but the tensor core, and the model settles their phase "
+    "by the constant: at 2.0 their Q·Kᵀ start ~640 clk apart as the traced kernel's do (628), at "
+    "1.8 they collide (test_lanes.py::test_ws_phase_is_the_machines_at_the_preset_and_collides_"
+    "held_out)")
 D128_IS_ALL = (
     "d 128 holds every attention row and all six cycle rows: with it out the softmax falls back "
     "to h100's tab. 2 fit (1.5, 0.02) and the power cap's exps term rests on the one d 256 "

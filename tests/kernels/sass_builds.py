@@ -13,8 +13,11 @@ prints one line a build and exits 1 if any differ. ``sass_main.json``: the build
 the aggregates (31d10ae; the GEMM builds before theirs, 5f13f46); ``sass_after.json``: after them — every build identical but persistent
 d 128 non-causal (the same instructions in another order: its PTX differs only in two debug-info
 labels of the deeper inlining). An attention build is ``variant, head dim, causal`` plus
-the launcher's switches, a GEMM build (named ``gemm ...``) ``variant`` plus ``config``'s keywords
-and ``profile``; ``BUILDS`` holds the default builds first, then the switched ones.
+the launcher's switches, a GEMM build (named ``gemm ...``) ``variant`` plus ``config``'s keywords,
+``profile`` and ``b_transposed``; ``BUILDS`` holds the default builds first, then the switched
+ones. The layout builds (``LAYOUTS``, ``... strided``: tensors that are not contiguous, through
+rank-4 descriptors; ``gemm ... b_transposed``: B stored transposed) are builds of their own, added
+beside the defaults, which they leave unchanged.
 """
 from __future__ import annotations
 
@@ -70,7 +73,27 @@ GEMM = {
     "gemm ws profile": ("ws", {"profile": True}),
     "gemm ws_pingpong profile": ("ws_pingpong", {"profile": True}),
 }
-BUILDS = DEFAULT | SWITCHED | PROFILED | GEMM
+LAYOUTS = {
+    "fa3 d64 strided": ("fa3", 64, False, {"strided": True}),
+    "fa3 d128 strided": ("fa3", 128, False, {"strided": True}),
+    "fa3 d256 strided": ("fa3", 256, False, {"strided": True}),
+    "fa3 d128 causal strided": ("fa3", 128, True, {"strided": True}),
+    "fa3 d128 persistent strided": ("fa3", 128, False, {"persistent": True, "strided": True}),
+    "fa3 d256 persistent strided": ("fa3", 256, False, {"persistent": True, "strided": True}),
+    "overlap d128 strided": ("overlap", 128, False, {"strided": True}),
+    "ws d128 strided": ("ws", 128, False, {"strided": True}),
+    "ws_pingpong d128 strided": ("ws_pingpong", 128, False, {"strided": True}),
+    "pipelined d128 strided": ("pipelined", 128, False, {"strided": True}),
+    "sequential d128 strided": ("sequential", 128, False, {"strided": True}),
+}
+GEMM_LAYOUTS = {
+    "gemm sequential b_transposed": ("sequential", {"b_transposed": True}),
+    "gemm pipelined b_transposed": ("pipelined", {"b_transposed": True}),
+    "gemm ws b_transposed": ("ws", {"b_transposed": True}),
+    "gemm ws_pingpong b_transposed": ("ws_pingpong", {"b_transposed": True}),
+}
+BUILDS = DEFAULT | SWITCHED | PROFILED | GEMM | LAYOUTS | GEMM_LAYOUTS
+GEMM_BUILDS = GEMM | GEMM_LAYOUTS
 
 
 def attention_build(variant: str, d: int, causal: bool, kw: dict):
@@ -86,13 +109,15 @@ def gemm_build(variant: str, kw: dict):
 
     kw = dict(kw)
     profile = kw.pop("profile", False)
-    return common.compile_sm90(KERNELS[variant], config(variant, **kw), profile=profile)
+    b_transposed = kw.pop("b_transposed", False)
+    return common.compile_sm90(KERNELS[variant], config(variant, **kw), profile=profile,
+                               b_transposed=b_transposed)
 
 
 def sass_hash(name: str) -> str:
     from kernels.cuda import compile as cc
 
-    k = gemm_build(*GEMM[name]) if name in GEMM else attention_build(*BUILDS[name])
+    k = gemm_build(*GEMM_BUILDS[name]) if name in GEMM_BUILDS else attention_build(*BUILDS[name])
     return hashlib.sha256(cc.sass_of_cubin(k.asm["cubin"]).encode()).hexdigest()
 
 
