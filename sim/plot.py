@@ -127,7 +127,7 @@ _NEAR = 0.25        # RGB distance under which two colours read as one in a lege
 _DRAWN = {"line": ("color", "marker", "linestyle"),      # ax.plot
           "points": ("color", "marker"),                 # ax.plot without a line, ax.scatter
           "bars": ("color",),                            # ax.bar, ax.barh, ax.axhspan
-          "rule": ("color",)}                            # ax.axhline: dashed, whatever the series
+          "rule": ("color",)}                            # ax.axhline: dashed (or any dash)
 
 
 def style(series: str, drawn: str = "line") -> dict:
@@ -216,7 +216,7 @@ def off_palette(figures) -> list[str]:
                     if marker not in ("None", "", None) and marker != want["marker"]:
                         problems.append(f"{where}: {gid} with marker {marker!r}, its marker "
                                         f"is {want['marker']!r}")
-                    rule = marker in ("None", "", None) and ls == "--"
+                    rule = marker in ("None", "", None)     # a rule: any dash, its colour
                     if ls not in ("None", "", " ") and ls != want["linestyle"] and not rule:
                         problems.append(f"{where}: {gid} with line {ls!r}, its line is "
                                         f"{want['linestyle']!r}")

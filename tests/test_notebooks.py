@@ -6,10 +6,10 @@ The chapters are percent-format `.py` files and nothing else (`notebooks/jupytex
 **Which cells must draw.** A *figure cell* is a code cell that, when it runs, calls a drawing
 function: one named in `DRAWERS` (`gantt(`, `ablation(`, `utilization_bars(`, `plt.subplots(`,
 `figure(`, `.plot(`, `explore(`, `explore_options(`, ...; as a bare name or as an attribute,
-`plt.subplots`), or a function the chapter itself defines (in any cell) whose body calls one. Calls written inside a
-`def`, `lambda` or `class` count only where that function is called: the cell that defines
-`timeline` and then calls `timeline("sequential")` is a figure cell, a cell that only defines a
-drawing function is not. Every figure cell must leave at least one `image/png` in its outputs
+`plt.subplots`), or a function the chapter itself defines (in any cell) whose body calls one.
+Calls written inside a `def`, `lambda` or `class` count only where that function is called: the
+cell that defines `timeline` and then calls `timeline("sequential")` is a figure cell, a cell that
+only defines a drawing function is not. Every figure cell must leave at least one `image/png` in its outputs
 (for `explore(...)` and `explore_options(...)`: in the output widget its sliders redraw). A
 chapter's figure cell that draws only when committed results exist is still a figure cell: the
 results are committed.
