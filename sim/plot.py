@@ -89,7 +89,6 @@ UNIT_KIND: dict[str, str] = {"tensor": "qk", "sfu": "exp", "fma": "softmax_fma",
                              "lsu": "store"}
 
 
-
 def unit_style(unit: str) -> dict:
     """Matplotlib keywords that draw a whole unit (a bar) in the colour of its work (`UNIT_KIND`),
     tagged for `off_palette`."""
@@ -127,7 +126,7 @@ _NEAR = 0.25        # RGB distance under which two colours read as one in a lege
 _DRAWN = {"line": ("color", "marker", "linestyle"),      # ax.plot
           "points": ("color", "marker"),                 # ax.plot without a line, ax.scatter
           "bars": ("color",),                            # ax.bar, ax.barh, ax.axhspan
-          "rule": ("color",)}                            # ax.axhline: dashed (or any dash)
+          "rule": ("color",)}                            # ax.axhline: dashed, or any dash
 
 
 def style(series: str, drawn: str = "line") -> dict:
@@ -195,57 +194,65 @@ def off_palette(figures) -> list[str]:
     colour, or a drawn artist whose tag matches; and a legend entry that names a source of numbers
     (model, measured, paper, a peer, a bound) is drawn in a series' style."""
     problems = []
-    labels = {v[1]: k for k, v in PALETTE.items()}
     for fig in figures:
         for ax in fig.axes:
             where = f"figure {fig.number} {ax.get_title()[:50]!r}"
             artists = [*ax.lines, *ax.patches, *ax.collections]
-            for a in artists:
-                gid = a.get_gid()
-                if not gid:
-                    continue
-                want = _expected(gid)
-                if want is None:
-                    problems.append(f"{where}: unknown tag {gid!r}")
-                    continue
-                got = _colour(a)
-                if got is not None and got != want["color"].lower():
-                    problems.append(f"{where}: {gid} drawn {got}, its colour is {want['color']}")
-                if hasattr(a, "get_marker") and "marker" in want:
-                    ls, marker = a.get_linestyle(), a.get_marker()
-                    if marker not in ("None", "", None) and marker != want["marker"]:
-                        problems.append(f"{where}: {gid} with marker {marker!r}, its marker "
-                                        f"is {want['marker']!r}")
-                    rule = marker in ("None", "", None)     # a rule: any dash, its colour
-                    if ls not in ("None", "", " ") and ls != want["linestyle"] and not rule:
-                        problems.append(f"{where}: {gid} with line {ls!r}, its line is "
-                                        f"{want['linestyle']!r}")
-            legend = ax.get_legend()
-            if legend is None:
-                continue
-            by_label = {}
-            for a in artists:
-                by_label.setdefault(a.get_label(), a)
-            for c in ax.containers:         # a bar chart's label is its container's
-                if getattr(c, "patches", None):
-                    by_label.setdefault(c.get_label(), c.patches[0])
-            for handle, text in zip(legend.legend_handles, legend.get_texts()):
-                name = text.get_text()
-                if name in labels:          # a kind of work: the palette's colour
-                    want = PALETTE[labels[name]][0].lower()
-                    if _colour(handle) != want:
-                        problems.append(f"{where}: legend {name!r} in {_colour(handle)}, the "
-                                        f"palette's is {want}")
-                    continue
-                drawn = by_label.get(name)
-                gid = drawn.get_gid() if drawn is not None else None
-                if gid is None and _SOURCE_WORDS.search(name):
-                    problems.append(f"{where}: legend {name!r} names a source of numbers but is "
-                                    "not drawn in a series' style (sim.plot.style)")
-                elif gid is None and (like := _like_a_series(_colour(handle))):
-                    problems.append(f"{where}: legend {name!r} in {_colour(handle)}, which reads "
-                                    f"as series {like!r}'s {SERIES[like]['color']}")
+            problems += [f"{where}: {p}" for a in artists if a.get_gid() for p in _tag_problems(a)]
+            if ax.get_legend() is not None:
+                problems += [f"{where}: {p}" for p in _legend_problems(ax, artists)]
     return problems
+
+
+def _tag_problems(artist) -> list[str]:
+    """A tagged artist against its tag: colour, and a series' marker and line."""
+    gid = artist.get_gid()
+    want = _expected(gid)
+    if want is None:
+        return [f"unknown tag {gid!r}"]
+    out = []
+    got = _colour(artist)
+    if got is not None and got != want["color"].lower():
+        out.append(f"{gid} drawn {got}, its colour is {want['color']}")
+    if hasattr(artist, "get_marker") and "marker" in want:
+        ls, marker = artist.get_linestyle(), artist.get_marker()
+        if marker not in ("None", "", None) and marker != want["marker"]:
+            out.append(f"{gid} with marker {marker!r}, its marker is {want['marker']!r}")
+        rule = marker in ("None", "", None)     # a rule: any dash, in its series' colour
+        if ls not in ("None", "", " ") and ls != want["linestyle"] and not rule:
+            out.append(f"{gid} with line {ls!r}, its line is {want['linestyle']!r}")
+    return out
+
+
+def _legend_problems(ax, artists) -> list[str]:
+    """Each legend entry: a kind in the palette's colour, a tagged artist, or (untagged) neither a
+    source of numbers nor in a colour that reads as a series'."""
+    kinds = {v[1]: k for k, v in PALETTE.items()}
+    by_label = {}
+    for a in artists:
+        by_label.setdefault(a.get_label(), a)
+    for c in ax.containers:             # a bar chart's label is its container's
+        if getattr(c, "patches", None):
+            by_label.setdefault(c.get_label(), c.patches[0])
+    out = []
+    legend = ax.get_legend()
+    for handle, text in zip(legend.legend_handles, legend.get_texts()):
+        name, colour = text.get_text(), _colour(handle)
+        if name in kinds:
+            want = PALETTE[kinds[name]][0].lower()
+            if colour != want:
+                out.append(f"legend {name!r} in {colour}, the palette's is {want}")
+            continue
+        drawn = by_label.get(name)
+        if drawn is not None and drawn.get_gid():
+            continue
+        if _SOURCE_WORDS.search(name):
+            out.append(f"legend {name!r} names a source of numbers but is not drawn in a "
+                       "series' style (sim.plot.style)")
+        elif like := _like_a_series(colour):
+            out.append(f"legend {name!r} in {colour}, which reads as series {like!r}'s "
+                       f"{SERIES[like]['color']}")
+    return out
 
 
 _CTA, _STAGE = re.compile(r"^cta\d+\."), re.compile(r"\[\d+\]$")
