@@ -8,6 +8,7 @@ through the `records` leaf; fidelity imports neither `kernels` nor `instruments`
     python -m fidelity calibrate [--tab2|--softmax|--align]   how the fitted constants were chosen
     python -m fidelity crossval [--all] each kernel family held out of the fits, then predicted
     python -m fidelity persistent [--file F|--section-order]   persistent fa3 vs plain, the model
+    python -m fidelity probes          the model's numbers for the queued device probes
 
 `compare` predicts every measured kernel at the tile it ran; `lanes` puts the model's per-warpgroup
 timeline under a Proton trace; `calibrate` refits the constants the datasheets do not give;

@@ -48,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["persistent"]:
         from .persistent import main as persistent
         return persistent(argv[1:])
+    if argv[:1] == ["probes"]:
+        from .probes import report
+        print(report())
+        return 0
     parser = argparse.ArgumentParser(prog="python -m fidelity", description=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd")
@@ -60,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("grid", help="fa3 across head dim and sequence length, measured vs the model")
     sub.add_parser("fa2", help="the model's fa2 (mma.sync, from its own costs) vs SDPA-flash")
     sub.add_parser("persistent", help="persistent fa3 against plain: measured vs the model")
+    sub.add_parser("probes", help="the model's numbers for the queued device probes (and any "
+                                  "measurement of them committed)")
     parser.add_argument("--hardware", default="h200")
     parser.add_argument("--all", action="store_true", help="every measured shape, not the headlines")
     a = parser.parse_args(argv)

@@ -26,7 +26,7 @@ import math
 from pathlib import Path
 
 from sim import attention, gemm, hardware
-from sim.config import AttentionConfig, GemmConfig
+from sim.config import SCHEDULE_SWITCHES, AttentionConfig, GemmConfig
 from sim.predict import clocked
 from records.spans import Span, busy_fractions, mean_durations, median_step, steady_window
 from sim.trace import Trace
@@ -132,14 +132,19 @@ def consumer_phase(ln: dict[str, list[Span]], skip: int = 4) -> float:
 
 # --- the model at the kernel's configuration ----------------------------------------------------
 def model_config(summary: dict):
-    """The model's configuration of the traced kernel: its variant, shape and tile (each summary
-    carries the tile the kernel ran, `instruments/trace.py`)."""
+    """The model's configuration of the traced kernel: its variant, shape, tile and schedule
+    switches (each summary carries the tile and the softmax switches the kernel ran,
+    `instruments/trace.py`)."""
     v, t = summary["variant"], summary["tile"]
     if summary["workload"] == "attention":
         B, H, S, D = summary["traced_shape"]
+        # the build's softmax switches (a summary lists them) that move a step of the model's
+        # schedule; the others reorder arithmetic inside a step (sim/config.py)
+        switches = tuple(n for n in summary.get("softmax", ())
+                         if v in SCHEDULE_SWITCHES.get(n, ()))
         return AttentionConfig(batch=B, heads=H, seqlen=S, headdim=D, variant=v,
                                block_m=t["BM"], block_n=t["BN"], consumers=t["consumers"],
-                               stages=t["stages"])
+                               stages=t["stages"], switches=switches)
     M, N, K = summary["traced_shape"]
     return GemmConfig(m=M, n=N, k=K, variant=v, block_m=t["BM"], block_n=t["BN"],
                       block_k=t["BK"], stages=t["stages"], consumers=2)

@@ -1,6 +1,8 @@
 """Proton timelines of the warp-specialized kernels: what each warpgroup does, when.
 
     python -m instruments.trace --out DIR       # on a Hopper GPU: traces, summaries, overhead
+    python -m instruments.trace --only attention_fa3_d256 --softmax lane_sum,no_turns --out DIR
+                                                # a build with the kernel's softmax switches
 
 runs each of the five kernels once under Proton's instrumentation backend with the kernels'
 ``PROFILE`` scopes compiled in (``kernels/scopes.py``), and writes per kernel
@@ -40,7 +42,7 @@ from records.trace import (RESULTS, ROLES, add_clock, cta_stats, hand_off_summar
 
 from .harness import measure
 
-__all__ = ["ALL", "KERNELS", "PROBES", "RESULTS", "record"]
+__all__ = ["ALL", "KERNELS", "PROBES", "RESULTS", "record", "with_softmax"]
 SAMPLED_WARPS = "0,4,10"
 # Bytes of the global buffer per sampled warp (Proton needs a power of two per segment). A scope
 # costs two 8-byte records: 16 KiB holds 1024 scopes — a whole attention CTA (66 blocks × ≤ 7
@@ -109,6 +111,45 @@ def _spec_mode(spec: dict):
     return _mode(spec["buffer"], ",".join(str(w) for w in _sampled(spec)))
 
 
+def with_softmax(name: str, softmax) -> tuple[str, dict]:
+    """Kernel `name` built with the softmax switches `softmax` (names of
+    `kernels.attention.SOFTMAX_SWITCHES`; empty: its default build): the name its files get
+    (`<name>+<switch>+...`, as the benchmarks name a switched build) and its spec. Raises
+    ValueError for a kernel without the switches or a name that is none of them."""
+    from kernels.attention import host
+
+    spec = dict(ALL[name])
+    softmax = tuple(softmax)
+    if not softmax:
+        return name, spec
+    if spec["workload"] != "attention" or spec["variant"] not in host.OVERLAP_VARIANTS:
+        raise ValueError(f"{name}: only the overlapped attention kernels "
+                         f"({', '.join(host.OVERLAP_VARIANTS)}) take softmax switches")
+    host.softmax_bits(softmax)                       # an unknown name fails here, by name
+    return "+".join((name, *softmax)), {**spec, "softmax": softmax}
+
+
+def attention_build(spec: dict, head_dim: int) -> tuple:
+    """(kernel, config, build options) of an attention spec at `head_dim`: what the trace launches
+    and what the CPU tests compile (`kernels.attention.host.launch` / `compile_sm90`)."""
+    from kernels.attention import KERNELS as AK
+    from kernels.attention import host
+
+    cfg = host.config(spec["variant"], head_dim, stages=spec.get("stages"))
+    return AK[spec["variant"]], cfg, {"fence": spec.get("fence", True),
+                                      "softmax": spec.get("softmax")}
+
+
+def softmax_built(spec: dict) -> list[str]:
+    """The softmax switches an attention spec's build runs with: its own, else the launcher's
+    default at its head dim (`host.SOFTMAX_DEFAULT`: lane_sum for fa3 at d 256)."""
+    from kernels.attention import host
+
+    if spec.get("softmax") is not None:
+        return list(spec["softmax"])
+    return list(host.SOFTMAX_DEFAULT.get((spec["variant"], spec["shape"][3]), ()))
+
+
 def _runner(spec: dict, shape, profile: bool):
     """(launch(), check()) for one kernel at `shape`: launch() runs it once (scopes compiled in
     with `profile`), check() returns its relative error against torch."""
@@ -116,19 +157,17 @@ def _runner(spec: dict, shape, profile: bool):
 
     torch.manual_seed(0)
     if spec["workload"] == "attention":
-        from kernels.attention import KERNELS as AK
         from kernels.attention import host as common
 
         B, H, S, D = shape
         q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
         o = torch.empty_like(q)
         lse = torch.empty((B, H, S), device="cuda", dtype=torch.float32)
-        cfg = common.config(spec["variant"], D, stages=spec.get("stages"))
+        kernel, cfg, options = attention_build(spec, D)
         scale = common.default_scale(D)
 
         def launch():
-            common.launch(AK[spec["variant"]], q, k, v, o, lse, cfg, False, scale, profile=profile,
-                          fence=spec.get("fence", True))
+            common.launch(kernel, q, k, v, o, lse, cfg, False, scale, profile=profile, **options)
 
         def check():
             ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
@@ -189,21 +228,22 @@ def overhead(spec: dict, shape, rounds: int = 2) -> dict:
 def launch_tile(spec: dict) -> dict:
     """The launch's tile and ring depth, for the model to run the same kernel."""
     if spec["workload"] == "attention":
-        from kernels.attention import config
-        c = config(spec["variant"], spec["shape"][3], stages=spec.get("stages"))
+        _, c, _ = attention_build(spec, spec["shape"][3])
         return {"BM": c.BM, "BN": c.BN, "consumers": c.consumers, "stages": c.stages}
     from kernels.gemm import config
     c = config(spec["variant"], stages=spec.get("stages"))
     return {"BM": c.BM, "BN": c.BN, "BK": c.BK, "stages": c.stages}
 
 
-def record(name: str, out: Path, timing: bool = True, fence=True) -> dict:
+def record(name: str, out: Path, timing: bool = True, fence=True, softmax=()) -> dict:
     """Trace kernel `name` (its overlapped builds with the schedule fence `fence`: True, False or
-    "hoisted", `kernels.attention.FENCES`) and write its trace and summary to `out`."""
+    "hoisted", `kernels.attention.FENCES`, and the softmax switches `softmax`, `with_softmax`)
+    and write its trace and summary to `out`, under the name `with_softmax` gives."""
     import torch
     import triton.profiler as proton
 
-    spec = dict(ALL[name], fence=fence)
+    name, spec = with_softmax(name, softmax)
+    spec["fence"] = fence
     raw = out / f"{name}_proton"
     t0 = time.time()
     launch, check = _runner(spec, spec["shape"], True)
@@ -248,6 +288,7 @@ def record(name: str, out: Path, timing: bool = True, fence=True) -> dict:
         "kernel": name, "workload": spec["workload"], "variant": spec["variant"],
         "traced_shape": list(spec["shape"]), "dtype": "float16", "causal": False,
         "tile": launch_tile(spec),
+        **({"softmax": softmax_built(spec)} if spec["workload"] == "attention" else {}),
         "sampled_warps": {str(w): r for w, r in _sampled(spec).items()},
         "buffer_bytes_per_cta": spec["buffer"], "rel_error_vs_torch": err,
         "timing": times, "trace_events_total": n_events,
@@ -270,13 +311,18 @@ def main(argv=None) -> int:
     p.add_argument("--fence", default="True", choices=("True", "False", "hoisted"),
                    help="the overlapped kernels' schedule fence (hoisted: the wait for P·V written "
                         "right after the scores' wait, which the Proton records cannot move)")
+    p.add_argument("--softmax", default="", type=lambda t: tuple(n for n in t.split(",") if n),
+                   help="softmax switches of the overlapped attention builds, comma-separated "
+                        "(kernels.attention.SOFTMAX_SWITCHES; e.g. lane_sum,no_turns); the files "
+                        "are named <kernel>+<switch>+...")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     failed = 0
     for name in args.only:
         try:
             s = record(name, args.out, timing=not args.no_timing,
-                       fence={"True": True, "False": False}.get(args.fence, args.fence))
+                       fence={"True": True, "False": False}.get(args.fence, args.fence),
+                       softmax=args.softmax)
         except Exception as e:  # noqa: BLE001 (one kernel failing must not cost the others)
             failed += 1
             print(f"{name}: FAILED {type(e).__name__}: {e}", flush=True)

@@ -27,12 +27,19 @@ def test_the_table_has_one_naming():
 
 
 def test_the_kernels_read_the_same_table():
+    from kernels import cuda, tiles
+
+    assert tiles.TILES_FILE == TILES_FILE
+    assert tiles.TILES == TILES
+    assert tiles.Tile._fields == Tile._fields
+    assert cuda.FA3_TILES == {d: (t.block_m, t.block_n) for d, t in TILES["fa3"]["full"].items()}
+
+
+def test_the_gluon_kernels_launch_from_that_table():
     pytest.importorskip("triton")
     from kernels.attention import host
 
-    assert host.TILES_FILE == TILES_FILE
-    assert host.TILES == TILES
-    assert host.Tile._fields == Tile._fields
+    assert host.TILES is __import__("kernels.tiles", fromlist=["TILES"]).TILES
     assert host.STAGES_DEFAULT == TILES["gluon"]["stages"]
 
 

@@ -18,7 +18,6 @@ from sim import H100
 TILES = ("K", "V")
 OP = {"K": "load K", "V": "load V"}
 READ = {"QKᵀ": "K", "PV": "V"}
-WAKE = max(H100.mbarrier_clk, H100.mbarrier_probe_clk)
 
 
 def sub():
@@ -74,8 +73,10 @@ def roles(table):
     return producer, consumer
 
 
-def check(events, stages: int, table: dict, block_bytes: int) -> tuple[list, dict]:
-    """Replay the log: (the slots the tiles were copied into, in stream order; violations)."""
+def check(events, stages: int, table: dict, block_bytes: int, wake: float) -> tuple[list, dict]:
+    """Replay the log: (the slots the tiles were copied into, in stream order; violations). A
+    fill is starved when claimed more than `wake` (the run's barrier wake-up) after its slot
+    was free."""
     full = {f"k.full[{s}]": s for s in range(stages)}
     empty = {f"k.empty[{s}]": s for s in range(stages)}
     fills, released, free_at = [0] * stages, [0] * stages, {}
@@ -89,7 +90,7 @@ def check(events, stages: int, table: dict, block_bytes: int) -> tuple[list, dic
             if released[s] < n:
                 bad["overwrite"].append(f"t={t:.0f}: slot {s} claimed for its fill #{n + 1} while "
                                         f"the consumers had released it {released[s]} time(s)")
-            elif t > max(free_at.get((s, n), 0.0), last_claim) + WAKE + 1e-6:
+            elif t > max(free_at.get((s, n), 0.0), last_claim) + wake + 1e-6:
                 bad["starved"].append(f"t={t:.0f}: slot {s}'s fill #{n + 1} claimed "
                                       f"{t - max(free_at.get((s, n), 0.0), last_claim):.0f} clk "
                                       "after it was free")
@@ -130,7 +131,8 @@ def run_ring(m, stages: int, n_blocks: int, hw=H100, **cfg):
                         stages=stages, hw=hw, **cfg)
     block_bytes = r.run.config.block_n * r.run.config.headdim * (
         1 if r.run.config.dtype == "fp8" else 2)
-    slots, bad = check(r.run.events, stages, table, block_bytes)
+    slots, bad = check(r.run.events, stages, table, block_bytes,
+                       max(hw.mbarrier_clk, hw.mbarrier_probe_clk))
     return r, slots, bad
 
 

@@ -13,8 +13,9 @@ Workers. The parent imports every exercise's tests once (``runner.warm``: their 
 computed once) and forks ``--jobs`` worker processes from that state (multiprocessing's 'fork'
 context), each in a session of its own and a child subreaper. The parent hands out one
 (student, exercise) item at a time; a worker grades it with ``runner.run_exercise`` (the tests in
-the worker, the submission's code in a fresh sandbox per test, under the student's own uid and
-cgroup: `budget`, killed with its tree on a hang or crash) and sends back the exercise's JSON (as ``grade --json`` prints it). Before every test
+the worker, the submission's code in a fresh sandbox process per test, forked by the worker's
+zygote (`zygote`), under the student's own uid and cgroup: `budget`, killed with its tree on a
+hang or crash) and sends back the exercise's JSON (as ``grade --json`` prints it). Before every test
 the runner reseeds the NumPy generators the test modules hold from the student's name
 (`runner.seed`): each student draws values of its own, the same ones in a regrade. A worker is replaced after ``RECYCLE`` items, and at once
 when it dies (the item it held scores 0, with the reason).
@@ -26,9 +27,9 @@ killed, repeated until none is left), their exercises and the student's exercise
 score 0, and the status column says so; a fresh worker takes each killed one's place. Nothing one
 student does stops the others or the command.
 
-Order. The heavy exercises (the Gluon compile and the ``tl`` interpreter, each a few seconds of a
-sandbox importing Triton) are handed out first, student by student, then the light ones, so the
-pool does not end on a heavy item.
+Order. The heavy exercises (the Gluon compile and the ``tl`` interpreter: about a second each
+from a warm zygote, several for the worker's first, which warms it) are handed out first,
+student by student, then the light ones, so the pool does not end on a heavy item.
 
 Dedup (default on; ``--no-dedup`` off). Identical submission files give identical gradings, so
 each distinct (exercise, file contents) is graded once and its verdict reused by every student who
@@ -64,7 +65,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as mp_wait
 from pathlib import Path, PurePosixPath
 
-from . import report, runner
+from . import report, runner, zygote
 from .source import strip, submission_files
 
 HEAVY = ("ch02_ws_gluon", "ch04_tl_attention")     # a sandbox importing triton: hand out first
@@ -307,6 +308,7 @@ def _serve(conn, released: bool) -> None:
         except (OSError, ValueError):
             break
     conn.close()
+    zygote.close_all()                       # os._exit runs no atexit: end them here
     os._exit(0)
 
 
@@ -332,6 +334,7 @@ class _Worker:
             kill_tree(self.proc.pid)
         self.proc.join(5)
         self.conn.close()
+        zygote.remove_left_by(self.proc.pid)     # a killed worker's zygotes left their folders
 
 
 def _warm(names: list[str]) -> None:
@@ -619,6 +622,7 @@ def summary_table(res: dict) -> str:
 
 # ------------------------------------------------------------------------------ a generated class
 PATTERN = ("source", "stub", "wrong", "zip")
+CLASSMATE_CHEATS = ("cheat_budget_", "cheat_isolation_")     # what a class is graded to survive
 
 
 def _wrong_headers() -> list[tuple[Path, dict]]:
@@ -693,12 +697,16 @@ def make_class(dest: Path, n: int, wrong: list[str] | None = None, zip_every: bo
     """N students in a known pattern, student i by i % 4: the source's submission files (full
     marks), the released stubs (zero: ``source.strip``, what ``release`` writes), the source with
     one known-wrong file from ``exercises/wrong`` (cycling through them, or through ``wrong`` by
-    stem), and the source flat in a zip with one top-level folder. With `unique` (the default)
+    stem; the cheats that reach the classmates, ``cheat_budget_*`` (a process bomb) and
+    ``cheat_isolation_*`` (a reader of other folders), first, so that every class of 8 or more
+    students holds them beside correct students), and the source flat in a zip with one
+    top-level folder. With `unique` (the default)
     every file a student hands in ends in a comment line naming the student, so no two students'
     files are byte-identical (dedup cannot help; the tests do not read comments). Returns
     {student: {"kind", "wrong" (stem or None), "expected" (expected_scores)}}."""
     dest.mkdir(parents=True, exist_ok=True)
-    ws = [(p, h) for p, h in _wrong_headers() if wrong is None or p.stem in wrong]
+    ws = sorted(((p, h) for p, h in _wrong_headers() if wrong is None or p.stem in wrong),
+                key=lambda ph: not ph[0].stem.startswith(CLASSMATE_CHEATS))
     plan = {}
     for i in range(n):
         kind = PATTERN[i % 4] if zip_every else PATTERN[i % 3]

@@ -11,8 +11,9 @@ stays on the grader's side, where the submission cannot reach it.
 
 A submission that hangs, crashes, floods its output or exits loses only the test it was in: the
 session ends (`SubmissionFailed` in the test), the next test starts a fresh one. Every test gets a
-fresh sandbox (the session is closed after each), so no test is answered from state an earlier
-test left in the submission's process.
+fresh sandbox process (the session is closed after each; the next is forked from a warm zygote
+that never ran submission code: `zygote`), so no test is answered from state an earlier test
+left in the submission's process.
 
 Per student (`identity`, the student's name in ``grade-class``, ``--student`` for ``grade``): the
 sandboxes run under a uid of the student's own (`budget.student_uid`) and in its cgroup where the

@@ -42,6 +42,12 @@ Isolation (``Outcome.isolation`` says which was in force)
     student's processes together). Off root nothing is dropped (``isolation.uid`` is None).
   * ``Outcome.isolation.summary()`` says which of these were in force (every report prints it);
     ``Outcome.limit`` names the limit that stopped a run.
+  * ``zygote=(modules...)``: the run's worker is forked, not started: a warm reaper of the same
+    view (`zygote.Zygote`, one per process and view, reused) imported those modules once and
+    forks a worker per run, which unshares a mount and IPC namespace of its own (an empty
+    ``/dev/shm``), joins the student's cgroup, sets the rlimits and drops to the run's uid before
+    the submission is imported; the zygote kills everything below it before the next run.
+    ``Isolation.forked`` says so. Without it, each run starts its own reaper and interpreter.
 
 What the caller must do: keep grader-side secrets (solutions, hidden tests, reference data) in a
 directory of mode 0700 (or below one) owned by the grader's user. With the uid drop the child can
@@ -87,6 +93,7 @@ class Isolation:
     gid: int | None = None
     cgroup: str = ""                                   # the student's cgroup (CPU, pids, memory)
     solution_readable: bool | None = None              # without a namespace: can the uid read it?
+    forked: bool = False                               # forked by a warm zygote (`zygote.py`)
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -434,16 +441,29 @@ class _Child:
     limits: dict = field(default_factory=dict)
 
 
+def _view(top: Path, hide: list[str], allow_list: bool, prefix: list[str]
+          ) -> tuple[list, list[str]]:
+    """(masks, needed paths the dropped uid cannot reach without them) of a sandbox whose runs
+    live under `top`."""
+    python, stdlib, site = _python_paths()
+    needed = [os.path.dirname(python), os.path.realpath(sys.prefix),
+              os.path.realpath(sys.base_prefix), *stdlib, *site, str(top)]
+    masks = _mask_plan(needed, [str(h) for h in hide], allow_list) if prefix else []
+    unreachable = [n for n in needed if not all(
+        _others_can_enter(os.path.join(*Path(n).parts[:i]))
+        for i in range(2, len(Path(n).parts) + 1))]
+    return masks, unreachable
+
+
 def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memory_bytes,
             cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files,
             max_processes, env, hide, drop_privileges, uid, gid, namespaces,
-            timeout_s, data_bytes, cpus, cgroup, shared_fd: int | None = None) -> _Child:
+            timeout_s, data_bytes, cpus, cgroup, zygote, shared_fd: int | None = None) -> _Child:
     if not isinstance(entry, str) or entry.count(":") != 1:
         raise ValueError(f"entry must be 'module:function', got {entry!r}")
     visible = [] if visible is None else [visible] if isinstance(visible, (str, Path)) else visible
     allow_list = hide is None              # the default view: an allow-list (`_mask_plan`)
-    hide = default_hide() if hide is None else list(hide)
-    t0 = time.monotonic()
+    hide = [str(h) for h in (default_hide() if hide is None else hide)]
     iso = Isolation()
     root = os.geteuid() == 0
     if root and drop_privileges:
@@ -457,9 +477,24 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
     if not prefix:
         iso.notes.append("no PID/mount namespace (" + ("namespaces=False" if not namespaces else
                          "unshare --pid --mount-proc does not work here") + "): subreaper only")
-
-    top = Path(tempfile.mkdtemp(prefix="sandbox-"))
+    base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
+                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                "PYTHONHASHSEED": "0", **(env or {})}
+    z = None
+    if zygote is not None:
+        from . import zygote as zyg
+        key = (tuple(str(v) for v in visible), tuple(sorted(base_env.items())), tuple(prefix),
+               tuple(hide), allow_list, tuple(zygote), iso.uid is not None)
+        try:
+            z = zyg.acquire(key, lambda: zyg.Zygote(key, visible, base_env, prefix, hide,
+                                                     allow_list, tuple(zygote),
+                                                     iso.uid is not None))
+            iso.forked = True
+        except zyg.ZygoteFailed as e:         # the run still runs, from a fresh interpreter
+            iso.notes.append(f"no warm zygote ({e}): this run started its own interpreter")
+    t0 = time.monotonic()                  # a cold zygote's start is not the run's time
     fds: list[int] = []
+    top = Path(tempfile.mkdtemp(prefix="sandbox-")) if z is None else z.run_dir()
     try:
         os.chmod(top, 0o711)
         work = top / "work"
@@ -467,23 +502,20 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         (work / "tmp").mkdir(mode=0o700)
         for name, src in files.items():
             _copy_submission(name, Path(src), work, max_file_bytes)
-        vis_paths = []
-        for i, v in enumerate(visible):
-            dest = top / "visible" / str(i)
-            dest.parent.mkdir(mode=0o755, exist_ok=True)
-            _copy_visible(Path(v), dest)
-            vis_paths.append(str(dest))
+        if z is None:
+            vis_paths = []
+            for i, v in enumerate(visible):
+                dest = top / "visible" / str(i)
+                dest.parent.mkdir(mode=0o755, exist_ok=True)
+                _copy_visible(Path(v), dest)
+                vis_paths.append(str(dest))
+            masks, unreachable = _view(top, hide, allow_list, prefix)
+        else:
+            vis_paths, masks, unreachable = z.vis_paths, z.masks, z.unreachable
         if iso.uid is not None:
             for p in (work, work / "tmp"):
                 os.chown(p, iso.uid, iso.gid)
-
         python, stdlib, site = _python_paths()
-        needed = [os.path.dirname(python), os.path.realpath(sys.prefix),
-                  os.path.realpath(sys.base_prefix), *stdlib, *site, str(top)]
-        masks = _mask_plan(needed, [str(h) for h in hide], allow_list) if prefix else []
-        unreachable = [n for n in needed if not all(
-            _others_can_enter(os.path.join(*Path(n).parts[:i]))
-            for i in range(2, len(Path(n).parts) + 1))]
         if iso.uid is not None and unreachable and not prefix:
             iso.notes.append(f"uid not dropped: the dropped uid could not reach {unreachable[0]} "
                              "and no mount namespace is available to expose it")
@@ -514,10 +546,9 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                                                       memory_bytes or data_bytes or 8 << 30)
         if os.path.isdir(GRADER_ROOT / "exercises"):
             iso.solution_readable = _readable_by_others(GRADER_ROOT / "exercises")
-        child_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-                     "HOME": str(work), "TMPDIR": str(work / "tmp"), "MPLBACKEND": "Agg",
-                     "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-                     "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0", **(env or {})}
+        # TRITON_HOME: Triton takes HOME's default at import, which a zygote did before the run
+        child_env = {**base_env, "HOME": str(work), "TMPDIR": str(work / "tmp"),
+                     "TRITON_HOME": str(work)}
         worker_cfg = {"entry": entry, "payload_fd": payload_r, "result_fd": result_w,
                       "session": session, "path": [str(work), *vis_paths, *stdlib, *site]}
         reaper_cfg = {"status_fd": status_w, "control_fd": control_r, "payload_fd": payload_r,
@@ -525,15 +556,28 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                       "masks": masks, "masks_required": bool(unreachable),
                       "uid": iso.uid, "gid": iso.gid, "rlimits": rlimits, "python": python,
                       "cgroup_procs": cg_procs,
-                      "env": child_env,
-                      "argv": [python, "-I", "-S", "-c", WORKER_SOURCE, "worker",
-                               json.dumps(worker_cfg)]}
-        cmd = prefix + [python, "-I", "-S", "-c", WORKER_SOURCE, "reaper", json.dumps(reaper_cfg)]
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
-                                pass_fds=(payload_r, result_w, control_r, status_w,
-                                          *([shared_fd] if shared_fd is not None else [])),
-                                cwd=str(top), env={"PATH": child_env["PATH"], "LANG": "C.UTF-8"},
-                                start_new_session=True)
+                      "env": child_env}
+        if z is None:
+            reaper_cfg["argv"] = [python, "-I", "-S", "-c", WORKER_SOURCE, "worker",
+                                  json.dumps(worker_cfg)]
+            cmd = prefix + [python, "-I", "-S", "-c", WORKER_SOURCE, "reaper",
+                            json.dumps(reaper_cfg)]
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
+                                    pass_fds=(payload_r, result_w, control_r, status_w,
+                                              *([shared_fd] if shared_fd is not None else [])),
+                                    cwd=str(top), env={"PATH": child_env["PATH"],
+                                                       "LANG": "C.UTF-8"},
+                                    start_new_session=True)
+        else:
+            run_fds = {"payload_fd": payload_r, "result_fd": result_w, "control_fd": control_r,
+                       "status_fd": status_w, "out_fd": out_w,
+                       **({"shared_fd": shared_fd} if shared_fd is not None else {})}
+            req = {k: v for k, v in reaper_cfg.items()
+                   if k not in run_fds and k not in ("masks", "masks_required")}
+            req["worker"] = {k: v for k, v in worker_cfg.items()
+                             if k not in ("payload_fd", "result_fd")}
+            z.fork(req, run_fds)
+            proc = _Forked(z)
         for fd in (payload_r, result_w, control_r, status_w, out_w):
             os.close(fd)
             fds.remove(fd)
@@ -547,6 +591,8 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
             fds.remove(fd)                  # the threads own (and close) these now
         for t in threads:
             t.start()
+        if z is not None:
+            proc.status_thread = threads[1]
         for fd in (payload_w, result_r, control_w):
             fds.remove(fd)                  # the _Child's fields own these: each closed once
         return _Child(proc, top, iso, t0, payload_w, result_r, control_w, threads, out_sink,
@@ -560,9 +606,36 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                 os.close(fd)
             except OSError:
                 pass
+        if z is not None:
+            from . import zygote as zyg
+            zyg.discard(z)
         _make_writable(top)
         shutil.rmtree(top, ignore_errors=True)
         raise
+
+
+class _Forked:
+    """A worker forked by a zygote, as `_finish` waits for it: it is over when the zygote has
+    written the run's status (after killing everything the run left) and closed that pipe."""
+
+    def __init__(self, z):
+        self.z, self.pid, self.returncode = z, z.proc.pid, None
+        self.status_thread: threading.Thread | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        self.status_thread.join(timeout)
+        if self.status_thread.is_alive():
+            if not self.z.alive():              # the zygote died: nobody will write the status
+                self.returncode = -9
+                return self.returncode
+            raise subprocess.TimeoutExpired("zygote run", timeout)
+        self.returncode = 0
+        return 0
+
+    def kill(self) -> None:
+        """The zygote did not end the run when told: end the zygote (and its runs)."""
+        from . import zygote as zyg
+        zyg.discard(self.z)
 
 
 def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
@@ -610,6 +683,12 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
         outcome.seconds = time.monotonic() - c.t0
         return outcome
     finally:
+        if isinstance(c.proc, _Forked):
+            from . import zygote as zyg
+            if c.st_sink.get("data") and c.proc.z.alive():
+                zyg.release(c.proc.z)           # it reported the run over: ready for the next
+            else:
+                zyg.discard(c.proc.z)
         for fd in (*c.fds, c.control_w, c.payload_w, c.result_r):
             if fd >= 0:                     # -1: handed to a thread, which closes it
                 try:
@@ -624,7 +703,7 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
 _LIMITS = dict(memory_bytes=2 << 30, cpu_s=None, max_output_bytes=1 << 20,
                max_file_bytes=16 << 20, max_write_bytes=64 << 20, max_open_files=256,
                max_processes=64, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
-               namespaces=True, data_bytes=None, cpus=1.0, cgroup=True)
+               namespaces=True, data_bytes=None, cpus=1.0, cgroup=True, zygote=None)
 
 
 def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None,

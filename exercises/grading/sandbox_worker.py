@@ -151,8 +151,12 @@ def apply_masks(masks):
             os.close(fd)
 
 
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+
+
 def _child(cfg, keep_fds):
-    """In the forked child: new session, rlimits, fds, cwd, uid; then exec the worker."""
+    """In the forked child: new session, rlimits, fds, cwd, uid; then exec the worker, or (forked
+    from a zygote, ``cfg["worker"]``) become it without an exec."""
     import resource
     os.setsid()
     for procs in cfg.get("cgroup_procs", []):      # the student's cgroup: "0" is this process
@@ -161,9 +165,20 @@ def _child(cfg, keep_fds):
                 f.write("0")
         except OSError as e:                       # removed by another grader's cleanup meanwhile
             os.write(2, ("[sandbox] not in the student's cgroup (%s): rlimits only\n" % e).encode())
+    ctypes, libc = _libc()
+    if cfg.get("private_ipc"):
+        # a zygote's children share its mount and IPC namespaces: each gets its own, with an
+        # empty /dev/shm, so nothing one run leaves there (or in a SysV segment) meets the next
+        if libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+            raise OSError(ctypes.get_errno(), "unshare of the run's mount and IPC namespaces")
+        _mount(libc, ctypes, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+               "mode=1777,size=64m")
     for name, value in cfg["rlimits"]:
         soft, hard = value if isinstance(value, list) else (value, value)
         resource.setrlimit(getattr(resource, name), (soft, hard))
+    if cfg.get("out_fd") is not None:              # forked: the run's own output pipe
+        os.dup2(cfg["out_fd"], 1)
+        os.dup2(cfg["out_fd"], 2)
     top = max(256, max(keep_fds) + 1)
     for fd in range(3, top):
         if fd not in keep_fds:
@@ -174,7 +189,6 @@ def _child(cfg, keep_fds):
     for fd in keep_fds:
         os.set_inheritable(fd, True)
     os.chdir(cfg["work"])
-    ctypes, libc = _libc()
     if cfg["uid"] is not None:
         os.setgroups([])
         os.setresgid(cfg["gid"], cfg["gid"], cfg["gid"])
@@ -182,15 +196,21 @@ def _child(cfg, keep_fds):
     libc.prctl(38, 1, 0, 0, 0)                             # PR_SET_NO_NEW_PRIVS
     libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)            # PR_SET_PDEATHSIG (after setuid)
     os.umask(0o077)
-    os.execve(cfg["python"], cfg["argv"], cfg["env"])
+    if "worker" not in cfg:
+        os.execve(cfg["python"], cfg["argv"], cfg["env"])
+    os.environ.clear()
+    os.environ.update(cfg["env"])
+    if "tempfile" in sys.modules:                  # the zygote's TMPDIR, cached by its warm-up
+        sys.modules["tempfile"].tempdir = None
+    worker(cfg["worker"])
 
 
-def reaper(cfg):
+def _start(cfg):
+    """The reaper's and the zygote's first steps: a child subreaper, the masks. (status, ok)"""
     status = {"subreaper": False, "pid_namespace": os.getpid() == 1, "masked": [],
-              "notes": [], "wait_status": None, "killed": 0, "stopped_by_parent": False}
+              "notes": []}
     ctypes, libc = _libc()
     status["subreaper"] = libc.prctl(36, 1, 0, 0, 0) == 0     # PR_SET_CHILD_SUBREAPER
-    out = os.fdopen(cfg["status_fd"], "w")
     if cfg["masks"]:
         try:
             apply_masks(cfg["masks"])
@@ -200,15 +220,23 @@ def reaper(cfg):
             if cfg["uid"] is not None and cfg["masks_required"]:
                 status["notes"].append("not run: the interpreter is not reachable by the "
                                        "dropped uid without the masks")
-                out.write(json.dumps(status))
-                out.close()
-                return
+                return status, False
+    return status, True
+
+
+def _run(cfg, status, closing):
+    """Fork the worker (`_child`), wait for it or for "kill" (or EOF) on the control pipe, then
+    SIGKILL every process below us until none is left; the outcome goes into `status`."""
     keep = [cfg["payload_fd"], cfg["result_fd"]] + (
-        [cfg["shared_fd"]] if cfg.get("shared_fd") is not None else [])
+        [cfg["shared_fd"]] if cfg.get("shared_fd") is not None else []) + (
+        [cfg["out_fd"]] if cfg.get("out_fd") is not None else [])
+    sys.stdout.flush()
+    sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
         try:
-            os.close(cfg["status_fd"])
+            for fd in closing:
+                os.close(fd)
             _child(cfg, keep)
         except BaseException as e:  # noqa: BLE001 - report any failure to start
             os.write(2, ("[sandbox] the worker could not start: %r\n" % (e,)).encode())
@@ -218,6 +246,7 @@ def reaper(cfg):
     import select
     statuses = {}
     ctrl = cfg["control_fd"]
+    status.update(wait_status=None, killed=0, stopped_by_parent=False)
     while pid not in statuses:
         ready, _, _ = select.select([ctrl], [], [], 0.02)
         if ready:                          # "kill" from the parent, or EOF: the parent is gone
@@ -228,8 +257,64 @@ def reaper(cfg):
                                  statuses=statuses)
     status["wait_status"] = statuses.get(pid)
     status["left"] = [p for p, s in descendants(os.getpid())]
+
+
+def reaper(cfg):
+    out = os.fdopen(cfg["status_fd"], "w")
+    status, ok = _start(cfg)
+    if ok:
+        _run(cfg, status, [cfg["status_fd"]])
     out.write(json.dumps(status))
     out.close()
+
+
+def zygote(cfg):
+    """A reaper that serves many runs: it imports ``cfg["preload"]`` (the grader's own modules:
+    numpy, the remote side; never a submission's) once, then for each request on its socket
+    (JSON and the run's pipe ends, passed as fds) forks a fresh worker from that state, exactly
+    as the reaper does (`_run`): the worker becomes the run's uid in the run's cgroup, with its
+    own mount and IPC namespaces, and is killed with every process below it before the next
+    request is read. Nothing a worker does reaches the zygote: it never runs submission code,
+    and it is root where the workers are not (a worker cannot signal or trace it)."""
+    import importlib
+    import socket
+    sock = socket.socket(fileno=cfg["sock_fd"])
+    base, ok = _start(cfg)
+    os.environ.clear()
+    os.environ.update(cfg["env"])
+    sys.path[:] = list(cfg["path"])
+    base["preloaded"], base["preload_failed"] = [], []
+    if ok:
+        for name in cfg["preload"]:                # "module" or "module:function" (a warm-up)
+            try:
+                mod, _, fn = name.partition(":")
+                m = importlib.import_module(mod)
+                if fn:
+                    getattr(m, fn)()
+                base["preloaded"].append(name)
+            except Exception as e:  # noqa: BLE001 - the worker imports it itself (and fails there)
+                base["preload_failed"].append("%s: %r" % (name, e))
+    base["ok"] = ok
+    sock.send(json.dumps(base).encode("utf-8"))
+    while ok:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(sock, 1 << 20, 8)
+        except OSError:
+            break
+        if not msg:
+            break                          # the grader closed the socket: we are done
+        req = json.loads(msg.decode("utf-8"))
+        run = dict(zip(req["fds"], fds))
+        run_cfg = {**req, **run, "masks": [], "private_ipc": base["pid_namespace"]}
+        run_cfg["worker"] = dict(req["worker"], payload_fd=run["payload_fd"],
+                                 result_fd=run["result_fd"], shared_fd=run.get("shared_fd"))
+        status = {k: base[k] for k in ("subreaper", "pid_namespace", "masked")}
+        status["notes"] = list(base["notes"])
+        _run(run_cfg, status, [sock.fileno(), run["status_fd"], run["control_fd"]])
+        with os.fdopen(run["status_fd"], "w") as out:
+            out.write(json.dumps(status))
+        os.close(run["control_fd"])
+    kill_tree(os.getpid(), reap=True, everyone=base["pid_namespace"])
 
 
 # --- worker (the untrusted process) -----------------------------------------------------------
@@ -302,6 +387,8 @@ def worker(cfg):
         serve(cfg)
     payload = _read_frame(cfg["payload_fd"], 1 << 40)
     os.close(cfg["payload_fd"])
+    if cfg.get("shared_fd") is not None and isinstance(payload, dict):
+        payload["shared_fd"] = cfg["shared_fd"]        # its number in this process
     result_fd = os.dup(cfg["result_fd"])
     os.close(cfg["result_fd"])
     import importlib
@@ -327,4 +414,4 @@ def worker(cfg):
 
 if __name__ == "__main__":
     _cfg = json.loads(sys.argv[2])
-    {"reaper": reaper, "worker": worker}[sys.argv[1]](_cfg)
+    {"reaper": reaper, "worker": worker, "zygote": zygote}[sys.argv[1]](_cfg)

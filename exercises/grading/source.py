@@ -85,3 +85,11 @@ def meta(folder: Path) -> dict:
 def submission_files(folder: Path) -> list[str]:
     """Files of an exercise the student writes (relative paths), from its exercise.json."""
     return list(meta(folder)["submission"])
+
+
+def preload(folder: Path) -> list[str]:
+    """What the warm process of this exercise's adapter sandbox runs before any submission
+    (exercise.json's "preload": "module" or "module:function", e.g. ``_compile:warm``, a first
+    compile that loads Triton's backend once): the grader's heavy start-up, done once per
+    grading process instead of once per test (`zygote`)."""
+    return list(meta(folder).get("preload", []))

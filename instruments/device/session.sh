@@ -28,6 +28,13 @@
 #   trace_d256  a Proton timeline of fa3 at d 256
 #   trace_s1k   Proton timelines of fa3 at S 1K (d 128, 256): a CTA's prologue and epilogue
 #   align       the ragged GEMMs with and without 128-byte row strides (instruments/tools/align_probe.py)
+#   pair        the SM-to-SM crossing: an mbarrier ping-pong inside one SM and across the two
+#               CTAs of a cluster of two (instruments/micro/pair.py -> h200-pair.json); its GPU
+#               test first (it also builds pair.cu, ~1 min cold)
+#   rescale     O's 128 FMULs a thread after 16 queued Q·Kᵀ wgmmas, beside each alone
+#               (instruments/micro/rescale.py -> h200-rescale.json); its GPU test first
+#   trace_no_turns a Proton timeline of fa3+lane_sum+no_turns at d 256
+#               (traces/attention_fa3_d256+lane_sum+no_turns.{trace,summary}.json)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU
@@ -148,6 +155,15 @@ for step in "$@"; do
     TAIL=30 step_run trace_d256 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_d256 ;;
   trace_s1k)  # Proton timelines of fa3 at S 1K, d 128 and 256: a CTA's phases
     TAIL=30 step_run trace_s1k 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_s1k attention_fa3_s1k_d256 ;;
+  pair)  # a lost phase hangs: the test's short runs first, each step under its timeout
+    TAIL=8 step_run pair_tests 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/instruments/test_micro_gpu.py -k "sm_pair"
+    TAIL=8 step_run pair 120 python3 -m instruments.micro.pair --out "$OUT" ;;
+  rescale)
+    TAIL=6 step_run rescale_tests 120 python3 -m pytest -q -p no:cacheprovider -m gpu tests/instruments/test_micro_gpu.py -k "rescale"
+    TAIL=6 step_run rescale 120 python3 -m instruments.micro.rescale --out "$OUT" ;;
+  trace_no_turns)  # the build with fa3's softmax switches lane_sum (d 256's default) and no_turns
+    TAIL=30 step_run trace_no_turns 200 python3 -m instruments.trace --out "$OUT/traces" \
+      --only attention_fa3_d256 --softmax lane_sum,no_turns ;;
   align)  # the ragged GEMMs with 128-byte row strides, 8192x8192x4096 without
     TAIL=30 step_run align 200 python3 -m instruments.tools.align_probe --out "$OUT/h200-align.json" ;;
   gputests)

@@ -11,16 +11,14 @@ seq), contiguous.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
-from typing import NamedTuple
 
 import triton
 from triton.experimental.gluon import language as gl
 
 from ..hopper import check_tma, gl_dtype, require_hopper, tma_strides
+from ..tiles import TILES
 
 try:  # torch is needed to launch and check, not to read this file
     import torch
@@ -131,28 +129,9 @@ class Config:
                     f"+ producer {self.producer_regs} registers/thread = {regs} > 65536 per SM")
 
 
-# Tiles and ring depth: the "gluon" table of the repository's sim/tiles.json (FA3's released tiles,
+# Tiles and ring depth: the "gluon" table of sim/tiles.json (kernels/tiles.py; FA3's released tiles,
 # block_n rounded to a power of two), which the model reads too. setmaxnreg as FA3: 24/240 with
 # 2 consumers, 32/160 with 3.
-TILES_FILE = Path(__file__).resolve().parents[2] / "sim" / "tiles.json"  # data, not an import
-
-
-class Tile(NamedTuple):
-    block_m: int  # rows of Q per CTA
-    block_n: int  # rows of K/V per block
-    consumers: int  # consumer warpgroups
-
-
-def read_tiles(path: Path = TILES_FILE) -> dict[str, dict]:
-    """tiles.json as {table: {part: {head_dim: Tile}, other key: its value}}."""
-    raw = json.loads(path.read_text())
-    return {name: {part: ({int(d): Tile(**t) for d, t in value.items()}
-                          if isinstance(value, dict) else value)
-                   for part, value in table.items()}
-            for name, table in raw.items() if isinstance(table, dict)}
-
-
-TILES = read_tiles()
 STAGES_DEFAULT = TILES["gluon"]["stages"]
 STAGES_ALLOWED = range(1, 5)
 

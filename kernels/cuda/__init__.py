@@ -33,6 +33,8 @@ import functools
 import os
 from pathlib import Path
 
+from ..tiles import TILES
+
 HERE = Path(__file__).resolve().parent
 SOURCES = ("gemm_ws.cu", "gemm_ws_pingpong.cu", "attention_fa3.cu")
 HEADERS = ("hopper.cuh", "ptx/math.cuh", "ptx/mbarrier.cuh", "ptx/schedule.cuh", "ptx/smem.cuh",
@@ -45,11 +47,11 @@ GEMM_VARIANTS = ("ws", "ws_pingpong")
 GEMM_STAGES = {"ws": (3, 2), "ws_pingpong": (4, 5)}  # the first is the default
 HEAD_DIM = 128  # the head dim of the first twin (its default tile: 128 x 128)
 # The attention instances, (block_m, block_n) per head dim, the default first (attention_fa3.cu
-# builds the same list). FA3_TILES: FlashAttention-3's own tiles (hopper/tile_size.h, non-causal
-# and causal alike at these head dims); 176 and 80 are no powers of two, which Gluon's layouts
+# builds the same list). FA3_TILES: FlashAttention-3's own tiles, the "fa3" table of sim/tiles.json
+# (non-causal; kernels/tiles.py reads it); 176 and 80 are no powers of two, which Gluon's layouts
 # cannot hold: the top rung of the ladder only raw PTX reaches.
 ATTENTION_TILES = {64: ((192, 128),), 128: ((128, 128), (128, 176)), 256: ((128, 80), (128, 64))}
-FA3_TILES = {64: (192, 128), 128: (128, 176), 256: (128, 80)}
+FA3_TILES = {d: (t.block_m, t.block_n) for d, t in TILES["fa3"]["full"].items()}
 # The head dims at which the twin is also built with FA4's conditional rescaling (attention.cuh:
 # RESCALE_THRESHOLD; attention_fa3.cu: cond_rescale_built), at every tile of that dim. Off by
 # default: cuda.attention(..., cond_rescale=True) picks it.

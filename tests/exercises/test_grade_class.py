@@ -12,6 +12,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 import zipfile
@@ -21,7 +22,7 @@ import pytest
 
 from exercises.__main__ import main
 from exercises.grading import grade_class as gc
-from exercises.grading import runner
+from exercises.grading import runner, zygote
 from exercises.grading.grade_class import Refused, make_class, safe_extract
 from exercises.grading.source import strip, submission_files
 
@@ -88,11 +89,24 @@ def graded(tmp_path_factory):
     (cls / "notes.txt").write_text("not a student\n")
     out = base / "out"
     t = time.monotonic()
+    zygotes = set(Path(tempfile.gettempdir()).glob(zygote.PREFIX + "*"))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(runner, "run_exercise", _dies_on_mark(runner.run_exercise))
         rc = main(["grade-class", str(cls), "--out", str(out), "--jobs", "2", "--timeout", "20",
                    "--student-timeout", "30", *[a for ex in ONLY for a in ("--only", ex)]])
-    return {"rc": rc, "out": out, "base": base, "escape": escape, "seconds": time.monotonic() - t}
+    left = set(Path(tempfile.gettempdir()).glob(zygote.PREFIX + "*")) - zygotes
+    return {"rc": rc, "out": out, "base": base, "escape": escape, "seconds": time.monotonic() - t,
+            "zygotes_left": left}
+
+
+def test_workers_leave_no_zygote_folders(graded):
+    """Every worker's zygotes are gone with their folders once the class is graded: the worker
+    that ended, the one killed at its student's budget and the one that died (a folder whose
+    owner is alive belongs to another test running now)."""
+    def owner_alive(d: Path) -> bool:
+        pid = int(d.name[len(zygote.PREFIX):].split("-")[0])
+        return Path(f"/proc/{pid}").exists()
+    assert not [d for d in graded["zygotes_left"] if not owner_alive(d)], graded["zygotes_left"]
 
 
 def test_gradebook_is_exactly_the_expected_one(graded):
@@ -278,4 +292,6 @@ def test_make_class_pattern(tmp_path):
     assert a != b and a.splitlines()[:-1] == b.splitlines()[:-1]      # one comment line apart
     assert set(plan["s001_stub"]["expected"].values()) == {0.0}
     assert plan["s000_source"]["expected"] == plan["s003_zip"]["expected"]
+    assert plan["s002_wrong"]["wrong"].startswith("cheat_budget_")      # a bomb and a reader of
+    assert plan["s006_wrong"]["wrong"].startswith("cheat_isolation_")   # the neighbours' folders
     shutil.rmtree(tmp_path / "c")

@@ -155,6 +155,20 @@ def test_wrong_submission_loses_exactly_its_tests(wrong_results, name):
     assert res.score < res.max_score or h["loses"] == "none"
 
 
+def test_ring_checks_judge_a_run_by_its_own_hardware():
+    """ch01's checks take the barrier wake-up of the run's Hardware: a right ring on one whose
+    barriers wake later than H100's (the hidden tests draw mbarrier_clk in 20-60 clk) breaks no
+    rule, for every depth the hidden tests use."""
+    from sim import H100
+    pub = runner._import(PKG / "ch01_ring" / "test_ring.py")
+    ref = runner._import(PKG / "ch01_ring" / "hidden" / "test_hidden.py")._Reference
+    hw = H100.with_(mbarrier_clk=60.0)
+    assert hw.mbarrier_clk > max(H100.mbarrier_clk, H100.mbarrier_probe_clk)
+    for stages in (1, 2, 3, 4):
+        r, slots, bad = pub.run_ring(ref, stages, 6, hw=hw, headdim=64, block_n=128)
+        pub.assert_runs(r, slots, bad, 6)
+
+
 # ------------------------------------------------------------------------------ release
 def test_release_has_no_solution_text(released):
     out = released / "exercises"
@@ -186,6 +200,45 @@ def test_release_has_no_solution_text(released):
     for ex in runner.exercises():
         for f in meta(PKG / ex)["submission"]:
             assert "raise NotImplementedError" in (out / ex / f).read_text()
+
+
+PLANTED = {
+    # ch01's shared-ring parity under other names, in a model file
+    "sim/attention/shared_lap.py": (
+        "def lap_parity(block, which, depth):\n"
+        "    return (((2 * block + (which == \"V\")) // depth) & 1) ^ 1\n"),
+    # ch03's FA3 hand-over (turn passed once Q·Kᵀ is issued, before its wait) in a schedule
+    "sim/attention/fa3_turns.py": (
+        "def consumer(cta, w):\n"
+        "    for j in range(cta.n_blocks):\n"
+        "        yield from cta.wait_turn(w, j)\n"
+        "        s = cta.qk(w, j)\n"
+        "        cta.pass_turn(w)\n"
+        "        yield s\n"),
+}
+
+
+def test_release_fails_on_a_planted_leak(released):
+    """The release as built has no leak (`release` ran the scan, which is fatal); a model file
+    that holds ch01's parity under other names, or a schedule with ch03's hand-over, makes the
+    same check fail, naming each (the idioms the course shares with the solutions do not)."""
+    from exercises.grading.release import LeakError, check_whole_release
+    check_whole_release(released)
+    try:
+        for rel, text in PLANTED.items():
+            (released / rel).write_text(text)
+        with pytest.raises(LeakError) as err:
+            check_whole_release(released)
+    finally:
+        for rel in PLANTED:
+            (released / rel).unlink(missing_ok=True)
+    msg = str(err.value)
+    found = [line for line in msg.splitlines() if line.startswith("  LEAK")]
+    assert found and all(any(rel in line for rel in PLANTED) for line in found), msg
+    for block, where in (("ch01_ring/ring.py", "sim/attention/shared_lap.py"),
+                         ("ch03_pingpong/pingpong.py", "sim/attention/fa3_turns.py")):
+        assert any(line.startswith("  LEAK") and block in line and where in line
+                   for line in msg.splitlines()), (block, msg)
 
 
 def test_release_is_the_course(released):

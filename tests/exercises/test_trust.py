@@ -169,17 +169,23 @@ def consumer(cta, w, j):
 """
 
 
-def test_leak_scan_finds_planted_leaks(tmp_path):
-    """A course whose only exercise asks for a wait parity, a warp_specialize call and a turn
-    order: its release is clean until a file anywhere in it (not only exercises/) holds the
-    parity under other names, the same call, the same order of steps, or a solution line.
-    (Main scanned exercises/ only, and for solution lines only.)"""
+def _fake_course(tmp_path):
     pkg = tmp_path / "exercises"
     (pkg / "ch99_demo").mkdir(parents=True)
     (pkg / "ch99_demo" / "demo.py").write_text(FAKE_EXERCISE)
     dest = tmp_path / "rel"
     (dest / "sim").mkdir(parents=True)
     (dest / "sim" / "clean.py").write_text("def f(a, b):\n    return a + b\n")
+    return pkg, dest
+
+
+def test_leak_scan_finds_planted_leaks(tmp_path):
+    """A course whose only exercise asks for a wait parity, a warp_specialize call and a turn
+    order: its release is clean until a file anywhere in it (not only exercises/) holds the
+    parity under other names, the same order of steps, or a solution line: each reproduces its
+    whole block, a leak. The same call alone is an idiom (a callee and its arguments' kinds say
+    nothing of what the block computes). (Main scanned exercises/ only, for solution lines.)"""
+    pkg, dest = _fake_course(tmp_path)
     assert leaks.scan(dest, pkg) == []
     (dest / "sim" / "laps.py").write_text("def may_refill(n, depth):\n"
                                          "    return 1 - (n // depth) % 2\n")
@@ -192,10 +198,62 @@ def test_leak_scan_finds_planted_leaks(tmp_path):
                                              "    cta.pass_turn(w)\n")
     (dest / "docs").mkdir()
     (dest / "docs" / "notes.md").write_text("the answer: return ((j // stages) & 1) ^ 1\n")
-    found = {(f.kind, f.where) for f in leaks.scan(dest, pkg)}
-    assert {("same", "sim/laps.py:2"), ("call", "kernels/ws.py:2"), ("steps", "sim/pingpong.py:1"),
-            ("line", "docs/notes.md:1")} <= found, found
-    assert not any(w.startswith("sim/clean.py") for _, w in found)
+    found = {(f.kind, f.where.split(":")[0], f.kinds) for f in leaks.scan(dest, pkg)}
+    assert found == {("leak", "sim/laps.py", ("same",)), ("idiom", "kernels/ws.py", ("call",)),
+                     ("leak", "sim/pingpong.py", ("call", "line", "steps")),
+                     ("leak", "docs/notes.md", ("line",))}, found
+
+
+def test_leak_scan_tells_an_idiom_from_a_leak(tmp_path):
+    """What the course's own code shares with a solution is not its answer: one of two waits
+    (the block waits on two barriers; a loop waiting twice on one barrier answers one of them),
+    a turn passed after the scores are waited for (the block passes it before the wait), a
+    fragment of a longer computation. Each is an idiom below `LEAK_SHARE` of its block; the
+    block copied under other names is a leak."""
+    pkg = tmp_path / "exercises"
+    (pkg / "ch98_demo").mkdir(parents=True)
+    (pkg / "ch98_demo" / "demo.py").write_text('''
+def consume(full_a, full_b, it, STAGES):
+    ### BEGIN SOLUTION
+    mbarrier.wait(full_a.index(it % STAGES), (it // STAGES) & 1)
+    mbarrier.wait(full_b.index(it % STAGES), (it // STAGES) & 1)
+    ### END SOLUTION
+
+
+def consumer(cta, w, j):
+    ### BEGIN SOLUTION
+    yield from wait_turn(cta, w, j)
+    scores = cta.qk(w, j)
+    pass_turn(cta, w)
+    yield scores
+    ### END SOLUTION
+''')
+    dest = tmp_path / "rel"
+    (dest / "kernels").mkdir(parents=True)
+    (dest / "kernels" / "bench.py").write_text(
+        "def bench(bars, n, DEPTH):\n"
+        "    for i in range(n):\n"
+        "        mbarrier.wait(bars.index(i % DEPTH), (i // DEPTH) & 1)\n"
+        "        mbarrier.wait(bars.index(i % DEPTH), (i // DEPTH) & 1)\n")
+    (dest / "kernels" / "model.py").write_text(
+        "def consumer(cta, w, j):\n"
+        "    yield from cta.wait_turn(w, j)\n"
+        "    yield cta.qk(w, j)\n"
+        "    cta.pass_turn(w)\n")
+    found = leaks.scan(dest, pkg)
+    assert found and not [f for f in found if f.leak], leaks.report(found)
+    (dest / "kernels" / "copy.py").write_text(
+        "def waits(a, b, k, S):\n"
+        "    mbarrier.wait(a.index(k % S), (k // S) & 1)\n"
+        "    mbarrier.wait(b.index(k % S), (k // S) & 1)\n"
+        "def fa3(cta, w, j):\n"
+        "    yield from cta.wait_turn(w, j)\n"
+        "    s = cta.qk(w, j)\n"
+        "    cta.pass_turn(w)\n"
+        "    yield s\n")
+    found = [f for f in leaks.scan(dest, pkg) if f.leak]
+    assert {f.where for f in found} == {"kernels/copy.py:2", "kernels/copy.py:4"}, \
+        leaks.report(found)
 
 
 # ------------------------------------------------------------------------------ class 5
@@ -226,6 +284,42 @@ def test_a_bomb_and_a_neighbour_reader_cost_no_one_else(tmp_path):
         rows["s2_bomb"]
     assert rows["s3_reader"]["total"] == 0, rows["s3_reader"]
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
+
+
+@pytest.mark.parametrize("cpus, procs, memory", [(1.0, 64, 4 << 30), (0.5, 16, None)])
+def test_cgroup_v2_writer_sets_the_student_limits(tmp_path, monkeypatch, cpus, procs, memory):
+    """On a cgroup v2 host (a unified tree: ``cgroup.controllers`` at its root) the student's
+    cgroup is ``course-grader/u<uid>`` with the cpu, pids and memory controllers enabled on the
+    way down and its own ``cpu.max`` (quota and period), ``pids.max`` and ``memory.max``; its
+    ``cgroup.procs`` is what the worker joins. This host is v1: a fake cgroupfs stands in."""
+    from exercises.grading import budget
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    monkeypatch.setattr(budget, "CG_ROOT", root)
+    monkeypatch.setattr(budget.os, "geteuid", lambda: 0)
+    name, joins = budget.student_cgroup(230010, cpus, procs, memory)
+    d = root / budget.CG_NAME / "u230010"
+    assert name == f"{d} (v2)" and joins == [str(d / "cgroup.procs")], (name, joins)
+    for parent in (root, root / budget.CG_NAME):
+        assert (parent / "cgroup.subtree_control").read_text() == "+cpu +pids +memory"
+    assert (d / "cpu.max").read_text() == f"{int(cpus * 100_000)} 100000"
+    assert (d / "pids.max").read_text() == str(procs)
+    assert (d / "memory.max").read_text() == str(memory) if memory else \
+        not (d / "memory.max").exists()
+
+
+def test_cgroup_v2_writer_that_cannot_write_gives_rlimits_only(tmp_path, monkeypatch):
+    """A v2 tree the grader may not write (a container's read-only cgroupfs): no cgroup, so the
+    report says "rlimits only", never a cgroup that holds no limit."""
+    from exercises.grading import budget
+    root = tmp_path / "cgroup"
+    root.mkdir()
+    (root / "cgroup.controllers").write_text("cpu memory pids\n")
+    (root / budget.CG_NAME).write_text("a file where the folder would go")   # mkdir fails
+    monkeypatch.setattr(budget, "CG_ROOT", root)
+    monkeypatch.setattr(budget.os, "geteuid", lambda: 0)
+    assert budget.student_cgroup(230011, 1.0, 64, 1 << 30) == ("", [])
 
 
 def test_huge_answers_stop_at_the_result_limit(tmp_path):

@@ -19,6 +19,8 @@ from instruments.micro import (
     launch,
     mbar,
     operands,
+    pair,
+    rescale,
     run,
     softmax,
     tma,
@@ -644,3 +646,158 @@ def test_operands_host_side(on_cpu, monkeypatch):
     monkeypatch.setattr(operands, "operands_kernel", Fake(short_stream))
     r = operands.run(64, 1, 1, gen, iters=50)
     assert not r["ok"] and not r["tma_covers_window"], r
+
+
+SASS_ORDER = {"HGMMA": "H", "SR_CLOCKLO": "c", "WARPGROUP.DEPBAR": "W", "FMUL": "m"}
+
+
+def runs(order: str) -> str:
+    """``ccHHHH…`` as ``ccH16…``: a run of more than 3 of a letter by its count."""
+    return re.sub(r"(.)\1{3,}", lambda m: f"{m.group(1)}{len(m.group(0))}", order)
+
+
+@pytest.mark.parametrize("mode", list(rescale.MODES))
+def test_rescale_beside_qk(mode):
+    """Q·Kᵀ as fa3 issues it at d 256 (16 SS m64n64k16 walking 16 k-slices, one wait), then O's
+    128 FMULs a thread; each mode leaves out only its own part. In SASS the loop body is the
+    clocks' order: clock, 16 HGMMA, clock, 128 FMUL, clock, the wait, clock — no FMUL among
+    the wgmmas, none after the wait; no spills; one CTA per SM."""
+    k = rescale.compile_sm90(mode)
+    ptx = k.asm["ptx"]
+    qk, fmul = mode != rescale.FMUL_ALONE, mode != rescale.QK_ALONE
+    assert ".target sm_90a" in ptx
+    assert count(ptx, r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16") == 16 * qk
+    descs = re.findall(r"wgmma\.mma_async[^;]*\},\s*(%rd\d+),\s*(%rd\d+)", ptx)
+    assert len(set(descs)) == 16 * qk, "each instruction its own k-slice of Q and K"
+    assert count(ptx, r"mul\.f32") == rescale.FMULS_PER_THREAD * fmul
+    assert count(ptx, r"mov\.u64 %rd\d+, %clock64;") == 6   # around the loop, 4 in it
+    assert k.metadata.num_warps == 4
+    assert k.metadata.shared >= ONE_CTA
+    s = sass(k)
+    assert count(s, r"\bSTL\b") == 0, "no register spills"
+    order = runs("".join(SASS_ORDER[o] for o in re.findall("|".join(
+        re.escape(n) for n in SASS_ORDER), s)))
+    body = "c" + "H16" * qk + "c" + "m128" * fmul + "c" + "W" * qk + "c"
+    assert order == "c" + body + "c", order
+
+
+def fake_rescale(grid, q, k, o, alpha, s_out, o_out, spans, stats, iters, MODE, num_warps,
+                 fmul_clk=300.0, wrong_o=False):
+    """What the kernel should leave, with made-up spans: 25 clk a wgmma issued, ``fmul_clk``
+    for the FMULs (half of it without the wgmmas), the wait for the rest of 16·32 + 60 clk."""
+    s_ref, o_ref = rescale.reference(q, k, o, alpha, MODE, iters)
+    s_out.copy_(s_ref.float())
+    o_out.copy_(o_ref.float() * (1.001 if wrong_o else 1.0))
+    qk = MODE != rescale.FMUL_ALONE
+    issue = 16 * 25.0 if qk else 2.0
+    f = (fmul_clk if qk else fmul_clk / 2) if MODE != rescale.QK_ALONE else 2.0
+    wait = max(16 * 32 + 60 - f, 2.0) if qk else 2.0
+    spans.copy_(torch.tensor([issue, f, wait]).mul(iters).long().expand_as(spans))
+    _stats(stats, iters * (issue + f + wait))
+
+
+def test_rescale_host_side(on_cpu, monkeypatch):
+    """The rows give back the fake's spans per iteration, the FMULs' slowdown beside Q·Kᵀ and
+    lanes per clk; an O that is not O₀·alphaⁿ makes its row not ok."""
+    monkeypatch.setattr(rescale, "rescale_kernel", Fake(fake_rescale))
+    rows = rescale.rows(torch.Generator())
+    assert all(r["ok"] for r in rows), not_ok(rows)
+    by = {r["mode"]: r for r in rows}
+    beside = by[rescale.MODES[rescale.FMUL_AFTER_QK]]
+    assert beside["issue_clk"] == pytest.approx(400) and beside["fmul_clk"] == pytest.approx(300)
+    assert beside["fmul_slowdown"] == pytest.approx(2.0)
+    assert beside["fmul_lanes_per_clk"] == pytest.approx(64 * 256 / 300)
+    assert beside["group_delay_clk"] == pytest.approx(400 + 300 + 272 - (400 + 2 + 570))
+    assert "FMULs x2.00 of alone" in rescale.line(beside)
+
+    monkeypatch.setattr(rescale, "rescale_kernel",
+                        Fake(lambda *a, **kw: fake_rescale(*a, **kw, wrong_o=True)))
+    r = rescale.run(rescale.FMUL_AFTER_QK, torch.Generator())
+    assert not r["ok"] and r["o_rel_err"] > 1e-5 and "fmul_clk" not in r
+
+
+# --- the SM pair's crossing (pair.cu, CUDA C++) -----------------------------------------------
+# the send of each mode in SASS: the CTA's own arrive, the shared::cluster arrive (a remote
+# reduction on the barrier), the asynchronous remote store
+LOCAL_ARRIVE, CLUSTER_ARRIVE, REMOTE_STORE = (r"SYNCS\.ARRIVE\.TRANS64\.A1T0",
+                                              r"SYNCS\.ARRIVE\.TRANS64\.RED", r"\bSTAS\b")
+PAIR_SENDS = {"local": LOCAL_ARRIVE, "cluster_self": CLUSTER_ARRIVE,
+              "remote_arrive": CLUSTER_ARRIVE, "remote_store": REMOTE_STORE}
+
+
+def pair_loops() -> dict[str, str]:
+    """Each mode's SASS between its two clock reads (ping's timed loop)."""
+    if cc.find_nvcc() is None:
+        pytest.skip("no nvcc (the project's cuda extras)")
+    cubin, report = pair.compile_sm90()
+    assert report.count("0 bytes spill stores") == len(pair.MODES), "no spills in any mode"
+    out = {}
+    for name, text in cc.sass_by_function(cubin).items():
+        mode = pair.MODES[int(re.search(r"sm_pair_kernelILi(\d)E", name).group(1))]
+        clocks = [m.start() for m in re.finditer(r"SR_CLOCKLO", text)]
+        assert len(clocks) == 2, (mode, len(clocks))
+        out[mode] = text[clocks[0]:clocks[1]]
+    return out
+
+
+def test_pair_sends_as_each_mode_claims():
+    """Between ping's clock reads: each mode's own send and no other mode's (local: the CTA's own
+    arrive; cluster_self and remote_arrive: the shared::cluster arrive; remote_store: STAS),
+    the waits, and no memory barrier (a cluster-scope release would put a GPU-wide MEMBAR
+    before every arrive)."""
+    loops = pair_loops()
+    assert set(loops) == set(pair.MODES)
+    for mode, body in loops.items():
+        for send in {LOCAL_ARRIVE, CLUSTER_ARRIVE, REMOTE_STORE}:
+            assert (count(body, send) > 0) == (send == PAIR_SENDS[mode]), (mode, send)
+        assert count(body, r"SYNCS\.PHASECHK\.TRANS64\.TRYWAIT") >= 1, mode
+        assert count(body, r"MEMBAR") == 0, mode
+
+
+def fake_pair_stats(clusters, iters, mode, rt=(120.0, 270.0), sms=None, done=None, wrong=0):
+    """Stats as pair.cu writes them: ping (rank 0) at even rows with its clocks, pong at odd
+    rows; round trip rt[0] in the one-SM modes, rt[1] across the pair (rt[1] + 40 for pairs
+    not on one TPC)."""
+    sms = sms or list(range(2 * clusters))
+    s = torch.full((2 * clusters, pair.STATS), -1, dtype=torch.int64)
+    for c in range(clusters):
+        a, b = sms[2 * c], sms[2 * c + 1]
+        r = rt[0] if mode not in pair.TWO_SMS else rt[1] + (0 if pair.same_tpc(a, b) else 40)
+        cyc = int(r * iters)
+        s[2 * c, :4] = torch.tensor([1000, 1000 + cyc, 5000, 5000 + int(cyc / CLK * 1e9)])
+        s[2 * c, 4:6] = torch.tensor([a, 0])
+        s[2 * c + 1, 4:6] = torch.tensor([b, 1])
+        n = (2 * iters, 0) if mode not in pair.TWO_SMS else (iters, iters)
+        s[2 * c, 6], s[2 * c + 1, 6] = done or n
+    s[:, 7] = 0
+    s[0, 7] = wrong
+    return s
+
+
+def test_pair_rows_and_crossing(on_cpu, monkeypatch):
+    """The host arithmetic: the round trip per mode back from the stats, the pairs on one TPC
+    read apart, the crossing per hand-off (remote − local) / 2; a short count, a wrong value or
+    two CTAs on one SM make a row not ok."""
+    shuffled = [0, 1, 2, 5, 4, 3, 6, 7]         # pairs (0,1), (2,5), (4,3), (6,7): 2 on one TPC
+
+    def fake(stats, iters, mode, clusters):
+        stats.copy_(fake_pair_stats(clusters, iters, mode, sms=shuffled))
+
+    monkeypatch.setattr(pair, "pingpong", fake)
+    rows = pair.rows(None)
+    assert all(r["ok"] for r in rows), not_ok(rows)
+    by = {r.get("mode", r["bench"]): r for r in rows}
+    assert by["local"]["clk_per_round_trip"] == pytest.approx(120)
+    assert by["remote_arrive"]["same_tpc"] == 2
+    assert by["remote_arrive"]["clk_per_round_trip_same_tpc"] == pytest.approx(270)
+    assert by["remote_arrive"]["clk_per_round_trip_other_pairs"] == pytest.approx(310)
+    cross = by["sm_pair_crossing"]
+    assert cross["remote_arrive_vs_local_clk"] == pytest.approx((by["remote_arrive"]["clk_per_round_trip"] - 120) / 2)
+    assert "crossing per hand-off" in pair.line(cross)
+
+    bad = {"done": (5, 5), "wrong": 3, "sms": [0, 1, 2, 3, 4, 5, 6, 6]}
+    for key, value in bad.items():
+        stats = fake_pair_stats(4, 10, "remote_store", **{key: value})
+        assert not pair.read(stats, 10, "remote_store")["ok"], key
+    with pytest.raises(ValueError, match="expected one of"):
+        pair.run("remote")

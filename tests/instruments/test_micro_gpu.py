@@ -187,3 +187,28 @@ def test_bench_micro_quick_writes_the_file(gen, tmp_path):
     bad = [r for r in data["rows"] if not r.get("ok")]
     assert rc == 0 and not bad, bad
     assert all(isinstance(v, float) for v in data["constants"].values()), data["constants"]
+
+
+def test_rescale_beside_qk(gen):
+    """Each mode's check passes; 128 FMULs a thread take at least 128 clk (one a clock per
+    sub-partition) and at most a few thousand; Q·Kᵀ takes at least its 16 × 32 clk of math."""
+    from instruments.micro import rescale
+
+    for mode in rescale.MODES:
+        r = rescale.run(mode, gen, iters=50)
+        assert r["ok"], r
+        if mode != rescale.QK_ALONE:
+            assert 120 < r["fmul_clk"] < 4000, r
+        if mode != rescale.FMUL_ALONE:
+            assert 16 * 32 * 0.95 < r["group_clk"] < 8000, r
+
+
+@pytest.mark.parametrize("mode", ["local", "remote_arrive", "remote_store"])
+def test_sm_pair_round_trip(gen, mode):
+    """Every round trip completes (a lost phase hangs: run under `timeout`), each CTA has an SM
+    of its own, the values arrive; a round trip takes tens to thousands of clk."""
+    from instruments.micro import pair
+
+    r = pair.run(mode, iters=2000)
+    assert r["ok"], {k: v for k, v in r.items() if k != "smid_pairs"}
+    assert 20 < r["clk_per_round_trip"] < 5000, r["clk_per_round_trip"]

@@ -162,3 +162,43 @@ def test_sampled_warps_are_the_roles(name):
     assert [w for w, s in states.items() if s == workers - 1] == [producer]
     if workers == 2:                                  # consumer 1: the 4-warp worker at 4-7
         assert [w for w, s in states.items() if s == 0] == [4, 5, 6, 7]
+
+
+def scope_names(k) -> set[str]:
+    return set(re.findall(r'proton\.record (?:start|end) "([^"]+)"', k.asm["ttgir"]))
+
+
+def test_softmax_option_builds_the_switched_kernel():
+    """`--softmax lane_sum,no_turns` on fa3 at d 256: the trace launches fa3 with exactly those
+    switches (the SOFTMAX constexpr's bits), its files carry them in their name and its summary
+    lists them, and under Proton the build has every fa3 scope but `wait turn` (no turns), which
+    the default d 256 build (lane_sum alone) records."""
+    from kernels.attention import host
+
+    switched = ("lane_sum", "no_turns")
+    name, spec = trace.with_softmax("attention_fa3_d256", switched)
+    assert name == "attention_fa3_d256+lane_sum+no_turns"
+    assert trace.softmax_built(spec) == list(switched)
+    _, default_spec = trace.with_softmax("attention_fa3_d256", ())
+    assert trace.softmax_built(default_spec) == ["lane_sum"]
+    builds = {}
+    with instrumented():
+        for key, s in (("switched", spec), ("default", default_spec)):
+            kernel, cfg, options = trace.attention_build(s, s["shape"][3])
+            assert (cfg.head_dim, cfg.BM, cfg.BN) == (256, 128, 64)
+            builds[key] = acommon.compile_sm90(kernel, cfg, torch.float16, False, profile=True,
+                                               **options)
+    bits = (AK["fa3"].arg_names.index("SOFTMAX"),)
+    assert builds["switched"].src.constants[bits] == host.softmax_bits(switched)
+    assert builds["default"].src.constants[bits] == host.softmax_bits(("lane_sum",))
+    assert scope_names(builds["switched"]) == SCOPES["attention_fa3"] - {"wait turn"}
+    assert scope_names(builds["default"]) == SCOPES["attention_fa3"]
+
+
+@pytest.mark.parametrize("name,softmax,match", [
+    ("gemm_ws", ("lane_sum",), "only the overlapped attention kernels"),
+    ("attention_ws", ("no_turns",), "only the overlapped attention kernels"),
+    ("attention_fa3", ("lane_summ",), "lane_summ")])
+def test_softmax_option_refuses_what_no_build_has(name, softmax, match):
+    with pytest.raises(ValueError, match=match):
+        trace.with_softmax(name, softmax)
