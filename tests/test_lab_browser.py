@@ -183,24 +183,32 @@ RUN_STATE = """() => {
 }"""
 
 
-# Printed lines Lab wraps: for each stdout/stderr block, the lines its text has against the lines
-# it takes on the page (its height over the line height); and how many characters the output
-# column holds in its font (course.WIDTH must fit).
-WRAPPED = """() => [...document.querySelectorAll('.jp-NotebookPanel .jp-OutputArea-output' +
-    '[data-mime-type^="application/vnd.jupyter.std"] pre')].map(pre => {
+# Printed lines Lab wraps: for each stdout/stderr block (and each result shown as plain text),
+# the lines its text has against the lines it takes on the page (its height over the line
+# height), and its longest line; and how many characters the output column holds in its font
+# (course.WIDTH must fit).
+WRAPPED = """() => [...document.querySelectorAll(
+    '.jp-NotebookPanel .jp-OutputArea-output[data-mime-type^="application/vnd.jupyter.std"] pre, ' +
+    '.jp-NotebookPanel .jp-OutputArea-output[data-mime-type="text/plain"] pre')].map(pre => {
   const cs = getComputedStyle(pre), ctx = document.createElement('canvas').getContext('2d');
   ctx.font = cs.font;
   const lines = pre.textContent.replace(/\\n$/, '').split('\\n');
   const shown = Math.round(pre.getBoundingClientRect().height / parseFloat(cs.lineHeight));
   return {columns: Math.floor(pre.clientWidth / (ctx.measureText('0'.repeat(100)).width / 100)),
           lines: lines.length, shown: shown,
+          width: Math.max(...lines.map(l => l.length)),
           widest: lines.reduce((a, l) => l.length > a.length ? l : a, '').slice(0, 80)};
 })"""
 
 
 def _assert_nothing_wraps(page, name: str) -> None:
-    """No printed line of the chapter wraps in Lab, and course.WIDTH fits the output column."""
+    """No printed line of the chapter wraps in Lab, none is wider than course.WIDTH (the column
+    of a smaller screen than this window: the rule tests/test_notebooks.py holds a kernel's
+    outputs to), and course.WIDTH fits the output column."""
     blocks = page.evaluate(WRAPPED)
+    wide = [b for b in blocks if b["width"] > nbtests.course.WIDTH]
+    assert not wide, f"{name}: printed lines wider than course.WIDTH ({nbtests.course.WIDTH}): " \
+        + "; ".join(f"{b['width']} characters: {b['widest']!r}" for b in wide[:5])
     wrapped = [b for b in blocks if b["shown"] > b["lines"]]
     columns = min((b["columns"] for b in blocks), default=None)
     assert not wrapped, f"{name}: printed lines wrap in Lab ({columns} columns): " + "; ".join(
