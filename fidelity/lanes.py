@@ -239,15 +239,16 @@ def compare(summary: dict, hw=None) -> dict:
 def table(cmp: dict) -> str:
     p = cmp["period"]
     unit = "K/V block" if any(r["scope"] == "QK" for r in cmp["rows"]) else "k-step"
+    # one clause a line, so that no line is wider than the rows (a notebook's output wraps)
     lines = [(f"{cmp['kernel']}: period per {unit} measured {p['measured_clk']:.0f} clk, model "
              f"{p['model_clk']:.0f} clk ({p['error']:+.1%})")]
     if "measured_unscoped_clk" in p:
-        lines[0] += (f"; without the scopes' {p['overhead']:+.0%} ~{p['measured_unscoped_clk']:.0f}"
-                     f" ({p['error_unscoped']:+.1%})")
+        lines.append(f"  without the scopes ({p['overhead']:+.0%}) measured "
+                     f"~{p['measured_unscoped_clk']:.0f} clk, model {p['error_unscoped']:+.1%}")
     if "tile_period" in cmp:
         t = cmp["tile_period"]
-        lines[0] += (f"; tile period measured {t['measured_clk']:.0f}, model {t['model_clk']:.0f} "
-                     f"({t['error']:+.1%})")
+        lines.append(f"  tile period measured {t['measured_clk']:.0f} clk, model "
+                     f"{t['model_clk']:.0f} clk ({t['error']:+.1%})")
     lines.append(f"  {'role':10s} {'scope':10s} {'busy meas':>9s} {'model':>6s} {'diff':>6s} "
                  f"{'mean clk meas':>13s} {'model':>6s}")
     for r in cmp["rows"]:

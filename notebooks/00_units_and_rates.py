@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 from course import md
 from sim.hardware import H100, H200_DATASHEET
 from sim.paper import FA2_OF_PEAK, TAB2, TAB2_REPORTED
-from sim.plot import PALETTE
+from sim.plot import style, unit_style
 
 hw = H100
 datasheet = H200_DATASHEET    # the H100's SM as its datasheet gives it (the H200 has the same SM)
@@ -82,8 +82,8 @@ print(f"\nexp / matmul = {exp_clk / gemm_clk:.2f}   (FA3 §3.1: about 0.5)")
 unit_names = dict(zip(costs, ("the tensor cores", "the SFU", "the FMA pipe", "the TMA")))
 busiest = unit_names[max(costs, key=costs.get)]
 fig, ax = plt.subplots(figsize=(7, 2.8))
-ax.barh(list(costs), list(costs.values()),                  # the timelines' colours for the same work
-        color=[PALETTE[kind][0] for kind in ("qk", "exp", "softmax_fma", "load_k")])
+for (name, clk), unit in zip(costs.items(), ("tensor", "sfu", "fma", "tma")):
+    ax.barh(name, clk, **unit_style(unit))     # each unit in the colour of its work in the timelines
 ax.invert_yaxis()
 ax.set_xlabel(f"SM clock cycles for one {block_n}-row K/V block "
               f"({warpgroups} warpgroups × {rows_wg} rows of Q, units alone)")
@@ -124,20 +124,21 @@ bw = hw.hbm_bytes_per_s / 1e12           # TB/s
 ridge = peak / bw                        # FLOP/byte
 x = np.logspace(0, 4, 200)
 fig, ax = plt.subplots(figsize=(7, 3.6))
-ax.loglog(x, np.minimum(peak, bw * x), color="black", label="roofline (H100 SXM)")
+ax.loglog(x, np.minimum(peak, bw * x), label="roofline (H100 SXM)", **style("bound", "rule"))
 drawn = ((512, "o"), (2048, "s"), (8448, "D"))
 for seq, marker in drawn:
     flops = 4 * seq * seq * 128                      # per head
     nbytes = 4 * seq * 128 * 2                       # Q, K, V read, O written, fp16
     ax.scatter(flops / nbytes, min(peak, bw * flops / nbytes), marker=marker, zorder=3,
                label=f"attention d128, S {seq}")
-ax.scatter(8192 ** 3 * 2 / (3 * 8192 ** 2 * 2), peak, marker="*", s=120, zorder=3,
+ax.scatter(8192 ** 3 * 2 / (3 * 8192 ** 2 * 2), peak, marker="P", s=90, zorder=3,
            label="GEMM 8192³")
 ax.axvline(ridge, color="grey", linestyle=":", linewidth=1)
 labels = [ax.text(ridge * 1.1, peak * 0.08, f"ridge {ridge:.0f} FLOP/B", fontsize=8),
           ax.text(1.2, FA2_OF_PEAK * peak * 1.1, f"FA2 on H100 (~{FA2_OF_PEAK:.0%})", fontsize=8,
-                  color="#d62728")]
-ax.axhline(FA2_OF_PEAK * peak, color="#d62728", linestyle="--", linewidth=1)
+                  color=style("paper")["color"])]
+ax.axhline(FA2_OF_PEAK * peak, linewidth=1, label="paper: FA2 on H100 (FA3 §1)",
+           **style("paper", "rule"))
 ax.set_xlabel("arithmetic intensity (FLOP per HBM byte)")
 ax.set_ylabel("TFLOP/s")
 ax.legend(fontsize=7, loc="lower right")
@@ -172,7 +173,7 @@ md(f"The H100's ridge is at {ridge:.0f} FLOP per byte ({peak:.0f} TFLOP/s over {
 # reason printed.
 
 # %%
-from course import measured
+from course import measured, say
 
 from fidelity.preset import MEASURED_FIELDS, NOT_TAKEN
 from sim.hardware import H200, H200_DATASHEET
@@ -186,8 +187,10 @@ else:
     for key, field in MEASURED_FIELDS.items():
         was = getattr(H200_DATASHEET, field)
         now = got.get(key)
-        use = "not measured" if now is None else (f"no: {NOT_TAKEN[key]}" if key in NOT_TAKEN else "yes")
+        use = "not measured" if now is None else ("no (below)" if key in NOT_TAKEN else "yes")
         print(f"{key:26s} {was:15.4g} {now if now is None else f'{now:10.4g}':>10}  {use}")
+    for key in NOT_TAKEN:
+        say(f"{key}: not taken, {NOT_TAKEN[key]}")
     rows = {r["N"]: r for r in micro["rows"]
             if r["bench"] == "wgmma" and r.get("ok") and r["dtype"] == "float16"
             and r["warpgroups"] == 2 and r["wait"] == 1}
@@ -196,10 +199,13 @@ else:
             and r["warpgroups"] == 1 and r["wait"] == 0}
     fig, ax = plt.subplots(figsize=(7, 3))
     ns = sorted(rows)
-    ax.plot(ns, [n / 2 for n in ns], "k--", label="math alone: N/2 clk at 4096 FLOP/clk")
-    ax.plot(ns, [rows[n]["clk_per_instr"] for n in ns], "o-", label="2 warpgroups, queued (wait 1)")
-    ax.plot(sorted(lone), [lone[n]["clk_per_instr"] for n in sorted(lone)], "s-",
-            label="1 warpgroup, each waited for (wait 0)")
+    ax.plot(ns, [n / 2 for n in ns], **style("bound", "rule"),
+            label=f"math alone: N/2 clk at {H200_DATASHEET.tensor_flop_per_clk:.0f} FLOP/clk")
+    ax.plot(ns, [rows[n]["clk_per_instr"] for n in ns], label="measured: 2 warpgroups, queued "
+            "(wait 1)", **style("measured"))
+    ax.plot(sorted(lone), [lone[n]["clk_per_instr"] for n in sorted(lone)],
+            label="measured: 1 warpgroup, each waited for (wait 0)", markerfacecolor="white",
+            **style("measured"))
     ax.set_xlabel("wgmma m64nNk16: N")
     ax.set_ylabel("SM clocks per instruction")
     waited_extra = [lone[n]["clk_per_instr"] - n / 2 for n in sorted(lone)]
@@ -209,10 +215,11 @@ else:
     ax.legend(fontsize=7)
     fig.tight_layout()
     cap = H200.power_cap
-    print(f"\nthe model's h200 preset boosts to {H200.clock_hz / 1e9:.2f} GHz; under the power cap "
-          f"a bare wgmma stream holds {cap.clock_hz(1.0, 0.0, H200.clock_hz) / 1e9:.2f} GHz "
-          f"(measured: {got['clock_hz_under_load'] / 1e9:.2f}), a GEMM moving 48 B/clk through "
-          f"L2 {cap.clock_hz(0.97, 48.0, H200.clock_hz) / 1e9:.2f} GHz")
+    print()
+    say(f"the model's h200 preset boosts to {H200.clock_hz / 1e9:.2f} GHz; under the power cap "
+        f"a bare wgmma stream holds {cap.clock_hz(1.0, 0.0, H200.clock_hz) / 1e9:.2f} GHz "
+        f"(measured: {got['clock_hz_under_load'] / 1e9:.2f}), a GEMM moving 48 B/clk through "
+        f"L2 {cap.clock_hz(0.97, 48.0, H200.clock_hz) / 1e9:.2f} GHz")
 
 # %% [markdown]
 # Three things the measurements say that the datasheet does not, printed from them below. The

@@ -103,7 +103,8 @@ md(f"`pipelined` takes {t_pipe:.0f} clk for the same six blocks, {t_seq / t_pipe
 # what our H200 measured for the same kernels, and what the model says about a fifth stage.
 
 # %%
-from course import SERIES, measured
+from course import measured, say
+from sim.plot import style
 
 stages = [1, 2, 3, 4]
 cfgs = [GemmConfig(variant="pipelined" if s > 1 else "sequential", stages=s) for s in stages]
@@ -118,16 +119,17 @@ if res is not None:
             meas[r["stages"]] = r["tflops"]
 fig, ax = plt.subplots(figsize=(5.5, 3.2))
 for name in ("h200-datasheet", "h200"):
-    ax.plot(stages, tf[name], label=f"model, {name} preset", **SERIES[f"model {name}"])
+    ax.plot(stages, tf[name], label=f"model, {name} preset", **style(f"model {name}"))
 if meas:
     ax.plot(sorted(meas), [meas[s] for s in sorted(meas)], label="measured, our H200",
-            **SERIES["measured"])
+            **style("measured"))
 ax.set_xticks(stages)
 ax.set_xlabel("ring stages")
 ax.set_ylabel("TFLOP/s (8192³ fp16)")
 peak = max(H200_DATASHEET.peak_tflops, H200.peak_tflops)
-ax.axhline(H200_DATASHEET.peak_tflops, color="grey", linestyle="--", linewidth=1)
-ax.text(1, H200_DATASHEET.peak_tflops * 1.02, f"peak at 1830 MHz {H200_DATASHEET.peak_tflops:.0f}",
+ax.axhline(H200_DATASHEET.peak_tflops, linewidth=1, **style("bound", "rule"))
+ax.text(1, H200_DATASHEET.peak_tflops * 1.02,
+        f"peak at {H200_DATASHEET.clock_hz / 1e6:.0f} MHz {H200_DATASHEET.peak_tflops:.0f}",
         fontsize=7)
 ax.set_ylim(0, 1.12 * peak)
 ax.legend(fontsize=7, loc="lower right")
@@ -141,7 +143,7 @@ try:
     five = "5 stages: the model accepts them"
 except ValueError as e:
     five = f"5 stages: {e}"
-print(five)
+say(five)
 c_tile = 128 * 256 * 2
 md(f"A slot holds a 128×64 block of A and a 64×256 block of B in fp16: {stage_bytes // 1024} KiB. "
    f"Four slots take {4 * stage_bytes // 1024} KiB of the {hw.smem_per_block // 1024} KiB a block "
@@ -172,15 +174,17 @@ def cold_round_trip(h):
 
 busy = {name: [p.utilization["tensor"] for p in ps] for name, ps in pr.items()}
 rule = {}
+print(f"{'preset':15s} {'stages':>6s} {'GHz':>5s} {'round trip':>10s} {'(s−1) × tensor/block':>20s}"
+      f"  {'':7s} {'lane':>5s} {'math':>5s}")
 for h in (H200_DATASHEET, H200):
     for s, p in zip(stages[1:], pr[h.name][1:]):
         rt_s, block_s, block_math_s = cold_round_trip(h.with_(clock_hz=p.clock_hz))
         lane = p.utilization["tensor"] * block_s / block_math_s   # math → the lane drawn
         rule[h.name, s] = (p.clock_hz, rt_s, block_s, (s - 1) * block_s >= rt_s, lane)
-        print(f"{h.name:15s} {s} stages at {p.clock_hz / 1e9:.2f} GHz: round trip {rt_s:5.0f} clk, "
-              f"(s−1) × {block_s:.0f} = {(s - 1) * block_s:5.0f} → "
-              f"{'hidden' if (s - 1) * block_s >= rt_s else 'exposed'}; tensor lane {lane:.0%}, "
-              f"math {p.utilization['tensor']:.0%}")
+        print(f"{h.name:15s} {s:6d} {p.clock_hz / 1e9:5.2f} {rt_s:6.0f} clk "
+              f"{s - 1:7d} × {block_s:4.0f} = {(s - 1) * block_s:4.0f}  "
+              f"{'hidden' if (s - 1) * block_s >= rt_s else 'exposed':7s} {lane:5.0%} "
+              f"{p.utilization['tensor']:5.0%}")
 # the rule and the model agree: hidden round trips leave the lane full, exposed ones do not
 for key, (_, _, _, hidden, lane) in rule.items():
     assert hidden == (lane >= 0.97), (key, rule[key])
@@ -255,16 +259,15 @@ if best:
     names = [n for n in ("sequential", "pipelined", "cublas") if n in best]
     model = {v: tf["h200"][best_stages[v] - 1] for v in ("sequential", "pipelined")}
     fig, ax = plt.subplots(figsize=(5, 3))
-    ax.bar(names, [best[n] for n in names], color=[SERIES["peer" if n == "cublas" else
-                                                      "measured"]["color"] for n in names],
-           label="measured, our H200 (cuBLAS grey)")
-    ax.scatter([n for n in names if n in model], [model[n] for n in names if n in model],
-               color=SERIES["model h200"]["color"], marker=SERIES["model h200"]["marker"],
-               zorder=3, label="model, h200 preset")
+    for series, label in (("measured", "our kernels, measured"), ("peer", "cuBLAS, measured")):
+        drawn = [n for n in names if (n == "cublas") == (series == "peer")]
+        ax.bar(drawn, [best[n] for n in drawn], label=label, **style(series, "bars"))
+    ax.plot([n for n in names if n in model], [model[n] for n in names if n in model],
+            markersize=8, zorder=3, label="model, h200 preset", **style("model h200", "points"))
     ax.set_ylabel("TFLOP/s (8192³ fp16)")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    print(f"model, h200 preset, at the measured ring depths: " + ", ".join(
+    say(f"model, h200 preset, at the measured ring depths: " + ", ".join(
         f"{v} ({best_stages[v]} stage(s)) {model[v]:.0f}" for v in model))
     rows = {v: max((r for r in (res or {}).get("rows", []) if r.get("variant") == v
                     and (r["M"], r["N"], r["K"]) == (8192,) * 3 and r["dtype"] == "float16"

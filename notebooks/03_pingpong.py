@@ -27,7 +27,7 @@ from course import md
 from sim.config import AttentionConfig, GemmConfig
 from sim.hardware import H100, H200
 from sim.paper import SEC31, SEC31_REPORTED, TAB2_REPORTED
-from sim.plot import gantt, steady_window
+from sim.plot import gantt, steady_window, style
 from sim.predict import predict
 
 hw = H100
@@ -171,7 +171,7 @@ for ax, (name, amap) in zip(axes, maps.items()):
     for d in HEADDIMS:
         ax.plot(S_MAP, [100 * amap[(s, d)].gain for s in S_MAP], "o-", label=f"d {d}")
     ax.axhspan(100 * (paper_pp[0] / paper_ws - 1), 100 * (paper_pp[1] / paper_ws - 1),
-               color="grey", alpha=0.2, label="FA3 §3.1")
+               alpha=0.25, label="paper: FA3 §3.1", **style("paper", "bars"))
     ax.set_title(f"attention, model on {name}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("S (B·S = 16K)")
@@ -179,8 +179,8 @@ for ax, (name, amap) in zip(axes, maps.items()):
 axes[0].set_ylabel("ws_pingpong over ws (%)")
 for pt in ours:
     if pt.workload == "attention":
-        axes[1].plot(8448, 100 * pt.measured, "kx", markersize=8)
-axes[1].plot([], [], "kx", label="our H200 (d 128)")
+        axes[1].plot(8448, 100 * pt.measured, markersize=8, **style("measured", "points"))
+axes[1].plot([], [], label="measured, our H200 (d 128)", **style("measured", "points"))
 axes[1].legend(fontsize=7)
 for tile in sorted({t for _, t in gmap}):
     ks_ = sorted(k for k, t in gmap if t == tile)
@@ -188,8 +188,9 @@ for tile in sorted({t for _, t in gmap}):
                  label=f"pingpong {tile[0]}×{tile[1]}, 8192²")
 for pt in ours:
     if pt.workload == "gemm":
-        axes[2].plot(int(pt.shape.split("×")[2].split()[0]), 100 * pt.measured, "kx")
-axes[2].plot([], [], "kx", label="our H200 (any M, N)")
+        axes[2].plot(int(pt.shape.split("×")[2].split()[0]), 100 * pt.measured,
+                     **style("measured", "points"))
+axes[2].plot([], [], label="measured, our H200 (any M, N)", **style("measured", "points"))
 axes[2].set_xscale("log", base=2)
 axes[2].set_xlabel("K")
 axes[2].set_title("GEMM against ws 128×256, model on h200")

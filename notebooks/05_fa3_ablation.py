@@ -24,8 +24,11 @@
 # busy time (bars), the peers on our H200 (a figure), our kernels — their consumer loop beside the
 # model's, a cell that times them live on a Hopper GPU, and what the H200 measured (a figure) —,
 # the head-dim × length grid (a table, then a figure), and Proton's timelines (a figure, then
-# tables). Without a Hopper GPU, and without triton and torch (`requirements-kernels.txt`),
-# every cell runs from the committed results and says what it leaves out.
+# tables). Only the live cell needs a Hopper GPU and the kernels' requirements
+# (`requirements-kernels.txt`: triton, torch), and it says so where they are missing. Every other
+# cell runs as it is on a laptop without triton (the student release installs none): the
+# measurements are committed in `results/`, and the model reads the tiles our kernels ran from
+# the tile table `sim/tiles.json`, which the kernels read too and which needs no triton.
 
 # %%
 import matplotlib.pyplot as plt
@@ -34,13 +37,13 @@ from sim.config import AttentionConfig, GemmConfig
 from sim.hardware import H100, H200
 from course import md
 from sim.paper import FA2_OF_PEAK, SEC31, TAB2, TAB2_REPORTED, TOLERANCE, checks, table
-from sim.plot import ablation, utilization_bars
+from sim.plot import ablation, style, utilization_bars
 from sim.predict import predict
 
 variants = ("sequential", "fa2", "pipelined", "ws", "ws_pingpong", "overlap", "fa3", "overlap3")
 preds = {v: predict(AttentionConfig(variant=v, **TAB2), H100) for v in variants}
 paper = {**TAB2_REPORTED, "fa2": FA2_OF_PEAK * H100.peak_tflops}
-ablation({v: p.tflops for v, p in preds.items()}, paper=paper, peak=H100.peak_tflops,
+ablation({v: p.tflops for v, p in preds.items()}, H100.name, paper=paper, peak=H100.peak_tflops,
          title="FA3 tab. 2 shape on the h100 preset");
 md(f"The paper (FA3 tab. 2): `fa3` {TAB2_REPORTED['fa3']} TFLOP/s, without the GEMM-softmax "
    f"overlap (`ws_pingpong`) {TAB2_REPORTED['ws_pingpong']}, without warp specialization "
@@ -99,7 +102,7 @@ utilization_bars({v: p.utilization for v, p in preds.items()}, title="unit utili
 # shapes sit beside them.
 
 # %%
-from course import SERIES, measured
+from course import measured
 
 peers = measured("peers")
 if peers is None:
@@ -110,15 +113,19 @@ else:
     model = {v: [predict(AttentionConfig(variant=v, batch=2, heads=2048 // d, seqlen=8192,
                                          headdim=d), H200).tflops for d in ds]
              for v in ("fa2", "fa3")}
+    # the two peers as bars (FA2 hatched), the model over the bar of the kernel it stands for:
+    # its fa2 over SDPA's FA2, its fa3 over cuDNN
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
-    w = 0.2
-    for i, (label, ys, color) in enumerate((
-            ("SDPA flash (FA2), measured", [r["flash"] for r in rows], "#BBBBBB"),
-            ("cuDNN, measured", [r["cudnn"] for r in rows], SERIES["peer"]["color"]),
-            ("model fa2", model["fa2"], SERIES["model h200-datasheet"]["color"]),
-            ("model fa3", model["fa3"], SERIES["model h200"]["color"]))):
-        ax.bar([x + w * i for x in range(len(ds))], ys, w, label=label, color=color)
-    ax.set_xticks([x + 1.5 * w for x in range(len(ds))], [f"d {d}" for d in ds])
+    w = 0.35
+    for i, (label, key, hatch, variant) in enumerate((
+            ("SDPA flash (FA2), measured", "flash", "//", "fa2"),
+            ("cuDNN, measured", "cudnn", None, "fa3"))):
+        xs = [x + w * i for x in range(len(ds))]
+        ax.bar(xs, [r[key] for r in rows], w, label=label, hatch=hatch, edgecolor="white",
+               **style("peer", "bars"))
+        ax.plot(xs, model[variant], markersize=8, zorder=3, **style("model h200", "points"),
+                label="model, h200 preset: fa2 over FA2, fa3 over cuDNN" if i else None)
+    ax.set_xticks([x + w / 2 for x in range(len(ds))], [f"d {d}" for d in ds])
     ax.set_ylabel("TFLOP/s (S 8K, non-causal)")
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -171,7 +178,8 @@ if live:
     print("measured live (B 2, H 16, S 8K, d 128, fp16):", {k: round(v) for k, v in live.items()})
 
 # %%
-from course import kernels_installed
+from course import say
+from fidelity.compare import attention_rows
 
 att = measured("attention")
 if att is None:
@@ -181,60 +189,44 @@ else:
     peer_rows = {r["variant"]: r for r in att["rows"] if r["variant"].startswith("sdpa")
                  and (r["B"], r["S"], r["d"], r["causal"]) == (4, 8448, 128, False)}
     peers_now = {v: r["tflops"] for v, r in peer_rows.items()}
-    if kernels_installed():
-        # Each measured kernel predicted at the tile and ring depth it ran, at the clock the
-        # power cap gives it (fidelity/compare.py: only the attention rows at tab. 2's shape,
-        # non-causal fp16); the best of each variant beside the peers of the same run.
-        from fidelity.compare import attention_rows
-
-        arows = attention_rows(H200, everything=False)
-        best_rows = {}
-        for r in arows:
-            if r.model is not None and not r.override and (
-                    r.variant not in best_rows or r.measured > best_rows[r.variant].measured):
-                best_rows[r.variant] = r
-        ours = {v: (r.measured, r.model) for v, r in best_rows.items()}
-        print(f"committed measurements, {env.get('gpu')} ({env.get('date')}), tab. 2 shape; the "
-              f"model predicted {len(arows)} measured rows at the tiles our kernels ran (128×128 "
-              "at d 128) and the clock the power cap gives each")
-    else:
-        # The kernels' tile table (kernels/attention/host.py) imports triton: without it the
-        # measurements alone, best per variant.
-        ours = {}
-        for r in att["rows"]:
-            if (r["variant"] in variants and r.get("ok") and not r["causal"]
-                    and (r["B"], r["S"], r["d"]) == (4, 8448, 128)):
-                ours[r["variant"]] = max(ours.get(r["variant"], (0.0, None)), (r["tflops"], None))
-        print(f"committed measurements, {env.get('gpu')} ({env.get('date')}), tab. 2 shape. The "
-              f"model at our kernels' tiles reads the kernels' tile table, which needs "
-              f"`requirements-kernels.txt` (triton, torch): not installed here, so no model below")
-    names = [v for v in variants if v in ours] + sorted(peers_now)
-    measured_tf = {**{v: m for v, (m, _) in ours.items()}, **peers_now}
+    # Each measured kernel predicted at the tile and ring depth it ran, at the clock the power cap
+    # gives it (fidelity/compare.py: only the attention rows at tab. 2's shape, non-causal fp16);
+    # the best of each variant beside the peers of the same run.
+    arows = attention_rows(H200, everything=False)
+    best_rows = {}
+    for r in arows:
+        if r.model is not None and not r.override and (
+                r.variant not in best_rows or r.measured > best_rows[r.variant].measured):
+            best_rows[r.variant] = r
+    ours = {v: (r.measured, r.model) for v, r in best_rows.items()}
+    tile = best_rows["fa3"].config
+    say(f"committed measurements, {env.get('gpu')} ({env.get('date')}), tab. 2 shape; the model "
+        f"predicted {len(arows)} measured rows at the tiles our kernels ran ({tile.block_m}×"
+        f"{tile.block_n} at d {tile.headdim}) and the clock the power cap gives each")
+    names = [v for v in variants if v in ours]
     fig, ax = plt.subplots(figsize=(8, 3.6))
-    ax.bar(names, [measured_tf[n] for n in names], 0.6,
-           color=[SERIES["peer" if n in peers_now else "measured"]["color"] for n in names],
-           label="measured, our H200 (peers grey)")
-    modelled = {v: m for v, (_, m) in ours.items() if m is not None}
-    if modelled:
-        ax.scatter(list(modelled), list(modelled.values()), color=SERIES["model h200"]["color"],
-                   marker=SERIES["model h200"]["marker"], zorder=3,
-                   label="model, h200 preset, same tiles")
+    ax.bar(names, [ours[n][0] for n in names], 0.6, label="our kernels, measured",
+           **style("measured", "bars"))
+    ax.bar(sorted(peers_now), [peers_now[n] for n in sorted(peers_now)], 0.6,
+           label="SDPA's kernels, measured", **style("peer", "bars"))
+    ax.plot(names, [ours[n][1] for n in names], markersize=8, zorder=3,
+            label="model, h200 preset, same tiles", **style("model h200", "points"))
     pts = [(n, paper[n]) for n in names if n in paper]
-    ax.scatter(*zip(*pts), color=SERIES["paper"]["color"], marker=SERIES["paper"]["marker"],
-               zorder=3, label="paper, H100 (FA3's tiles)")
+    ax.plot(*zip(*pts), markersize=11, zorder=3, label="paper, H100 (FA3's tiles)",
+            **style("paper", "points"))
     ax.set_ylabel("TFLOP/s")
     ax.tick_params(axis="x", rotation=20)
     ax.legend(fontsize=7)
     fig.tight_layout()
     for n in names:
-        line = f"  {n:12s} measured {measured_tf[n]:5.0f}"
-        if n in modelled:
-            r = best_rows[n]
-            line += (f" (rounds {r.spread[0]:.0f}-{r.spread[1]:.0f})   model {r.model:5.0f} "
-                     f"({r.error:+.0%}) at {r.clock_hz / 1e9:.2f} GHz")
-        print(line)
+        r = best_rows[n]
+        print(f"  {n:12s} measured {r.measured:5.0f} (rounds {r.spread[0]:.0f}-{r.spread[1]:.0f})"
+              f"   model {r.model:5.0f} ({r.error:+.0%}) at {r.clock_hz / 1e9:.2f} GHz")
+    for n in sorted(peers_now):
+        print(f"  {n:12s} measured {peers_now[n]:5.0f}")
 
-if att is not None and modelled:
+# %%
+if att is not None:
     # The measured ladder, and which pairs it resolves: two kernels whose rounds overlap are a tie.
     ladder = sorted(ours, key=lambda v: ours[v][0])
     def tie(a, b):
@@ -294,30 +286,20 @@ if att is not None and modelled:
 
 # %%
 from course import fit
-from fidelity.grid import measured_rows, points, summary, table as grid_table, trend
+from fidelity.grid import points, summary, table as grid_table, trend
 
-if kernels_installed():
-    gpts = points("h200")
-    print(fit(grid_table(gpts)))
-    curves = {(p.d, p.S, p.causal): (p.measured, p.cudnn, p.model.tflops) for p in gpts}
-else:   # the model at our kernel's tile reads the kernels' tile table, which imports triton
-    gpts = None
-    print("the model at our kernel's tiles needs `requirements-kernels.txt` (triton, torch), not "
-          "installed here: the measurements alone (results/h200-attention-grid.json)")
-    rows = {(r["variant"], r["d"], r["S"], r["causal"]): r["tflops"] for r in measured_rows()
-            if r.get("ok")}
-    curves = {(d, S, c): (rows.get(("fa3", d, S, c)), rows.get(("sdpa_cudnn", d, S, c)), None)
-              for (_, d, S, c) in rows}
+gpts = points("h200")
+print(fit(grid_table(gpts)))
+curves = {(p.d, p.S, p.causal): (p.measured, p.cudnn, p.model.tflops) for p in gpts}
 fig, axes = plt.subplots(2, 3, figsize=(9, 5.2), sharex=True, sharey=True)
 for row, causal in enumerate((False, True)):
     for col, d in enumerate((64, 128, 256)):
         ax = axes[row][col]
         xs = sorted(S for (dd, S, c) in curves if (dd, c) == (d, causal))
         ours, cudnn, model = zip(*(curves[d, S, causal] for S in xs))
-        ax.plot(xs, ours, label="our fa3, measured", **SERIES["measured"])
-        ax.plot(xs, cudnn, label="cuDNN, measured", **SERIES["peer"])
-        if gpts:
-            ax.plot(xs, model, label="model (h200, same tile)", **SERIES["model h200"])
+        ax.plot(xs, ours, label="our fa3, measured", **style("measured"))
+        ax.plot(xs, cudnn, label="cuDNN, measured", **style("peer"))
+        ax.plot(xs, model, label="model, h200 preset, same tile", **style("model h200"))
         ax.set_xscale("log", base=2)
         ax.set_xticks(xs, [f"{s // 1024}K" for s in xs])
         ax.set_title(f"d {d}, {'causal' if causal else 'full'}", fontsize=9)
@@ -328,47 +310,48 @@ for row, causal in enumerate((False, True)):
 axes[0][0].legend(fontsize=7)
 fig.tight_layout()
 
-if gpts:
-    gs = summary(gpts)
-    at = {(p.d, p.S, p.causal): p for p in gpts}
-    block = {d: at[d, 16384, False].model for d in (64, 128, 256)}
-    m16, p16 = trend(gpts, 16384, False), trend(gpts, 16384, False, key=lambda p: p.model.tflops)
-    gain = {d: (at[d, 16384, False].measured / at[d, 1024, False].measured - 1,
-                at[d, 16384, False].model.tflops / at[d, 1024, False].model.tflops - 1)
-            for d in (64, 128, 256)}
-    short, long_ = at[128, 1024, False].model, at[128, 16384, False].model
-    ctail = at[256, 1024, True].model
-    worst = max((p for p in gpts), key=lambda p: abs(p.error))
-    md(f"**Exps per FLOP.** {', '.join(f'd {d}: {block[d].exps_per_kflop:.2f}' for d in block)} "
-       f"exps per 1000 FLOP. In the model's steady block the SFU is busy "
-       f"{', '.join(f'{block[d].sfu_per_block:.0%}' for d in block)} of the time and the tensor core "
-       f"{', '.join(f'{block[d].tensor_per_block:.0%}' for d in block)} (d 64, 128, 256): at d 64 "
-       f"the exps take as long as the GEMMs and the two consumers' softmaxes cannot both hide; at "
-       f"d 256 the tensor core is nearly never left waiting. So at S 16K the rate climbs with d: "
-       f"measured {' → '.join(f'{m16[d]:.0f}' for d in m16)} TFLOP/s, the model "
-       f"{' → '.join(f'{p16[d]:.0f}' for d in p16)}.\n\n"
-       f"**Fixed costs.** At d 128 a CTA walks {short.blocks_per_cta:.0f} blocks at S 1K and "
-       f"{long_.blocks_per_cta:.0f} at 16K; what it pays beyond its blocks (Q from HBM, the ring's "
-       f"fill, the last P·V, the epilogue) is {short.shares['per CTA']:.0%} of the model's time at "
-       f"S 1K and {long_.shares['per CTA']:.0%} at 16K, the SMs' turnover "
-       f"{short.shares['turnover']:.1%} and the launch {short.shares['launch']:.1%} at S 1K. From S 1K "
-       f"to 16K the measured rate rises "
-       f"{', '.join(f'{gain[d][0]:+.0%}' for d in gain)} (d 64, 128, 256), the model's "
-       f"{', '.join(f'{gain[d][1]:+.0%}' for d in gain)}.\n\n"
-       f"**The tail wave.** {short.ctas} CTAs of equal length on {short.slots} SMs are "
-       f"{short.waves:.2f} waves: the last is partial, and {short.shares['tail']:.0%} of the time "
-       f"some SMs sit idle. Causal CTAs differ in length (the longest go first); at d 256, S 1K "
-       f"({ctail.ctas} CTAs) the tail is {ctail.shares['tail']:.0%}.\n\n"
-       f"Over the {gs['points']} points the model is within {gs['median_abs_error']:.1%} of our "
-       f"kernel at the median, {gs['within_10pct']} within ±10 %; the worst is d {worst.d} "
-       f"{'causal' if worst.causal else 'full'} S {worst.S // 1024}K ({worst.error:+.0%}), and at "
-       f"d 256 the model runs {min(at[256, s, c].error for s in (1024, 4096, 16384) for c in (False, True)):+.0%} "
-       f"to {max(at[256, s, c].error for s in (1024, 4096, 16384) for c in (False, True)):+.0%} "
-       f"fast: its d 256 blocks are short of the machine's (the consumers wait on their own scores, "
-       f"`fidelity/README.md`). cuDNN beside ours: ahead at S 1K "
-       f"({', '.join(f'd {d}: {at[d, 1024, False].cudnn / at[d, 1024, False].measured:.2f}×' for d in (64, 128, 256))}), "
-       f"behind at 16K "
-       f"({', '.join(f'{at[d, 16384, False].cudnn / at[d, 16384, False].measured:.2f}×' for d in (64, 128, 256))}).")
+# %%
+
+gs = summary(gpts)
+at = {(p.d, p.S, p.causal): p for p in gpts}
+block = {d: at[d, 16384, False].model for d in (64, 128, 256)}
+m16, p16 = trend(gpts, 16384, False), trend(gpts, 16384, False, key=lambda p: p.model.tflops)
+gain = {d: (at[d, 16384, False].measured / at[d, 1024, False].measured - 1,
+            at[d, 16384, False].model.tflops / at[d, 1024, False].model.tflops - 1)
+        for d in (64, 128, 256)}
+short, long_ = at[128, 1024, False].model, at[128, 16384, False].model
+ctail = at[256, 1024, True].model
+worst = max((p for p in gpts), key=lambda p: abs(p.error))
+md(f"**Exps per FLOP.** {', '.join(f'd {d}: {block[d].exps_per_kflop:.2f}' for d in block)} "
+   f"exps per 1000 FLOP. In the model's steady block the SFU is busy "
+   f"{', '.join(f'{block[d].sfu_per_block:.0%}' for d in block)} of the time and the tensor core "
+   f"{', '.join(f'{block[d].tensor_per_block:.0%}' for d in block)} (d 64, 128, 256): at d 64 "
+   f"the exps take as long as the GEMMs and the two consumers' softmaxes cannot both hide; at "
+   f"d 256 the tensor core is nearly never left waiting. So at S 16K the rate climbs with d: "
+   f"measured {' → '.join(f'{m16[d]:.0f}' for d in m16)} TFLOP/s, the model "
+   f"{' → '.join(f'{p16[d]:.0f}' for d in p16)}.\n\n"
+   f"**Fixed costs.** At d 128 a CTA walks {short.blocks_per_cta:.0f} blocks at S 1K and "
+   f"{long_.blocks_per_cta:.0f} at 16K; what it pays beyond its blocks (Q from HBM, the ring's "
+   f"fill, the last P·V, the epilogue) is {short.shares['per CTA']:.0%} of the model's time at "
+   f"S 1K and {long_.shares['per CTA']:.0%} at 16K, the SMs' turnover "
+   f"{short.shares['turnover']:.1%} and the launch {short.shares['launch']:.1%} at S 1K. From S 1K "
+   f"to 16K the measured rate rises "
+   f"{', '.join(f'{gain[d][0]:+.0%}' for d in gain)} (d 64, 128, 256), the model's "
+   f"{', '.join(f'{gain[d][1]:+.0%}' for d in gain)}.\n\n"
+   f"**The tail wave.** {short.ctas} CTAs of equal length on {short.slots} SMs are "
+   f"{short.waves:.2f} waves: the last is partial, and {short.shares['tail']:.0%} of the time "
+   f"some SMs sit idle. Causal CTAs differ in length (the longest go first); at d 256, S 1K "
+   f"({ctail.ctas} CTAs) the tail is {ctail.shares['tail']:.0%}.\n\n"
+   f"Over the {gs['points']} points the model is within {gs['median_abs_error']:.1%} of our "
+   f"kernel at the median, {gs['within_10pct']} within ±10 %; the worst is d {worst.d} "
+   f"{'causal' if worst.causal else 'full'} S {worst.S // 1024}K ({worst.error:+.0%}), and at "
+   f"d 256 the model runs {min(at[256, s, c].error for s in (1024, 4096, 16384) for c in (False, True)):+.0%} "
+   f"to {max(at[256, s, c].error for s in (1024, 4096, 16384) for c in (False, True)):+.0%} "
+   f"fast: its d 256 blocks are short of the machine's (the consumers wait on their own scores, "
+   f"`fidelity/README.md`). cuDNN beside ours: ahead at S 1K "
+   f"({', '.join(f'd {d}: {at[d, 1024, False].cudnn / at[d, 1024, False].measured:.2f}×' for d in (64, 128, 256))}), "
+   f"behind at 16K "
+   f"({', '.join(f'{at[d, 16384, False].cudnn / at[d, 16384, False].measured:.2f}×' for d in (64, 128, 256))}).")
 
 # %% [markdown]
 # ## Proton timelines: the model's lanes under the machine's
@@ -389,8 +372,14 @@ from records.trace import RESULTS, load
 from fidelity.lanes import compare, figure
 from fidelity.lanes import table as trace_table
 
-if (RESULTS / "attention_fa3.summary.json").exists():
+traced = (RESULTS / "attention_fa3.summary.json").exists()
+if traced:
     figure("attention_fa3", iterations=4, hw=H200)
+else:
+    print("no committed Proton traces yet (python -m instruments.trace on a Hopper GPU)")
+
+# %%
+if traced:
     cmps = {}
     for name in ("attention_ws", "attention_ws_pingpong", "attention_fa3"):
         cmps[name] = compare(load(name)[1], H200)
@@ -420,8 +409,6 @@ if (RESULTS / "attention_fa3.summary.json").exists():
   schedule fence, loop bookkeeping, the scopes' own records) — while the model's lane covers
   {covered['model']:.0%}: its consumer does nothing between its GEMMs but softmax work and waits,
   so for the same work the model's busy fractions run larger than the kernel's.""")
-else:
-    print("no committed Proton traces yet (python -m instruments.trace on a Hopper GPU)")
 
 # %% [markdown]
 # **Exercise** [`exercises/ch05_idle`](../exercises/ch05_idle/README.md): measure the tensor core's

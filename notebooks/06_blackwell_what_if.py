@@ -31,7 +31,7 @@ from sim import attention
 from sim.attention.fa4 import MMA_M, poly_fraction
 from sim.config import FA4_SWITCHES, AttentionConfig
 from sim.hardware import B200, H200_DATASHEET
-from sim.plot import ablation, gantt, steady_window
+from sim.plot import SETTINGS, ablation, gantt, steady_window, style
 from sim.predict import predict
 
 ROWS, BN, D = 2 * MMA_M, 128, 128
@@ -144,7 +144,7 @@ runs = {k: predict(AttentionConfig(variant=v, switches=sw, **SHAPE), B200)
         for k, (v, sw) in steps.items()}
 tf = {k: p.tflops for k, p in runs.items()}
 FA4_PUBLISHED = 1613                           # FA4's abstract: best BF16 forward on B200
-ablation(tf, paper={"+ CTA pair = FA4": FA4_PUBLISHED}, peak=B200.peak_tflops,
+ablation(tf, B200.name, paper={"+ CTA pair = FA4": FA4_PUBLISHED}, peak=B200.peak_tflops,
          title="fa3 → FA4 on b200, d 128, S 32K (model)");
 
 # %%
@@ -203,15 +203,15 @@ def at(s, **kw):
 sweep = {v: [predict(at(s, variant=v), B200).tflops for s in seqlens] for v in ("fa4", "fa3")}
 causal4 = [predict(at(s, variant="fa4", causal=True), B200).tflops for s in seqlens]
 fig, ax = plt.subplots(figsize=(7, 3.6))
-for v, ys in sweep.items():
-    ax.plot(range(len(seqlens)), ys, marker="o", label=f"model: {v} on b200")
-ax.plot(range(len(seqlens)), causal4, marker="s", linestyle="--", color="#1f77b4",
-        label="model: fa4 on b200, causal")
-ax.axhline(FA4_PUBLISHED, color="#d62728", linestyle=":", label="FA4 published best")
-ax.axhline(FA4_PUBLISHED / 1.3, color="#999933", linestyle=":",
-           label="cuDNN 9.13: best / 1.3 (abstract)")
-ax.axhline(FA4_PUBLISHED / 2.7, color="#117733", linestyle=":",
-           label="Triton: best / 2.7 (abstract)")
+for v, ys in sweep.items():      # settings of one source (the model on b200): SETTINGS' colours
+    ax.plot(range(len(seqlens)), ys, marker="o", label=v)
+ax.plot(range(len(seqlens)), causal4, marker="s", linestyle="--", color=SETTINGS[0],
+        label="fa4, causal")
+for ratio, dash, label in ((1, "--", "paper: FA4's best"),               # FA4's abstract
+                           (1.3, ":", "paper: cuDNN 9.13, best / 1.3"),
+                           (2.7, "-.", "paper: Triton, best / 2.7")):
+    ax.axhline(FA4_PUBLISHED / ratio, label=label, **{**style("paper", "rule"), "linestyle": dash})
+ax.set_title(f"model on {B200.name} against FA4's abstract", fontsize=9)
 ax.set_xticks(range(len(seqlens)), [f"{s // 1024}K" for s in seqlens])
 ax.set_xlabel("sequence length (batch = 32K / S), d 128")
 ax.set_ylabel("TFLOP/s")
@@ -270,15 +270,15 @@ hops = {f: predict(AttentionConfig(variant="fa4", **SHAPE),
         for f in (0, 0.5, 1, 2)}
 fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.2))
 rates = [B200.tmem_bytes_per_clk * f for f in scales]
-ax.plot(rates, list(tmem.values()), marker="o", label="model: fa4 on b200")
+ax.plot(rates, list(tmem.values()), label="model: fa4 on b200", **style("model b200"))
 ax.set_xscale("log", base=2)
 ax.set_xticks(rates, [f"{r:.0f}" for r in rates])
 ax.set_xlabel(f"TMEM ↔ registers, B/clk/SM (assumed: {B200.tmem_bytes_per_clk:.0f})")
 clks = [B200.sm_pair_hop_clk * f for f in hops]
-bx.plot(clks, list(hops.values()), marker="o", label="model: fa4 on b200")
+bx.plot(clks, list(hops.values()), label="model: fa4 on b200", **style("model b200"))
 bx.set_xlabel(f"a pair's crossing, clk (from Hopper: {B200.sm_pair_hop_clk:.1f})")
 for axis in (ax, bx):
-    axis.axhline(FA4_PUBLISHED, color="#d62728", linestyle=":", label="FA4 published best")
+    axis.axhline(FA4_PUBLISHED, label="paper: FA4's best", **style("paper", "rule"))
     axis.set_ylabel("TFLOP/s")
     axis.legend(fontsize=8)
 fig.tight_layout()

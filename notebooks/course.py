@@ -25,6 +25,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
+# The widest line a chapter prints. JupyterLab 4 shows a code cell's output in its default
+# monospace font (13 px, about 7.8 px a character) in a column that holds 107 characters in a
+# 1280-px-wide window with the file browser open, 122 at 1400 px (measured in Chromium), and
+# wraps a longer line mid-word: a printed table must fit. tests/test_lab_browser.py checks that
+# no printed line wraps in Lab.
+WIDTH = 100
 # What a chapter's live kernel cell needs, said wherever it cannot run.
 KERNELS_NEED = ("a Hopper GPU (sm_90a: H100, H200) and the kernels' requirements "
                 "(`pip install -r requirements-kernels.txt`: triton 3.6.0 and torch)")
@@ -52,6 +58,13 @@ def md(text: str):
     display(Markdown(text))
 
 
+def say(text: str, width: int | None = None) -> None:
+    """Print a sentence wrapped at `width` (default `WIDTH`): printed text does not reflow in a
+    notebook's output, Lab wraps it mid-word where a line is too long."""
+    import textwrap
+    print(textwrap.fill(text, width or WIDTH, break_on_hyphens=False))
+
+
 def kernels_installed() -> bool:
     """Whether triton and torch import here (`requirements-kernels.txt`)."""
     return all(importlib.util.find_spec(m) is not None for m in ("triton", "torch"))
@@ -64,7 +77,7 @@ def on_hopper(what: str, run):
         return run()
     missing = "no Hopper GPU here" if kernels_installed() else \
         "triton and torch are not installed here"
-    print(f"{what} runs here live with {KERNELS_NEED}; {missing}.")
+    say(f"{what} runs here live with {KERNELS_NEED}; {missing}.")
     return None
 
 
@@ -121,9 +134,6 @@ def in_order(name: str, steps: list[str]) -> list[int]:
     return found
 
 
-# The widest line a chapter prints: JupyterLab's default notebook width at its default font
-# shows about 110 characters of output before it wraps.
-WIDTH = 100
 
 
 def fit(table: str, key: int = 16, width: int = WIDTH) -> str:
@@ -145,16 +155,6 @@ def fit(table: str, key: int = 16, width: int = WIDTH) -> str:
     if too_wide:
         raise ValueError(f"{len(too_wide[0])} > {width} characters: {too_wide[0][:60]!r}...")
     return "\n".join(out).rstrip()
-
-# One style per series in the chapters' comparison figures (model against machine), so a
-# reader finds the h200 preset, say, drawn the same way in every figure (Okabe-Ito colours).
-SERIES = {
-    "measured": {"color": "#D55E00", "marker": "o", "linestyle": "-"},    # our kernels, our H200
-    "peer": {"color": "#555555", "marker": "s", "linestyle": ":"},        # cuDNN, cuBLAS, SDPA
-    "model h200": {"color": "#0072B2", "marker": "D", "linestyle": "--"},
-    "model h200-datasheet": {"color": "#56B4E9", "marker": "o", "linestyle": "--"},
-    "paper": {"color": "#CC79A7", "marker": "s", "linestyle": "none"},
-}
 
 def hopper_gpu() -> str | None:
     """The Hopper GPU's name, or None (no torch, no CUDA, not sm_90)."""
@@ -239,11 +239,11 @@ def gemm_ladder(variants) -> dict[str, float]:
         print(f"measured live on {gpu}, 8192³ fp16:")
     elif (res := measured("gemm")) is not None:
         best = best_by_variant(res["rows"], M=8192, N=8192, K=8192, dtype="float16")
-        print(f"not run live (that needs {KERNELS_NEED}): the committed measurements of "
-              f"{res['environment']['gpu']} ({res['environment']['date']}), best per variant "
-              "at 8192³ fp16:")
+        say(f"not run live (that needs {KERNELS_NEED}): the committed measurements of "
+            f"{res['environment']['gpu']} ({res['environment']['date']}), best per variant "
+            "at 8192³ fp16:")
     else:
-        print(f"not run live (that needs {KERNELS_NEED}), and no committed GEMM measurements")
+        say(f"not run live (that needs {KERNELS_NEED}), and no committed GEMM measurements")
         return {}
     for v in (*variants, "cublas"):
         if v in best:
@@ -271,8 +271,8 @@ def explore(fn, **sliders) -> None:
         interact = None
     if interact is None or _shell() is None:
         why = "ipywidgets is not installed" if interact is None else "no Jupyter here"
-        print(f"{why}: no sliders, the figure at {start} (the static figures above tell the "
-              "same story)")
+        say(f"{why}: no sliders, the figure at {start} (the static figures above tell the "
+            "same story)")
         fn(**start)
         return
     interact(fn, **{name: IntSlider(min=lo, max=hi, step=step, value=value, description=name)
@@ -329,14 +329,21 @@ def run_kernels(workload: str, variants) -> dict[str, float] | None:
 
 def explore_options(fn, name: str, options: dict, value: str | None = None) -> None:
     """Redraw `fn(**options[label])` from one slider over the labels: only the settings listed,
-    so every step of the slider is one that runs (ipywidgets' SelectionSlider)."""
+    so every step of the slider is one that runs (ipywidgets' SelectionSlider). In a plain
+    script, or without ipywidgets, draw the starting label once and say so, as `explore` does."""
+    labels = list(options)
+    value = value or labels[len(labels) // 2]
     try:
         from ipywidgets import SelectionSlider, interact
     except ImportError:
-        print("ipywidgets is not installed: the static figures above tell the same story")
+        interact = None
+    if interact is None or _shell() is None:
+        why = "ipywidgets is not installed" if interact is None else "no Jupyter here"
+        say(f"{why}: no slider, the figure at {name} = {value!r} (the static figures above tell "
+            "the same story)")
+        fn(**options[value])
         return
-    labels = list(options)
     interact(lambda **kw: fn(**options[kw[name]]),
-             **{name: SelectionSlider(options=labels, value=value or labels[len(labels) // 2],
+             **{name: SelectionSlider(options=labels, value=value,
                                       description=name, continuous_update=False,
                                       layout={"width": "600px"})})

@@ -121,7 +121,7 @@ def cmd_story(a, measured: dict[str, float] | None = None) -> int:
             print(f"{'cuDNN':12s} {'':33s}{'':24s} {ref['sdpa_cudnn']:.0f}")
             print("(measured: fa2 is SDPA's flash backend; our kernels ran 128×128 tiles — "
                   "`python -m fidelity` predicts each at its own tile)")
-        ax = plot.ablation({v: p.tflops for v, p in preds.items()}, paper=ref if name == "h100"
+        ax = plot.ablation({v: p.tflops for v, p in preds.items()}, name, paper=ref if name == "h100"
                            else None, measured=ref if name == "h200" else None,
                            peak=hw.peak_tflops, title=f"attention ablation on {name} (model)")
         ax.figure.savefig(out / f"ablation-{name}.png", dpi=120)

@@ -88,6 +88,173 @@ OPS: dict[str, str] = {
 UNIT_KIND: dict[str, str] = {"tensor": "qk", "sfu": "exp", "fma": "softmax_fma", "tma": "load_k",
                              "lsu": "store"}
 
+
+def unit_style(unit: str) -> dict:
+    """Matplotlib keywords that draw a whole unit (a bar) in the colour of its work (`UNIT_KIND`),
+    tagged for `off_palette`."""
+    if unit not in UNIT_KIND:
+        raise ValueError(f"no colour for unit {unit!r}: one of {sorted(UNIT_KIND)}")
+    return {"color": PALETTE[UNIT_KIND[unit]][0], "gid": f"unit:{unit}"}
+
+
+# --- one style per source of a number ------------------------------------------------------------
+# A figure that sets sources side by side — the model on one preset, our kernels measured on our
+# H200, peers measured in the same run (cuDNN, cuBLAS, SDPA), a paper's reported numbers, a bound
+# of the hardware — draws each source the same way in every chapter: bars in its colour, markers
+# and lines in its colour, marker and line style (Okabe-Ito colours; the model's presets in blues
+# and greens, the machine warm, peers grey, papers purple). A figure that compares settings of one
+# source (head dims, tiles, variants, all from the model) names the source in its title and draws
+# the settings in the colours of `SETTINGS`.
+SERIES: dict[str, dict[str, str]] = {
+    "model h100": {"color": "#009E73", "marker": "^", "linestyle": "-."},
+    "model h200": {"color": "#0072B2", "marker": "D", "linestyle": "--"},
+    "model h200-datasheet": {"color": "#56B4E9", "marker": "p", "linestyle": "--"},
+    "model b200": {"color": "#332288", "marker": "v", "linestyle": "-."},
+    "measured": {"color": "#D55E00", "marker": "o", "linestyle": "-"},     # our kernels, our H200
+    "peer": {"color": "#555555", "marker": "s", "linestyle": ":"},         # cuDNN, cuBLAS, SDPA
+    "paper": {"color": "#CC79A7", "marker": "*", "linestyle": "none"},     # a paper's numbers
+    "bound": {"color": "#000000", "marker": "", "linestyle": "--"},        # a peak, a roofline
+}
+# The colours of a figure that compares settings of one source, in order (Paul Tol's muted and
+# high-contrast sets): none is near a series' colour (`_NEAR`), so a head dim's line is never
+# read as the machine's or the paper's. Importing this module makes them matplotlib's cycle.
+SETTINGS = ("#117733", "#882255", "#DDAA33", "#44AA99", "#999933")
+plt.rcParams["axes.prop_cycle"] = plt.cycler(color=SETTINGS)
+_NEAR = 0.25        # RGB distance under which two colours read as one in a legend
+
+# what each way of drawing takes from the series' style
+_DRAWN = {"line": ("color", "marker", "linestyle"),      # ax.plot
+          "points": ("color", "marker"),                 # ax.plot without a line, ax.scatter
+          "bars": ("color",),                            # ax.bar, ax.barh, ax.axhspan
+          "rule": ("color",)}                            # ax.axhline: dashed, or any dash
+
+
+def style(series: str, drawn: str = "line") -> dict:
+    """Matplotlib keywords that draw `series` (a key of `SERIES`) its way: `drawn` is "line"
+    (ax.plot), "points" (ax.plot of markers alone, or ax.scatter), "bars" (ax.bar, ax.barh) or
+    "rule" (ax.axhline). Each artist carries the gid "series:<name>", which `off_palette` reads
+    back from the drawn figure."""
+    if series not in SERIES:
+        raise ValueError(f"no style for series {series!r}: one of {sorted(SERIES)}")
+    if drawn not in _DRAWN:
+        raise ValueError(f"drawn must be one of {sorted(_DRAWN)}; got {drawn!r}")
+    out = {k: SERIES[series][k] for k in _DRAWN[drawn]}
+    if drawn in ("points", "rule"):
+        out["linestyle"] = {"points": "none", "rule": "--"}[drawn]
+    return {**out, "gid": f"series:{series}"}
+
+
+# A legend entry that names one of these is a source of numbers: it must be drawn in a series'
+# style (`off_palette`).
+_SOURCE_WORDS = re.compile(r"\b(model|measured|paper|cuDNN|cuBLAS|SDPA|peak|roofline|our H\d00)\b",
+                           re.IGNORECASE)
+
+
+def _colour(artist) -> str | None:
+    from matplotlib.colors import to_hex
+    for get in ("get_color", "get_facecolor"):
+        if hasattr(artist, get):
+            c = getattr(artist, get)()
+            if hasattr(c, "ndim") and c.ndim == 2:        # a collection: one row per member
+                if len(c) == 0:
+                    return None
+                c = c[0]
+            return to_hex(c).lower()
+    return None
+
+
+def _like_a_series(colour: str | None) -> str | None:
+    """The series whose colour `colour` is within `_NEAR` of, if any."""
+    from matplotlib.colors import to_rgb
+    if colour is None:
+        return None
+    rgb = to_rgb(colour)
+    for name, st in SERIES.items():
+        if sum((a - b) ** 2 for a, b in zip(rgb, to_rgb(st["color"]))) ** 0.5 < _NEAR:
+            return name
+    return None
+
+
+def _expected(gid: str) -> dict[str, str] | None:
+    what, _, name = gid.partition(":")
+    if what == "series" and name in SERIES:
+        return SERIES[name]
+    if what == "kind" and name in PALETTE:
+        return {"color": PALETTE[name][0]}
+    if what == "unit" and name in UNIT_KIND:
+        return {"color": PALETTE[UNIT_KIND[name]][0]}
+    return None
+
+
+def off_palette(figures) -> list[str]:
+    """What the drawn `figures` (matplotlib Figures) do against the one palette, as readable
+    lines; empty if nothing. Checked on the artists themselves: every artist tagged by `style`,
+    `unit_style` or a timeline bar has its series' (kind's, unit's) colour, and a series' line its
+    marker and line style; every legend entry is a palette kind under the palette's label and
+    colour, or a drawn artist whose tag matches; and a legend entry that names a source of numbers
+    (model, measured, paper, a peer, a bound) is drawn in a series' style."""
+    problems = []
+    for fig in figures:
+        for ax in fig.axes:
+            where = f"figure {fig.number} {ax.get_title()[:50]!r}"
+            artists = [*ax.lines, *ax.patches, *ax.collections]
+            problems += [f"{where}: {p}" for a in artists if a.get_gid() for p in _tag_problems(a)]
+            if ax.get_legend() is not None:
+                problems += [f"{where}: {p}" for p in _legend_problems(ax, artists)]
+    return problems
+
+
+def _tag_problems(artist) -> list[str]:
+    """A tagged artist against its tag: colour, and a series' marker and line."""
+    gid = artist.get_gid()
+    want = _expected(gid)
+    if want is None:
+        return [f"unknown tag {gid!r}"]
+    out = []
+    got = _colour(artist)
+    if got is not None and got != want["color"].lower():
+        out.append(f"{gid} drawn {got}, its colour is {want['color']}")
+    if hasattr(artist, "get_marker") and "marker" in want:
+        ls, marker = artist.get_linestyle(), artist.get_marker()
+        if marker not in ("None", "", None) and marker != want["marker"]:
+            out.append(f"{gid} with marker {marker!r}, its marker is {want['marker']!r}")
+        rule = marker in ("None", "", None)     # a rule: any dash, in its series' colour
+        if ls not in ("None", "", " ") and ls != want["linestyle"] and not rule:
+            out.append(f"{gid} with line {ls!r}, its line is {want['linestyle']!r}")
+    return out
+
+
+def _legend_problems(ax, artists) -> list[str]:
+    """Each legend entry: a kind in the palette's colour, a tagged artist, or (untagged) neither a
+    source of numbers nor in a colour that reads as a series'."""
+    kinds = {v[1]: k for k, v in PALETTE.items()}
+    by_label = {}
+    for a in artists:
+        by_label.setdefault(a.get_label(), a)
+    for c in ax.containers:             # a bar chart's label is its container's
+        if getattr(c, "patches", None):
+            by_label.setdefault(c.get_label(), c.patches[0])
+    out = []
+    legend = ax.get_legend()
+    for handle, text in zip(legend.legend_handles, legend.get_texts()):
+        name, colour = text.get_text(), _colour(handle)
+        if name in kinds:
+            want = PALETTE[kinds[name]][0].lower()
+            if colour != want:
+                out.append(f"legend {name!r} in {colour}, the palette's is {want}")
+            continue
+        drawn = by_label.get(name)
+        if drawn is not None and drawn.get_gid():
+            continue
+        if _SOURCE_WORDS.search(name):
+            out.append(f"legend {name!r} names a source of numbers but is not drawn in a "
+                       "series' style (sim.plot.style)")
+        elif like := _like_a_series(colour):
+            out.append(f"legend {name!r} in {colour}, which reads as series {like!r}'s "
+                       f"{SERIES[like]['color']}")
+    return out
+
+
 _CTA, _STAGE = re.compile(r"^cta\d+\."), re.compile(r"\[\d+\]$")
 
 
@@ -120,13 +287,14 @@ def _bar(ax, y: float, start: float, length: float, op: str) -> str:
     k = kind(op)
     c, _, style = PALETTE[k]
     h = _HEIGHT[style]
-    ax.broken_barh([(start, length)], (y - h / 2, h), color=c, linewidth=0)
+    ax.broken_barh([(start, length)], (y - h / 2, h), color=c, linewidth=0, gid=f"kind:{k}")
     return k
 
 
 def _legend(ax, kinds) -> None:
     """The kinds drawn, in the palette's order, under the palette's labels."""
-    handles = [Patch(color=PALETTE[k][0], label=PALETTE[k][1]) for k in PALETTE if k in kinds]
+    handles = [Patch(color=PALETTE[k][0], label=PALETTE[k][1], gid=f"kind:{k}")
+               for k in PALETTE if k in kinds]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
               frameon=False)
 
@@ -194,8 +362,7 @@ def utilization_bars(rows: dict[str, dict[str, float]], title: str = "", ax=None
     width = 0.8 / len(units)
     for k, u in enumerate(units):
         xs = [n + k * width for n in range(len(rows))]
-        ax.bar(xs, [r.get(u, 0) for r in rows.values()], width, label=u,
-               color=PALETTE[UNIT_KIND[u]][0])
+        ax.bar(xs, [r.get(u, 0) for r in rows.values()], width, label=u, **unit_style(u))
     ax.set_xticks([n + 0.4 - width / 2 for n in range(len(rows))], list(rows), rotation=20)
     ax.set_ylim(0, 1)
     ax.set_ylabel("busy fraction (useful work)")
@@ -205,25 +372,26 @@ def utilization_bars(rows: dict[str, dict[str, float]], title: str = "", ax=None
     return ax
 
 
-def ablation(model: dict[str, float], paper: dict[str, float] | None = None,
+def ablation(model: dict[str, float], preset: str, paper: dict[str, float] | None = None,
              measured: dict[str, float] | None = None, peak: float | None = None,
              title: str = "", ax=None):
-    """TFLOPs/s per variant: model bars, paper and measured markers, the tensor peak as a line."""
+    """TFLOP/s per variant: the model on `preset` (a hardware name, e.g. "h100") as bars, the
+    paper's and our measured numbers as markers, the tensor peak as a rule; each in its series'
+    style (`SERIES`)."""
     names = list(model)
     if ax is None:
         _, ax = plt.subplots(figsize=(1.1 * len(names) + 3, 3.8))
     xs = range(len(names))
-    ax.bar(xs, [model[n] for n in names], 0.6, label="model", color="#1f77b4")
-    for series, marker, label in ((paper, "D", "paper"), (measured, "o", "measured")):
-        if series:
-            pts = [(x, series[n]) for x, n in zip(xs, names) if n in series]
-            if pts:
-                ax.scatter(*zip(*pts), marker=marker, s=50, zorder=3, label=label,
-                           color="#d62728" if label == "paper" else "#2ca02c")
+    ax.bar(xs, [model[n] for n in names], 0.6, label=f"model, {preset} preset",
+           **style(f"model {preset}", "bars"))
+    for series, name in ((paper, "paper"), (measured, "measured")):
+        pts = [(x, series[n]) for x, n in zip(xs, names) if n in (series or {})]
+        if pts:
+            ax.plot(*zip(*pts), markersize=9, zorder=3, label=name, **style(name, "points"))
     if peak:
-        ax.axhline(peak, color="grey", linestyle="--", linewidth=1, label="tensor peak")
+        ax.axhline(peak, linewidth=1, label="tensor peak", **style("bound", "rule"))
     ax.set_xticks(list(xs), names, rotation=20)
-    ax.set_ylabel("TFLOPs/s")
+    ax.set_ylabel("TFLOP/s")
     ax.set_title(title)
     ax.legend(fontsize=8)
     ax.figure.tight_layout()

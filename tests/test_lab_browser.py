@@ -6,6 +6,8 @@ browser of its own. For every chapter the test opens `notebooks/NN_*.py` (it mus
 notebook, through jupytext), runs Run → Run All Cells, waits for the kernel, and checks that
 
 * no cell raised, and every figure cell (the rule of tests/test_notebooks.py) shows an <img>;
+* no printed line wraps (a table keeps its columns), and the output column holds at least
+  `course.WIDTH` characters, the width tests/test_notebooks.py holds every printed line to;
 * where the chapter has sliders (`explore(...)`), pressing → on the first slider redraws the
   figure (the image's src changes);
 * Ctrl+S after the run rewrites nothing: the .py has the same bytes (and `git diff` stays clean
@@ -181,6 +183,41 @@ RUN_STATE = """() => {
 }"""
 
 
+# Printed lines Lab wraps: for each stdout/stderr block (and each result shown as plain text),
+# the lines its text has against the lines it takes on the page (its height over the line
+# height), and its longest line; and how many characters the output column holds in its font
+# (course.WIDTH must fit).
+WRAPPED = """() => [...document.querySelectorAll(
+    '.jp-NotebookPanel .jp-OutputArea-output[data-mime-type^="application/vnd.jupyter.std"] pre, ' +
+    '.jp-NotebookPanel .jp-OutputArea-output[data-mime-type="text/plain"] pre')].map(pre => {
+  const cs = getComputedStyle(pre), ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = cs.font;
+  const lines = pre.textContent.replace(/\\n$/, '').split('\\n');
+  const shown = Math.round(pre.getBoundingClientRect().height / parseFloat(cs.lineHeight));
+  return {columns: Math.floor(pre.clientWidth / (ctx.measureText('0'.repeat(100)).width / 100)),
+          lines: lines.length, shown: shown,
+          width: Math.max(...lines.map(l => l.length)),
+          widest: lines.reduce((a, l) => l.length > a.length ? l : a, '').slice(0, 80)};
+})"""
+
+
+def _assert_nothing_wraps(page, name: str) -> None:
+    """No printed line of the chapter wraps in Lab, none is wider than course.WIDTH (the column
+    of a smaller screen than this window: the rule tests/test_notebooks.py holds a kernel's
+    outputs to), and course.WIDTH fits the output column."""
+    blocks = page.evaluate(WRAPPED)
+    wide = [b for b in blocks if b["width"] > nbtests.course.WIDTH]
+    assert not wide, f"{name}: printed lines wider than course.WIDTH ({nbtests.course.WIDTH}): " \
+        + "; ".join(f"{b['width']} characters: {b['widest']!r}" for b in wide[:5])
+    wrapped = [b for b in blocks if b["shown"] > b["lines"]]
+    columns = min((b["columns"] for b in blocks), default=None)
+    assert not wrapped, f"{name}: printed lines wrap in Lab ({columns} columns): " + "; ".join(
+        f"{b['lines']} lines shown as {b['shown']}, widest {b['widest']!r}" for b in wrapped[:5])
+    assert columns is None or columns >= nbtests.course.WIDTH, \
+        f"{name}: the output column holds {columns} characters, course.WIDTH is {nbtests.course.WIDTH}"
+    print(f"{name}: {len(blocks)} printed blocks, none wraps; the column holds {columns} characters")
+
+
 def _wait_for_run(page, name: str) -> None:
     deadline = time.monotonic() + CHAPTER_TIMEOUT_S
     while True:
@@ -213,7 +250,7 @@ def test_chapter_in_lab(lab, browser, py):
     nb = jupytext.read(py)
     figures = nbtests.figure_cells(nb)
     assert figures, f"{py.name} has no figure cell"
-    sliders = [i for i in figures if "explore(" in nb.cells[i].source]
+    sliders = [i for i in figures if re.search(r"\bexplore(_options)?\(", nb.cells[i].source)]
     before, was_clean = py.read_bytes(), _git_clean(py)
     ipynbs_before = set(NOTEBOOKS.glob("*.ipynb"))
 
@@ -245,10 +282,12 @@ def test_chapter_in_lab(lab, browser, py):
         while (missing := [i for i in figures if not _image_srcs(cells.nth(i))]) \
                 and time.monotonic() < deadline:
             page.wait_for_timeout(500)
-        cells.nth(figures[0]).scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / f"{name}.png"))
+        for k, i in enumerate(figures):     # every figure's output, for people to look at
+            cells.nth(i).locator(".jp-OutputArea").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / (f"{name}.png" if k == 0 else f"{name}-{i}.png")))
         assert not missing, f"{py.name}: no image in figure cell(s) " + ", ".join(
             f"{i} ({nb.cells[i].source.splitlines()[0][:60]!r})" for i in missing)
+        _assert_nothing_wraps(page, py.name)
 
         if sliders:  # one step right on the first slider: the figure is drawn again, differently
             cell = cells.nth(sliders[0])
@@ -435,6 +474,7 @@ def test_release_chapter_in_lab(release_lab, release_browser, py):
             cells.nth(i).locator(".jp-OutputArea").first.scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / (f"{name}.png" if k == 0 else f"{name}-{i}.png")))
         assert not missing, f"{py.name} in the release: no image in figure cell(s) {missing}"
+        _assert_nothing_wraps(page, f"release {py.name}")
         # Lab rewrites a relative link to the server's /files/<path>: a file under the root
         links = page.locator(".jp-NotebookPanel .jp-RenderedMarkdown a[href*='exercises/']")
         written = (copy / "notebooks" / py.name).read_text().count("](../exercises/")

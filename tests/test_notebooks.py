@@ -5,13 +5,14 @@ The chapters are percent-format `.py` files and nothing else (`notebooks/jupytex
 
 **Which cells must draw.** A *figure cell* is a code cell that, when it runs, calls a drawing
 function: one named in `DRAWERS` (`gantt(`, `ablation(`, `utilization_bars(`, `plt.subplots(`,
-`figure(`, `.plot(`, `explore(`, ...; as a bare name or as an attribute, `plt.subplots`), or a
-function the chapter itself defines (in any cell) whose body calls one. Calls written inside a
-`def`, `lambda` or `class` count only where that function is called: the cell that defines
-`timeline` and then calls `timeline("sequential")` is a figure cell, a cell that only defines a
-drawing function is not. Every figure cell must leave at least one `image/png` in its outputs
-(for `explore(...)`: in the output widget its sliders redraw). A chapter's figure cell that draws
-only when committed results exist is still a figure cell: the results are committed.
+`figure(`, `.plot(`, `explore(`, `explore_options(`, ...; as a bare name or as an attribute,
+`plt.subplots`), or a function the chapter itself defines (in any cell) whose body calls one.
+Calls written inside a `def`, `lambda` or `class` count only where that function is called: the
+cell that defines `timeline` and then calls `timeline("sequential")` is a figure cell, a cell that
+only defines a drawing function is not. Every figure cell must leave at least one `image/png` in its outputs
+(for `explore(...)` and `explore_options(...)`: in the output widget its sliders redraw). A
+chapter's figure cell that draws only when committed results exist is still a figure cell: the
+results are committed.
 tests/test_lab_browser.py applies the same rule to the images JupyterLab renders.
 """
 from __future__ import annotations
@@ -34,12 +35,14 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 CHAPTERS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py"))
+sys.path.insert(0, str(NOTEBOOKS))
+import course  # noqa: E402
 
 DRAWERS = frozenset({
     "gantt", "ablation", "utilization_bars", "lane_rows",      # sim.plot, fidelity.lanes
     "figure", "subplots", "subplot", "subplot_mosaic",         # a new matplotlib figure
     "plot", "bar", "barh", "scatter", "imshow", "hist", "fill_between", "stackplot",
-    "explore",                                                 # course.explore: a figure per slider value
+    "explore", "explore_options",                              # course: a figure per slider value
 })
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -132,6 +135,24 @@ def figures_without_images(nb) -> list[str]:
             for i in figure_cells(nb) if images[i] == 0]
 
 
+def wide_lines(nb, width: int) -> list[str]:
+    """The printed lines of an executed notebook wider than `width` characters, as readable lines:
+    its stdout and stderr, and results shown as plain text only (a Markdown sentence reflows to
+    the page; a printed table does not, Lab wraps it)."""
+    out = []
+    for i, c in enumerate(nb.cells):
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "stream":
+                text = o.get("text", "")
+            elif set(o.get("data", {})) == {"text/plain"}:
+                text = o["data"]["text/plain"]
+            else:
+                continue
+            out += [f"cell {i}, {len(line)} > {width}: {line[:70]!r}..."
+                    for line in text.splitlines() if len(line) > width]
+    return out
+
+
 def kernel_env() -> dict[str, str]:
     """The kernel's environment: pytest's own, less MPLBACKEND (tasks.py sets Agg for pytest),
     so the kernel falls back to the inline backend as it does under `python3 tasks.py lab`."""
@@ -202,8 +223,26 @@ def test_image_counter_can_fail():
     assert figures_without_images(inline) == []
 
 
+def test_wide_line_finder_can_fail():
+    """A printed line one character over the width is found, in a stream and in a plain-text
+    result; a line at the width, and a Markdown sentence of any length, are not."""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x"), nbformat.v4.new_code_cell("y")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", text="a" * 10 + "\n" + "b" * 11)]
+    nb.cells[1].outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "c" * 11}),
+                           nbformat.v4.new_output("display_data", data={
+                               "text/markdown": "d" * 50, "text/plain": "<Markdown>"})]
+    assert [ln.split(":")[0] for ln in wide_lines(nb, 10)] == ["cell 0, 11 > 10", "cell 1, 11 > 10"]
+
+
 @pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
 def test_notebook_runs_top_to_bottom(py):
+    """Run in a kernel, as Lab's would. Where the browser test must run (COURSE_REQUIRE_BROWSER,
+    set by .ci/run), it runs each chapter in JupyterLab's own kernel and checks all of this
+    there, on what a browser shows (tests/test_lab_browser.py): errors, an image in every figure
+    cell by the same rule, no wrapped line. Running the chapter a second time in a bare kernel
+    then adds nothing but minutes."""
+    if os.environ.get("COURSE_REQUIRE_BROWSER"):
+        pytest.skip("checked in JupyterLab by tests/test_lab_browser.py (COURSE_REQUIRE_BROWSER)")
     nb = jupytext.read(py)
     t0 = time.perf_counter()
     execute(nb, kernel_env())
@@ -214,15 +253,24 @@ def test_notebook_runs_top_to_bottom(py):
     assert figures, f"{py.name} has no figure cell"
     missing = figures_without_images(nb)
     assert not missing, f"{py.name}: " + "; ".join(missing)
+    # no printed table wraps in Lab (course.WIDTH: what a code cell's output shows at Lab's
+    # default layout, tests/test_lab_browser.py measures it)
+    wide = wide_lines(nb, course.WIDTH)
+    assert not wide, f"{py.name} prints lines that wrap in Lab:\n" + "\n".join(wide[:10])
     print(f"{py.name}: {time.perf_counter() - t0:.1f} s, {len(figures)} figure cells, "
           f"{sum(images_per_cell(nb).values())} images")
 
 
 # Run as `python notebooks/NN_*.py` does (its folder first on sys.path), with IPython made
-# unimportable: a GPU machine without Jupyter.
+# unimportable: a GPU machine without Jupyter. Then every figure the chapter drew is held to the
+# one palette (`sim.plot.off_palette`, on the drawn artists), each problem a line on stderr.
 AS_SCRIPT = ("import os, runpy, sys; sys.modules['IPython'] = None; path = sys.argv[1]; "
              "sys.argv = [path]; sys.path.insert(0, os.path.dirname(path)); "
-             "runpy.run_path(path, run_name='__main__')")
+             "runpy.run_path(path, run_name='__main__'); "
+             "import matplotlib.pyplot as plt; from sim.plot import off_palette; "
+             "bad = off_palette([plt.figure(n) for n in plt.get_fignums()]); "
+             "print(*(f'OFF PALETTE: {b}' for b in bad), sep='\\n', file=sys.stderr); "
+             "print(f'FIGURES: {len(plt.get_fignums())}', file=sys.stderr)")
 
 
 @pytest.mark.slow
@@ -232,6 +280,9 @@ def test_chapter_runs_as_a_plain_script_without_ipython(py):
     p = subprocess.run([sys.executable, "-c", AS_SCRIPT, str(py)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, f"{py.name} as a script:\n{p.stderr[-3000:]}"
+    off = [ln for ln in p.stderr.splitlines() if ln.startswith("OFF PALETTE")]
+    assert not off, f"{py.name} draws off the palette (sim.plot.SERIES, PALETTE):\n" + "\n".join(off)
+    assert re.search(r"^FIGURES: [1-9]", p.stderr, re.M), f"{py.name} drew no figure to check"
     assert "IPython" not in p.stdout, "a display object printed instead of its text"
     prose = [c.source for c in jupytext.read(py).cells if c.cell_type == "code" and "md(" in c.source]
     assert not prose or len(p.stdout.strip()) > 200, "the chapter's sentences were not printed"

@@ -125,3 +125,87 @@ def test_the_legend_speaks_the_palettes_labels():
     for op in ("QKᵀ", "PV", "softmax: exp", "softmax: row max", "turn"):
         assert PALETTE[kind(op)][1] in labels
     plt.close("all")
+
+
+# --- one style per source of a number (sim.plot.SERIES) --------------------------------------
+
+def test_no_two_series_look_alike():
+    from sim.plot import SERIES
+    colours = [s["color"].lower() for s in SERIES.values()]
+    assert len(set(colours)) == len(colours), SERIES
+    markers = [s["marker"] for s in SERIES.values() if s["marker"]]
+    assert len(set(markers)) == len(markers), SERIES
+
+
+def test_no_setting_reads_as_a_series():
+    from sim.plot import SETTINGS, _like_a_series
+    assert [c for c in SETTINGS if _like_a_series(c)] == []
+    assert _like_a_series("#ff7f0e") == "measured"      # matplotlib's own orange: too near
+
+
+def test_a_style_names_what_it_knows():
+    from sim.plot import style
+    with pytest.raises(ValueError, match="no style for series 'model h300'"):
+        style("model h300")
+    with pytest.raises(ValueError, match="drawn must be one of"):
+        style("paper", "pie")
+
+
+def _figures(draw):
+    import matplotlib.pyplot as plt
+    plt.close("all")
+    draw(plt)
+    figs = [plt.figure(n) for n in plt.get_fignums()]
+    return figs
+
+
+def test_the_library_figures_keep_the_palette():
+    from sim.plot import ablation, off_palette, steady_window, utilization_bars
+    preds = {v: predict(AttentionConfig(batch=1, heads=2, seqlen=1024, headdim=128, variant=v),
+                        H100, keep_trace=True) for v in ("ws", "fa3")}
+
+    def draw(plt):
+        ablation({v: p.tflops for v, p in preds.items()}, "h100", paper={"fa3": 661},
+                 measured={"ws": 500}, peak=H100.peak_tflops)
+        utilization_bars({v: p.utilization for v, p in preds.items()})
+        gantt(preds["fa3"].trace, window=steady_window(preds["fa3"].trace))
+    figs = _figures(draw)
+    assert off_palette(figs) == []
+    # what was checked: the series' markers, the units' bars, the timelines' spans
+    gids = {a.get_gid() for f in figs for ax in f.axes
+            for a in [*ax.lines, *ax.patches, *ax.collections]}
+    assert {"series:paper", "series:measured", "series:model h100", "series:bound",
+            "unit:tensor", "unit:tma", "kind:qk", "kind:exp"} <= gids
+
+
+def test_off_palette_finds_each_way_out():
+    """The drawings a chapter once had: the paper as a red diamond beside another figure's
+    purple, the utilization bars with the copy engine and the tensor core swapped, a series
+    tagged but drawn in another colour or marker, a legend's kind in the wrong colour."""
+    from matplotlib.patches import Patch
+
+    from sim.plot import PALETTE, off_palette, style, unit_style
+
+    def draw(plt):
+        _, ax = plt.subplots()
+        ax.scatter([0], [661], marker="D", color="#d62728", label="paper")
+        ax.legend()
+        _, ax = plt.subplots()
+        ax.bar([0], [0.8], color=unit_style("tma")["color"], gid="unit:tensor", label="tensor")
+        ax.plot([0, 1], [1, 2], **{**style("model h200"), "color": "#ff7f0e"}, label="model")
+        ax.plot([0, 1], [1, 2], **{**style("measured"), "marker": "s"}, label="measured")
+        ax.legend()
+        _, ax = plt.subplots()
+        ax.legend(handles=[Patch(color="#000000", label=PALETTE["qk"][1])])
+        _, ax = plt.subplots()
+        ax.plot([0, 1], [1, 2], "o-", color="#ff7f0e", label="d 128")   # the old default cycle
+        ax.legend()
+    problems = off_palette(_figures(draw))
+    found = "\n".join(problems)
+    assert "legend 'paper' names a source of numbers" in found
+    assert f"unit:tensor drawn {PALETTE['load_k'][0].lower()}" in found
+    assert "series:model h200 drawn #ff7f0e" in found
+    assert "series:measured with marker 's'" in found
+    assert f"legend {PALETTE['qk'][1]!r} in #000000" in found
+    assert "legend 'd 128' in #ff7f0e, which reads as series 'measured'" in found
+    assert len(problems) == 6, found
