@@ -19,7 +19,7 @@ from pathlib import Path
 
 from records import RESULTS
 
-from .harness import (ClockLog, check_then_time, environment, gpu_slug, out_dirs, per_joule,
+from .harness import (ClockLog, check_then_time, gpu_environment, gpu_slug, out_dirs, per_joule,
                       rel_error, smi, write_results)
 
 
@@ -252,14 +252,9 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, action="append", default=None,
                    help="directory for <gpu>.json (repeatable; default results and $OUT)")
     args = p.parse_args(argv)
-
-    import torch
-
-    if not torch.cuda.is_available():
-        print("no CUDA GPU: nothing to measure", file=sys.stderr)
+    env = gpu_environment()
+    if env is None:
         return 2
-    env = environment()
-    print(json.dumps(env), flush=True)
     if args.what == "micro":
         return main_micro(args, env)
     with ClockLog() as args.clock_log:

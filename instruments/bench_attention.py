@@ -31,7 +31,7 @@ import math
 import sys
 from pathlib import Path
 
-from instruments.harness import (ClockLog, check_then_time, environment, gpu_slug, now, out_dirs,
+from instruments.harness import (ClockLog, check_then_time, gpu_environment, gpu_slug, now, out_dirs,
                                  per_joule, smi)
 
 VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
@@ -230,11 +230,9 @@ def main(argv=None) -> int:
 
     import torch
 
-    if not torch.cuda.is_available():
-        print("no CUDA GPU: nothing to measure", file=sys.stderr)
+    env = gpu_environment()
+    if env is None:
         return 2
-    env = environment()
-    print(json.dumps(env), flush=True)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
     rows: list[dict] = []
     extras = [e for e in EXTRAS if e.partition(":")[0] in variants]

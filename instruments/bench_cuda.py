@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from instruments.bench import GEMM_TOL, gemm_check
-from instruments.harness import (ClockLog, check_then_time, environment, gpu_slug, now, out_dirs,
+from instruments.harness import (ClockLog, check_then_time, gpu_environment, gpu_slug, now, out_dirs,
                                  per_joule, smi)
 
 
@@ -183,11 +183,9 @@ def main(argv=None) -> int:
 
     import torch
 
-    if not torch.cuda.is_available():
-        print("no CUDA GPU: nothing to measure", file=sys.stderr)
+    env = gpu_environment()
+    if env is None:
         return 2
-    env = environment()
-    print(json.dumps(env), flush=True)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
     rounds = 3 if args.quick else 5
     g_rows: list[dict] = []

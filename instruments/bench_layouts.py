@@ -22,7 +22,7 @@ from pathlib import Path
 
 from instruments.bench import GEMM_TOL
 from instruments.bench_attention import CHECK_HEADS, TOL, peer_fn, reference
-from instruments.harness import (ClockLog, check_then_time, environment, gpu_slug, now, out_dirs,
+from instruments.harness import (ClockLog, check_then_time, gpu_environment, gpu_slug, now, out_dirs,
                                  rel_error, smi)
 
 ATTENTION_LAYOUTS = ("contiguous", "bshd", "packed_qkv")
@@ -157,11 +157,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import torch
 
-    if not torch.cuda.is_available():
-        print("no CUDA GPU: nothing to measure", file=sys.stderr)
+    env = gpu_environment()
+    if env is None:
         return 2
-    env = environment()
-    print(json.dumps(env), flush=True)
     gen = torch.Generator(device="cuda").manual_seed(args.seed)
     att, gemms = settings(args.quick)
     rows: list[dict] = []

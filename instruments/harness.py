@@ -71,6 +71,19 @@ def environment() -> dict:
     }
 
 
+def gpu_environment() -> dict | None:
+    """`environment()` for a run on this machine's CUDA GPU, printed as the run's first line;
+    None, and a line on stderr, where there is no GPU to measure."""
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: nothing to measure", file=sys.stderr)
+        return None
+    env = environment()
+    print(json.dumps(env), flush=True)
+    return env
+
+
 def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100) -> dict:
     """Median time of ``fn()`` by ``triton.testing.do_bench`` (CUDA events, L2 flushed between
     calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread. (For

@@ -206,3 +206,18 @@ def test_cuda_twin_rows_include_the_conditional_rescaling_build():
         "cuda_fa3_cond": ((128, 128), True), "cuda_fa3_128x176_cond": ((128, 176), True)}
     assert 256 not in cuda.COND_RESCALE_DIMS
     assert twin_tiles(256, {"_128x80": (128, 80)}) == {"cuda_fa3_128x80": ((128, 80), False)}
+
+
+@pytest.mark.parametrize("bench, argv", [("bench", ["gemm"]), ("bench_attention", ["--quick"]),
+                                         ("bench_cuda", ["--quick"]), ("bench_layouts", ["--quick"])])
+def test_without_a_gpu_each_bench_says_so_and_stops(bench, argv, capsys, monkeypatch):
+    """Every bench starts through harness.gpu_environment: no GPU, exit 2 and one line why, and
+    nothing measured or written (the environment line is printed only where there is a GPU)."""
+    import importlib
+
+    import torch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    module = importlib.import_module(f"instruments.{bench}")
+    assert module.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert err.strip() == "no CUDA GPU: nothing to measure" and out == ""
