@@ -63,14 +63,11 @@ class IssueSlot:
 
     def take(self, actor: str, n: int = 1):
         """`n` instructions of `actor` issue, one a clock, once no stream holds the slot."""
-        if not self.on:
-            return
-        t0 = self.env.now
-        with self._res.request() as req:
-            yield req
-            if self.env.now > t0:
-                self.trace.wait(actor, "issue slot", t0, self.env.now)
-            yield self.env.timeout(n)
+        if self.on:
+            yield from self.hold(actor, self._clocks(n))
+
+    def _clocks(self, n: int):
+        yield self.env.timeout(n)
 
     def hold(self, actor: str, body):
         """Run `body` (a generator: the stream's work on its pipe) holding the slot throughout."""
