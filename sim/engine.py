@@ -19,12 +19,42 @@ import simpy
 from .trace import Trace
 
 
+class Fifo:
+    """One holder at a time, served in the order asked: `simpy.Resource(capacity=1)`'s protocol
+    with its events scheduled in the same order (a request finds the unit free: granted at once;
+    a release with others waiting: an event that grants the next), so every simulation's event
+    order, and so its trace, is the same to the last bit. It keeps no request objects, and a
+    release with no one waiting schedules nothing: Resource's bookkeeping was a fifth of the
+    model's time, and these are its innermost loop (one request per piece of work)."""
+
+    def __init__(self, env: simpy.Environment):
+        self.env, self.held, self._queue = env, False, deque()
+
+    def request(self) -> simpy.Event:
+        ev = simpy.Event(self.env)
+        self._queue.append(ev)
+        self._grant()
+        return ev
+
+    def release(self) -> None:
+        self.held = False
+        if self._queue:
+            ev = simpy.Event(self.env)
+            ev.callbacks.append(self._grant)
+            ev.succeed()
+
+    def _grant(self, _=None) -> None:
+        if not self.held and self._queue:
+            self.held = True
+            self._queue.popleft().succeed()
+
+
 class Unit:
     """One functional unit of the SM, busy with one piece of work at a time (FIFO)."""
 
     def __init__(self, env: simpy.Environment, name: str, trace: Trace):
         self.env, self.name, self.trace = env, name, trace
-        self._res = simpy.Resource(env, capacity=1)
+        self._res = Fifo(env)
 
     def run(self, actor: str, op: str, clk: float, pieces: int = 1, tile=None, work: float | None = None,
             stretch=None, gate=None):
@@ -37,11 +67,11 @@ class Unit:
         for _ in range(pieces):
             if gate is not None:
                 yield from gate()
-            with self._res.request() as req:
-                yield req
-                start = self.env.now
-                yield self.env.timeout(clk / pieces * (stretch() if stretch else 1.0))
-                self.trace.busy(actor, self.name, op, start, self.env.now, tile, work / pieces)
+            yield self._res.request()
+            start = self.env.now
+            yield self.env.timeout(clk / pieces * (stretch() if stretch else 1.0))
+            self.trace.busy(actor, self.name, op, start, self.env.now, tile, work / pieces)
+            self._res.release()
 
 
 class IssueSlot:
@@ -59,7 +89,7 @@ class IssueSlot:
 
     def __init__(self, env: simpy.Environment, trace: Trace, on: bool = True):
         self.env, self.trace, self.on = env, trace, on
-        self._res = simpy.Resource(env, capacity=1)
+        self._res = Fifo(env)
 
     def take(self, actor: str, n: int = 1):
         """`n` instructions of `actor` issue, one a clock, once no stream holds the slot."""
@@ -74,11 +104,12 @@ class IssueSlot:
         if not self.on:
             return (yield from body)
         t0 = self.env.now
-        with self._res.request() as req:
-            yield req
-            if self.env.now > t0:
-                self.trace.wait(actor, "issue slot", t0, self.env.now)
-            return (yield from body)
+        yield self._res.request()
+        if self.env.now > t0:
+            self.trace.wait(actor, "issue slot", t0, self.env.now)
+        result = yield from body
+        self._res.release()
+        return result
 
 
 class TensorCore:
@@ -173,7 +204,8 @@ class TensorCore:
             self.trace.busy(actor, self.name, op, start, self.env.now, tile, work)
             self._in_flight -= 1
             slot, self._slot = self._slot, self.env.event()
-            slot.succeed()
+            if slot.callbacks:                      # an issuer waits for the room (none: no event)
+                slot.succeed()
             group["left"] -= 1
             if group["left"] == 0:
                 self.env.timeout(self.latency).callbacks.append(

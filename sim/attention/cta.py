@@ -105,7 +105,7 @@ class AttentionCTA(CTA):
         piece issues once no other warpgroup's stream holds the issue slot."""
         actor = self.wg(w)
         yield from unit.run(actor, op, clk, pieces, self.tile("kv", j), stretch=self.stretch,
-                            gate=lambda: self.slot.take(actor, 0))
+                            gate=(lambda: self.slot.take(actor, 0)) if self.slot.on else None)
 
     def stream(self, w: int, op: str, clk: float, j: int):
         """Independent FMA-pipe instructions issued back to back (O's FMULs, P's F2FPs): the

@@ -1,8 +1,10 @@
 """The sync primitives behave like Hopper's: phase parity, transaction bytes, turn order."""
 import pytest
 import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sim.engine import IssueSlot, MBarrier, Ring, TensorCore, Turns, Unit, turn_parity
+from sim.engine import Fifo, IssueSlot, MBarrier, Ring, TensorCore, Turns, Unit, turn_parity
 from sim.trace import Trace
 
 
@@ -179,3 +181,62 @@ def test_issue_slots_off_pass_every_request_at_once():
     done, trace = _slot_race(on=False)
     assert done == {"a": 100, "b1": 10, "b2": 150}
     assert not trace.waits
+
+
+# --- Fifo: simpy.Resource(capacity=1)'s order, without its bookkeeping --------------------------
+def _contend(make, plans):
+    """Each plan is a process's (gap before asking, clocks held) pairs, zero gaps and holds
+    included; beside them a bystander schedules an event at every clock, so a grant one heap hop
+    early or late shows in the log's order, not only in its times."""
+    env, log = simpy.Environment(), []
+    res = make(env)
+
+    def user(name, plan):
+        for gap, hold in plan:
+            yield env.timeout(gap)
+            log.append((env.now, name, "ask"))
+            if isinstance(res, simpy.Resource):
+                with res.request() as req:
+                    yield req
+                    log.append((env.now, name, "got"))
+                    yield env.timeout(hold)
+            else:
+                yield res.request()
+                log.append((env.now, name, "got"))
+                yield env.timeout(hold)
+                res.release()
+            log.append((env.now, name, "let go"))
+
+    def bystander(until):
+        while env.now < until:
+            log.append((env.now, "bystander", "tick"))
+            yield env.timeout(1)
+
+    until = sum(g + h for plan in plans for g, h in plan)
+    run(env, bystander(until), *(user(f"p{n}", plan) for n, plan in enumerate(plans)))
+    return log
+
+
+_plans = st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=6),
+                  min_size=1, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_plans)
+def test_fifo_keeps_the_event_order_of_a_simpy_resource(plans):
+    """The model's units hold a `Fifo` where they held a Resource: every ask, grant and release
+    falls at the same clock and in the same order among everything else at that clock."""
+    assert _contend(Fifo, plans) == _contend(lambda env: simpy.Resource(env, capacity=1), plans)
+
+
+class _GrantAtOnce(Fifo):
+    """A release that hands the unit over without the event simpy schedules for it."""
+
+    def release(self):
+        self.held = False
+        self._grant()
+
+
+def test_fifo_order_check_can_fail():
+    plans = [[(0, 2), (0, 1)], [(1, 2)], [(0, 0), (2, 1)]]
+    assert _contend(_GrantAtOnce, plans) != _contend(lambda env: simpy.Resource(env, capacity=1), plans)
