@@ -39,6 +39,11 @@
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU
 #   notebooks   chapters 01-05 run as scripts, so their live-GPU cells execute
+#   landed      the GPU tests of the attention ladder, the layouts and the GEMM ladder (no ConSan),
+#               each test's result logged as it ends (a timeout keeps what finished)
+#   grid        `instruments.bench_attention --grid`: fa3 and fa3 at 192x64 beside cuDNN and SDPA
+#   layouts     `instruments.bench_layouts`: the layouts users hand in, beside the contiguous ones
+#   layouts_consan the layouts' GPU tests under ConSan
 # Carry `.whl` (simpy, pytest, ...) for the steps that import the model or the grader.
 # Logs and JSON are written to a work folder and packed at the end into $OUT/session.tgz (the
 # device tool returns at most 8 files), beside $OUT/session.log.
@@ -182,6 +187,17 @@ for step in "$@"; do
       echo "$(basename "$w"): $(sed -n 's/^# loses: //p' "$w")"
       TAIL=12 step_run "wrong_$(basename "$w" .py)" 200 python3 -m exercises grade /tmp/wrong --only "$ex" -v
     done ;;
+  landed)
+    TAIL=30 step_run landed 560 python3 -m pytest -v -rfE --tb=short -p no:cacheprovider -m gpu -n 12 \
+      tests/kernels/test_layouts_gpu.py tests/kernels/test_gemm_gpu.py tests/kernels/test_attention_gpu.py -k "not consan" ;;
+  grid)
+    TAIL=60 step_run grid 400 python3 -m instruments.bench_attention --grid --variants fa3,fa3@192x64+plain \
+      --headline-variants fa3 --out "$OUT" ;;
+  layouts)
+    TAIL=40 step_run layouts 400 python3 -m instruments.bench_layouts --rounds 3 --out "$OUT" ;;
+  layouts_consan)
+    TAIL=12 step_run layouts_consan 300 python3 -m pytest -q -rfE --tb=short -p no:cacheprovider -m gpu -n 12 \
+      tests/kernels/test_layouts_gpu.py -k consan ;;
   notebooks)
     for nb in 01_tma_and_the_ring 02_warp_specialization 03_pingpong 05_fa3_ablation; do
       TAIL=6 step_run "nb_$nb" 120 python3 "notebooks/$nb.py"
