@@ -174,7 +174,7 @@ for step in "$@"; do
   gputests)
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
   grade)
-    step_run grade 200 python3 -m exercises grade --only ch02_ws_gluon --only ch04_tl_attention -v ;;
+    step_run grade 240 python3 -m exercises grade --only ch02_ws_gluon --only ch04_tl_attention --student gpu-check -v ;;
   grade_wrong)  # the known-wrong GPU-graded submissions, graded as a student's would be: each must
                 # lose the tests its header names (`# loses:`), the GPU ones included
     # (ch02_gluon_waits_on_empty deadlocks: its GPU tests end at their timeouts, 300 + 420 s,
