@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 UNITS = ("tma", "tensor", "sfu", "fma", "lsu",   # lsu: the warps' own loads and stores (fa2's
          "tmem")                                 # ldmatrix, attention's O); tmem: Blackwell's
                                                  # tcgen05.ld/st (sim/attention/fa4.py)
 
 
-@dataclass(frozen=True)
-class Interval:
+class Interval(NamedTuple):
+    """A tuple, not a dataclass: the model makes millions (one per piece of work, merged), and
+    the session cache (sim/memo.py) reads them back by the million — a tuple is built and
+    unpickled several times faster."""
     actor: str
     unit: str
     op: str
