@@ -6,7 +6,7 @@ graded class, compiled kernels, a model's grid of points) are built once. (`--di
 with `xdist_group` marks would let the chapter runs split too, but pytest-xdist 3.8 groups by
 rewriting `item._nodeid`, which pytest 9.2's nodes no longer read: every test runs apart.) The
 files of LONG_FIRST, each test a whole chapter run top to bottom, go first, so that the longest
-files do not end the run alone.
+files do not end the run alone; those of LAST go last.
 """
 from __future__ import annotations
 
@@ -62,11 +62,14 @@ def hopper_gpu() -> str | None:
     return torch.cuda.get_device_name(0)
 
 
-LONG_FIRST = ("test_lab_browser.py", "test_notebooks.py")
+LONG_FIRST = ("test_lab_browser.py",)
+LAST = ("test_notebooks.py",)
 
 
 def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: item.path.name not in LONG_FIRST)   # stable: the long ones first
+    # stable: the long ones first, the chapters as scripts last (they ask for what the Lab runs
+    # computed; started beside them, a worker waits on the other's lock with its core idle)
+    items.sort(key=lambda item: (item.path.name not in LONG_FIRST) + (item.path.name in LAST))
     if hopper_gpu():
         return
     skip = pytest.mark.skip(reason="needs a Hopper (sm_90a) GPU; none here")
