@@ -224,8 +224,10 @@ def attention_pairs() -> dict[str, tuple]:
 
 def gemm_pairs() -> dict[str, tuple]:
     """variant -> (the model's consumer or producer, its switches, the kernel's, its switches)."""
-    from sim.gemm import ws, ws_pingpong
-    return {"ws": (ws.consumer, {}, Source("kernels/gemm/ws.py", "consumer"), {}),
+    from sim.gemm import pipelined, ws, ws_pingpong
+    return {"pipelined": (pipelined.consumer, {},
+                          Source("kernels/gemm/pipelined.py", "consumer"), {}),
+            "ws": (ws.consumer, {}, Source("kernels/gemm/ws.py", "consumer"), {}),
             "ws_pingpong": (ws_pingpong.consumer, {},
                             Source("kernels/gemm/ws_pingpong.py", "consumer"), {}),
             "ws producer": (ws.producer, {}, Source("kernels/gemm/ws.py", "producer"), {})}

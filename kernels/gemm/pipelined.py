@@ -1,12 +1,13 @@
 """``pipelined``: an s-stage TMA ring, filled by the same warps that run the wgmmas.
 
-No role split: the compute warps issue the TMA for k-step ``i + STAGES - 1`` right after the
-wgmma of k-step ``i - 1`` has drained, so ``STAGES - 1`` loads are always in flight under the
-tensor-core work. One ``full`` mbarrier per slot; no ``empty`` barrier is needed because the
-warps that free a slot are the ones that refill it (a thread barrier orders the two). The steps
-are ``sim/gemm/pipelined.py``'s (its ``release`` is the thread barrier and the refill)::
+No role split: the compute warps fill the ring before the loop, then issue the TMA for k-step
+``i - 1 + STAGES`` right after the wgmma of k-step ``i - 1`` has drained, so ``STAGES - 1``
+loads are in flight under the tensor-core work. One ``full`` mbarrier per slot; no ``empty``
+barrier is needed because the warps that free a slot are the ones that refill it (a thread
+barrier orders the two, and where no k-step is left to refill the slot, neither is paid). The
+steps are ``sim/gemm/pipelined.py``'s (its ``release`` is the thread barrier and the refill)::
 
-    prologue: TMA k-steps 0 .. STAGES-2 into slots 0 .. STAGES-2
+    prologue: TMA k-steps 0 .. STAGES-1 into slots 0 .. STAGES-1
     for i in k-steps:
         acquire(ab, i): wait full[i % STAGES]
         mma: wgmma slot i % STAGES (async)      # tensor cores busy
@@ -86,18 +87,19 @@ class InlineRing:
 
     @gluon.jit
     def release(self, it):
-        """Done with k-step ``it`` (-1: none yet): once every warp is (both warpgroups read
-        the slot), load k-step ``it + STAGES`` into it."""
-        gl.thread_barrier()
+        """Done with k-step ``it`` (-1: none yet): if the tile has a k-step ``it + STAGES``,
+        load it into the slot once every warp is done with it (both warpgroups read it)."""
         j = it + self.STAGES
-        self.load(j, j < self.n)
+        if (it >= 0) & (j < self.n):
+            gl.thread_barrier()
+            self.load(j, True)
 
 
 @gluon.jit
 def consumer(t, ab):
     """The two warpgroups, one partition: the tile's k-steps (``sim/gemm/pipelined.py``'s
     ``consumer``: the prologue fills the ring, each k-step releases the one before)."""
-    for i in gl.static_range(ab.STAGES - 1):
+    for i in gl.static_range(ab.STAGES):
         ab.load(i, i < ab.n)
     accs = t.zero()
     for i in range(ab.n):

@@ -58,8 +58,9 @@ class GemmCTA(CTA):
 
     def wait_mma(self, group):
         """A k-step's wgmma group is done (the kernel's ``warpgroup_mma_wait``): `group` is the
-        event `mma` returned."""
-        yield group
+        event `mma` returned, or None before the first (nothing to wait for)."""
+        if group is not None:
+            yield group
 
     def epilogue(self, w: int, t: int):
         """Accumulators → fp16 → shared memory → TMA store of this warpgroup's rows."""

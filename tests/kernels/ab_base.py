@@ -2,6 +2,7 @@
 interleaved, beside cuDNN (for a change whose SASS ``sass_builds.py`` shows is not identical).
 
     python tests/kernels/ab_base.py BASE_DIR [--rounds 7] [--dims 64,128,256] [--out DIR]
+    python tests/kernels/ab_base.py BASE_DIR --gemm pipelined [--rounds 7] [--out DIR]
 
 ``BASE_DIR/kernels`` is the other tree's kernels package (``git archive <commit> kernels | tar -x
 -C BASE_DIR``); it is imported as ``kernels_base`` (its imports are relative). For each head
@@ -9,6 +10,8 @@ dim, non-causal and causal, at FA3 tab. 2's B 4, H 16, S 8448: ``fa3`` and ``fa3
 of both trees and SDPA's cuDNN backend, each checked against float64 first, then timed in
 interleaved rounds (``instruments.bench.interleaved``). Prints each side's TFLOP/s and its ratio
 to the base tree and to cuDNN; writes ``ab_base.json`` into ``--out`` (or ``$OUT``).
+``--gemm VARIANT``: the GEMM of that name instead, at each ring depth it offers, fp16 and bf16,
+at 8192³ and a short K (8192×8192×1024, where a tile's start weighs most), beside cuBLAS.
 """
 import argparse
 import importlib
@@ -25,18 +28,59 @@ sys.path.insert(0, str(ROOT))
 B, H, S = 4, 16, 8448  # FA3 tab. 2's setting
 
 
-def load_base(base: Path):
-    """The other tree's ``kernels.attention``, as ``kernels_base.attention``."""
+def load_base(base: Path, package: str = "attention"):
+    """The other tree's ``kernels.<package>``, as ``kernels_base.<package>``."""
     pkg = Path(tempfile.mkdtemp(prefix="ab-base-"))
     shutil.copytree(base / "kernels", pkg / "kernels_base")
     sys.path.insert(0, str(pkg))
-    return importlib.import_module("kernels_base.attention")
+    return importlib.import_module(f"kernels_base.{package}")
+
+
+GEMM_SHAPES = ((8192, 8192, 8192), (8192, 8192, 1024))
+
+
+def gemm_ab(base_dir: Path, variant: str, rounds: int, clocks) -> list[dict]:
+    """``variant`` of this tree and the base tree at each ring depth, beside cuBLAS."""
+    import torch
+
+    from instruments.bench import GEMM_TOL, gemm_check
+    from instruments.harness import interleaved
+    from kernels import gemm as new
+
+    base = load_base(base_dir, "gemm")
+    depths = importlib.import_module(f"kernels.gemm.{variant}").STAGES_ALLOWED
+    gen, rows = torch.Generator(device="cuda").manual_seed(0), []
+    for dtype in (torch.float16, torch.bfloat16):
+        for M, N, K in GEMM_SHAPES:
+            a = torch.randn(M, K, device="cuda", dtype=dtype, generator=gen)
+            b = torch.randn(K, N, device="cuda", dtype=dtype, generator=gen)
+            ref, tol = a.double() @ b.double(), GEMM_TOL[str(dtype).removeprefix("torch.")]
+            fns = {"cublas": lambda: torch.matmul(a, b)}
+            for s in depths:
+                for side, mod in (("", new), (" base", base)):
+                    out = torch.empty(M, N, device="cuda", dtype=dtype)
+                    fn = lambda m=mod, s=s, o=out: m.gemm(a, b, variant, s, out=o)
+                    err = gemm_check(out, ref)(fn)
+                    if not err < tol:
+                        raise AssertionError(f"{variant} s{s}{side} {M}x{N}x{K}: rel_err {err:.2e}")
+                    fns[f"{variant} s{s}{side}"] = fn
+            del ref
+            timed = interleaved(fns, dict.fromkeys(fns, 2.0 * M * N * K), rounds, clocks)
+            for name, t in timed.items():
+                rows.append({"shape": [M, N, K], "dtype": str(dtype), "side": name, **t})
+                if name.endswith(" base") or name == "cublas":
+                    continue
+                vs_base = t["tflops"] / timed[name + " base"]["tflops"]
+                vs_cublas = t["tflops"] / timed["cublas"]["tflops"]
+                print(f"{M}x{N}x{K} {str(dtype)[6:]:9s} {name:16s} {t['tflops']:7.1f} TFLOP/s  "
+                      f"vs base {vs_base:6.3f}  vs cuBLAS {vs_cublas:6.3f}", flush=True)
+    return rows
 
 
 def main(argv=None) -> int:
     import torch
 
-    from instruments.bench import ClockLog, environment, interleaved, rel_error
+    from instruments.harness import ClockLog, environment, interleaved, rel_error
     from instruments.bench_attention import TOL, peer_fn, reference
     from kernels import attention as new
 
@@ -45,7 +89,16 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--dims", default="64,128,256")
     p.add_argument("--out", type=Path, default=os.environ.get("OUT"))
+    p.add_argument("--gemm", metavar="VARIANT", help="A/B this GEMM schedule instead")
     a = p.parse_args(argv)
+    if a.gemm:
+        with ClockLog() as clocks:
+            rows = gemm_ab(a.base, a.gemm, a.rounds, clocks)
+        if a.out:
+            a.out.mkdir(parents=True, exist_ok=True)
+            (a.out / "ab_base_gemm.json").write_text(json.dumps(
+                {"environment": environment(), "variant": a.gemm, "rows": rows}, indent=1))
+        return 0
     base = load_base(a.base)
     sides = {"fa3": (new, False), "fa3 base": (base, False),
              "fa3 persistent": (new, True), "fa3 persistent base": (base, True)}
