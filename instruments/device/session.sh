@@ -44,6 +44,8 @@
 #   grid        `instruments.bench_attention --grid`: fa3 and fa3 at 192x64 beside cuDNN and SDPA
 #   layouts     `instruments.bench_layouts`: the layouts users hand in, beside the contiguous ones
 #   layouts_consan the layouts' GPU tests under ConSan
+#   gemm_ab     the pipelined GEMM against the kernels unpacked in ab_base_pipelined/ (an untracked
+#               folder: `git archive <commit> kernels | tar -x -C ab_base_pipelined`), beside cuBLAS
 # Carry `.whl` (simpy, pytest, ...) for the steps that import the model or the grader.
 # Logs and JSON are written to a work folder and packed at the end into $OUT/session.tgz (the
 # device tool returns at most 8 files), beside $OUT/session.log.
@@ -198,6 +200,9 @@ for step in "$@"; do
   layouts_consan)
     TAIL=12 step_run layouts_consan 300 python3 -m pytest -q -rfE --tb=short -p no:cacheprovider -m gpu -n 12 \
       tests/kernels/test_layouts_gpu.py -k consan ;;
+  gemm_ab)
+    TAIL=30 step_run gemm_ab 300 python3 tests/kernels/ab_base.py ab_base_pipelined --gemm pipelined \
+      --rounds 5 --out "$OUT" ;;
   notebooks)
     for nb in 01_tma_and_the_ring 02_warp_specialization 03_pingpong 05_fa3_ablation; do
       TAIL=6 step_run "nb_$nb" 120 python3 "notebooks/$nb.py"
