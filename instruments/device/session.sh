@@ -190,7 +190,7 @@ for step in "$@"; do
       TAIL=12 step_run "wrong_$(basename "$w" .py)" 200 python3 -m exercises grade /tmp/wrong --only "$ex" -v
     done ;;
   landed)
-    TAIL=30 step_run landed 560 python3 -m pytest -v -rfE --tb=short -p no:cacheprovider -m gpu -n 12 \
+    TAIL=30 step_run landed 560 python3 -m pytest -v -rfE --tb=short -p no:cacheprovider -m gpu -n 16 \
       tests/kernels/test_layouts_gpu.py tests/kernels/test_gemm_gpu.py tests/kernels/test_attention_gpu.py -k "not consan" ;;
   grid)
     TAIL=60 step_run grid 400 python3 -m instruments.bench_attention --grid --variants fa3,fa3@192x64+plain \
