@@ -28,6 +28,8 @@ import re
 import sys
 from pathlib import Path
 
+from records.sass import read_source
+
 from .l2_probe import ATTN_SHAPE, CONFIGS, run
 
 ATTENTION = [c for c in CONFIGS if c[0] == "attention"]
@@ -66,11 +68,6 @@ def _num(text: str) -> float:
         return 0.0
 
 
-def _opcode(src: str) -> str:
-    words = src.split()
-    return words[1] if words and words[0].startswith("@") else (words[0] if words else "")
-
-
 def _raw_rows(path: Path) -> list[tuple[str, dict]]:
     """ncu's raw page, one (kernel name, METRICS it has) per profiled launch, in launch order."""
     lines = path.read_text().splitlines()
@@ -91,22 +88,10 @@ def _source(path: Path) -> dict[str, list[dict]]:
 
 def _sources(path: Path) -> list[tuple[str, list[dict]]]:
     """Each profiled launch's (kernel name, SASS lines: opcode, executions, samples, samples per
-    stall reason), in launch order."""
-    kernels, header = [], None
-    for row in csv.reader(path.read_text().splitlines()):
-        if row and row[0] == "Kernel Name":
-            kernels.append((row[1], []))
-            header = None
-        elif row and row[0] == "Address":
-            header = row
-        elif kernels and header and row:
-            d = dict(zip(header, row))
-            kernels[-1][1].append({
-                "op": _opcode(d["Source"].strip()), "exec": _num(d["Instructions Executed"]),
-                "samples": _num(d["Warp Stall Sampling (All Samples)"]),
-                "stalls": {h[6:]: _num(d[h]) for h in header
-                           if h.startswith("stall_") and "Not Issued" not in h}})
-    return kernels
+    stall reason), in launch order: `records.sass.read_source`'s lines as the ledger reads them."""
+    return [(name, [{"op": ln.opcode, "exec": ln.executed, "samples": ln.samples,
+                     "stalls": ln.stalls} for ln in lines])
+            for name, lines in read_source(path)]
 
 
 def ledger(lines: list[dict], warps: int, clk_per_block: float,
