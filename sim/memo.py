@@ -12,6 +12,12 @@ changed argument is a miss, never a stale hit. Arguments that pickle differently
 a miss too, never a wrong hit. A caller that hands in its own ``trace`` to be filled is not
 cached. One process computes a key while others asking for it wait on its lock, so two runs side
 by side (pytest-xdist workers) compute each result once.
+
+A result's traces are kept in files of their own and read back only when their intervals, marks
+or waits are asked for: most callers read a kept result for its clock cycles (a causal launch's
+CTA lengths) or for its units' busy shares (the power cap's clock), which come with the result
+(`KeptTrace`). Unpickling every interval of every trace was a chapter's largest cost on a warm
+cache.
 """
 from __future__ import annotations
 
@@ -22,6 +28,8 @@ import inspect
 import os
 import pickle
 from pathlib import Path
+
+from .trace import UNITS, Trace
 
 ENV = "SIM_CACHE_DIR"
 SIM = Path(__file__).resolve().parent
@@ -57,6 +65,87 @@ def _locked(path: Path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+class KeptTrace(Trace):
+    """A `Trace` kept on disk: its span and each unit's busy and work time at hand (computed by
+    `Trace` itself before it was written), its intervals, marks and waits read on first use. It
+    equals, pickles as and behaves as the trace it stands for."""
+
+    def __init__(self, path: Path, span: float, busy: dict, work: dict):
+        self._path, self._span, self._busy, self._work = path, span, busy, work
+        self._data = None
+
+    def _loaded(self) -> tuple:
+        if self._data is None:
+            self._data = pickle.loads(self._path.read_bytes())
+        return self._data
+
+    intervals = property(lambda self: self._loaded()[0])
+    marks = property(lambda self: self._loaded()[1])
+    waits = property(lambda self: self._loaded()[2])
+
+    @property
+    def span(self) -> float:
+        return self._span if self._data is None else Trace.span.fget(self)
+
+    def busy_time(self, unit: str) -> float:
+        return self._busy[unit] if self._data is None else super().busy_time(unit)
+
+    def work_time(self, unit: str) -> float:
+        return self._work[unit] if self._data is None else super().work_time(unit)
+
+    def __eq__(self, other):
+        return isinstance(other, Trace) and (self.intervals, self.marks, self.waits) == (
+            other.intervals, other.marks, other.waits)
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return Trace, (self.intervals, self.marks, self.waits)
+
+
+class _Keeper(pickle.Pickler):
+    """Writes each `Trace` of a result to a file of its own beside the result's."""
+
+    def __init__(self, file, path: Path):
+        super().__init__(file, protocol=4)
+        self.path, self.n = path, 0
+
+    def persistent_id(self, obj):
+        if not isinstance(obj, Trace):
+            return None
+        if isinstance(obj, KeptTrace):
+            obj = Trace(obj.intervals, obj.marks, obj.waits)
+        self.n += 1
+        where = self.path.with_name(f"{self.path.stem}.trace{self.n}")
+        tmp = where.with_name(f"{where.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps((obj.intervals, obj.marks, obj.waits), protocol=4))
+        os.replace(tmp, where)
+        return (where.name, obj.span, {u: obj.busy_time(u) for u in UNITS},
+                {u: obj.work_time(u) for u in UNITS})
+
+
+class _Reader(pickle.Unpickler):
+    def __init__(self, file, path: Path):
+        super().__init__(file)
+        self.path = path
+
+    def persistent_load(self, pid):
+        name, span, busy, work = pid
+        return KeptTrace(self.path.with_name(name), span, busy, work)
+
+
+def _write(path: Path, result) -> None:
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        _Keeper(f, path).dump(result)
+    os.replace(tmp, path)
+
+
+def _read(path: Path):
+    with open(path, "rb") as f:
+        return _Reader(f, path).load()
+
+
 def on_disk(fn):
     """`fn`'s results kept under ``$SIM_CACHE_DIR`` (see the module's docstring); `fn` itself
     where the variable is unset or the call passes its own ``trace``."""
@@ -74,11 +163,9 @@ def on_disk(fn):
         path = folder / f"{k}.pickle"
         with _locked(folder / f"{k}.lock"):
             if path.exists():
-                return pickle.loads(path.read_bytes())
+                return _read(path)
             result = fn(*args, **kwargs)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(pickle.dumps(result, protocol=4))
-            os.replace(tmp, path)
+            _write(path, result)
         return result
 
     return wrapper

@@ -10,7 +10,7 @@ import pytest
 from sim import H100, memo
 from sim.attention import prepare, simulate
 from sim.config import AttentionConfig
-from sim.trace import Trace
+from sim.trace import UNITS, Trace
 
 CFG = prepare(AttentionConfig(variant="fa3", headdim=128, seqlen=1024), H100)
 
@@ -34,6 +34,25 @@ def test_a_kept_result_is_the_computed_one_and_is_read_back(tmp_path, monkeypatc
     assert first[1].marks == fresh[1].marks and first[1].waits == fresh[1].waits
     entry.write_bytes(pickle.dumps(("read back", Trace())))     # the second call must read it
     assert simulate(CFG, H100, 3)[0] == "read back"
+
+
+def test_a_kept_trace_answers_its_sums_before_its_intervals_are_read(tmp_path, monkeypatch):
+    clk, fresh = simulate(CFG, H100, 3)
+    monkeypatch.setenv(memo.ENV, str(tmp_path))
+    simulate(CFG, H100, 3)                                  # computed and kept
+    _, kept = simulate(CFG, H100, 3)                        # read back
+    assert isinstance(kept, memo.KeptTrace)
+    (traces,) = tmp_path.glob("*.trace1")
+    traces.rename(tmp_path / "away")                        # its intervals are not at hand now
+    assert kept.utilization(clk) == fresh.utilization(clk)  # the same sums, bit for bit
+    assert kept.span == fresh.span
+    assert [kept.busy_time(u) for u in UNITS] == [fresh.busy_time(u) for u in UNITS]
+    with pytest.raises(FileNotFoundError):
+        kept.intervals
+    (tmp_path / "away").rename(traces)
+    assert kept == fresh and fresh == kept and kept.idle_gaps("tensor") == fresh.idle_gaps("tensor")
+    plain = pickle.loads(pickle.dumps(kept))                # hands on as the trace it stands for
+    assert type(plain) is Trace and plain == fresh
 
 
 def test_another_argument_or_another_model_is_a_miss(tmp_path, monkeypatch):
