@@ -27,6 +27,8 @@ from .hardware import Hardware
 from .trace import UNITS, Trace
 
 EXACT_UP_TO = 64        # simulate CTAs of up to this many blocks outright; beyond, extrapolate
+SETTLE = 16             # a causal launch's CTAs: outright up to this many blocks, then the repeat
+MAX_PERIOD = 4          # ... of at most this many blocks (`_period`)
 CLOCK_ROUNDS = 8        # at most this many rounds of clock → activity → clock ...
 CLOCK_SETTLED = 1e-3    # ... until the clock moves by less than this fraction
 
@@ -50,18 +52,38 @@ class Prediction:
         return {k: v for k, v in self.__dict__.items() if k != "trace"}
 
 
-def _cta_time(run, n: int, cache: dict, exact: int = EXACT_UP_TO) -> float:
+def _cta_time(run, n: int, cache: dict, exact: int = EXACT_UP_TO,
+              settle: int | None = None) -> float:
     """Clock cycles of a CTA over n blocks (or tiles): simulated up to `exact`, beyond it on the
-    line through `exact` / 2 and `exact`."""
+    line through `exact` / 2 and `exact`. With `settle` (a launch that asks for every length, as
+    a causal one does), lengths past `settle` whose schedule has settled into a repeat
+    (`_period`) are the repeat's: a CTA p blocks longer adds what the last p blocks added."""
     if n in cache:
         return cache[n]
-    if n <= exact:
+    if n > exact:
+        a, b = exact // 2, exact
+        ta, tb = (_cta_time(run, a, cache, exact, settle), _cta_time(run, b, cache, exact, settle))
+        cache[n] = tb + (tb - ta) / (b - a) * (n - b)
+    elif settle and n > settle and (p := _period(run, cache, settle)):
+        q = -(-(n - settle) // p)               # periods past `settle`, rounded up
+        cache[n] = _cta_time(run, n - q * p, cache) + q * (cache[settle] - cache[settle - p])
+    else:
         cache[n] = run(n)[0]
-        return cache[n]
-    a, b = exact // 2, exact
-    ta, tb = _cta_time(run, a, cache, exact), _cta_time(run, b, cache, exact)
-    cache[n] = tb + (tb - ta) / (b - a) * (n - b)
     return cache[n]
+
+
+def _period(run, cache: dict, settle: int) -> int | None:
+    """The smallest p <= MAX_PERIOD for which, over the last max(3p, 8) lengths up to `settle`,
+    a CTA adds to the one p blocks shorter the same cycles (to 1e-9 of its time); None if no p
+    does (two warpgroups that drift in phase, as ws's and pingpong's at d 64 do: those lengths
+    are simulated). Checked against every length simulated outright: tests/model/test_predict.py."""
+    if "period" not in cache:
+        t = {k: _cta_time(run, k, cache) for k in range(1, settle + 1)}
+        tol = 1e-9 * t[settle]
+        cache["period"] = next((p for p in range(1, MAX_PERIOD + 1) if all(
+            abs(t[k] - t[k - p] - (t[settle] - t[settle - p])) <= tol
+            for k in range(settle - max(3 * p, 8) + 1, settle + 1))), None)
+    return cache["period"]
 
 
 def _makespan(times: list[float], slots: int) -> float:
@@ -256,9 +278,10 @@ def attention_launch(cfg: AttentionConfig, hw: Hardware) -> Launch:
             return lambda n: attention.simulate(cfg, h, n, min(masked, n))
 
         times, blocks = [], []  # one CTA per q-block, each paying the SM's turnover
+        settle = SETTLE if len({n for n, _ in lengths}) > SETTLE else None
         for n, masked in sorted(lengths, reverse=True) * (cfg.batch * cfg.heads):
-            times.append(_cta_time(run_for(masked), n, cache_by_mask.setdefault(masked, {}))
-                         + h.cta_launch_clk)
+            times.append(_cta_time(run_for(masked), n, cache_by_mask.setdefault(masked, {}),
+                                   settle=settle) + h.cta_launch_clk)
             blocks.append(n)
         run.times, run.blocks = times, blocks
         # simulate() ran the `per_sm` CTAs an SM holds together: each SM is `per_sm` slots.
