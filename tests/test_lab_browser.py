@@ -2,8 +2,9 @@
 
 Lab is started exactly as `python3 tasks.py lab` starts it (`tasks.lab_command`: same command,
 same environment, same Lab defaults from jupyter-config/), on a free port with a token and no
-browser of its own. For every chapter the test opens `notebooks/NN_*.py` (it must open as a
-notebook, through jupytext), runs Run → Run All Cells, waits for the kernel, and checks that
+browser of its own, and opened in one page at `notebooks/`. For every chapter the test
+double-clicks `NN_*.py` in Lab's file browser (it must open as a notebook, through jupytext),
+runs Run → Run All Cells, waits for the kernel, and checks that
 
 * no cell raised, and every figure cell (the rule of tests/test_notebooks.py) shows an <img>;
 * no printed line wraps (a table keeps its columns), and the output column holds at least
@@ -11,7 +12,9 @@ notebook, through jupytext), runs Run → Run All Cells, waits for the kernel, a
 * where the chapter has sliders (`explore(...)`), pressing → on the first slider redraws the
   figure (the image's src changes);
 * Ctrl+S after the run rewrites nothing: the .py has the same bytes (and `git diff` stays clean
-  if it was clean), and no .ipynb appears.
+  if it was clean), and no .ipynb appears;
+
+and closes its tab, so the next chapter opens in the same page (`LabPage`).
 
 And the student release (`python -m exercises release`) as a student gets it: a fresh virtual
 environment (no system site packages) with only the release's `requirements.txt` (so no triton),
@@ -144,8 +147,12 @@ def chromium():
 
 
 @pytest.fixture(scope="module")
-def browser(lab, chromium):
-    return chromium
+def lab_page(lab, chromium):
+    """The course's Lab in one page, its file browser in notebooks/ (`LabPage`)."""
+    url, token = lab
+    holder = LabPage(chromium, f"{url}/lab/tree/notebooks?reset&token={token}")
+    yield holder
+    holder.close()
 
 
 def _api(lab, method: str, path: str):
@@ -164,6 +171,64 @@ def _dismiss_dialogs(page) -> list[str]:
         page.locator(".jp-Dialog .jp-mod-accept").first.click()
         page.wait_for_timeout(300)
     return seen
+
+
+def _double_click(page, name: str) -> None:
+    item = page.locator(".jp-DirListing-itemText",
+                        has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
+    item.first.wait_for(timeout=60_000)
+    item.first.dblclick()
+
+
+class LabPage:
+    """The one browser page a Lab's chapters open in, one after another, by double-click in its
+    file browser (after double-clicking `enter`'s folders once), as a student goes from chapter
+    to chapter: Lab's own start in the browser (~4 s of Chromium's CPU) is paid once a Lab, not
+    once a chapter. Each test ends with every tab closed (`close_tabs`, unsaved changes
+    discarded: the save is checked where it is checked); a page that cannot be brought back to
+    that is dropped, and the next chapter gets a fresh one."""
+
+    def __init__(self, chromium, start_url: str, enter: tuple[str, ...] = ()):
+        self.chromium, self.start_url, self.enter, self.page = chromium, start_url, enter, None
+
+    def open(self, name: str):
+        try:
+            if self.page is None:
+                self.page = self.chromium.new_page(viewport={"width": 1400, "height": 1000})
+                self.page.goto(self.start_url)
+                for folder in self.enter:
+                    _double_click(self.page, folder)
+            _double_click(self.page, name)
+        except BaseException:
+            if self.page is not None:
+                self.page.screenshot(path=str(SHOTS / f"{name}-not-opened.png"))
+                self.close()
+            raise
+        return self.page
+
+    def close_tabs(self) -> None:
+        page = self.page
+        if page is None:
+            return
+        try:
+            _dismiss_dialogs(page)
+            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^File$")).first.click()
+            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Close All Tabs$")).first.click()
+            discard = page.locator(".jp-Dialog button", has_text=re.compile(r"^\s*Discard\s*$"))
+            deadline = time.monotonic() + 30
+            while page.locator(".jp-NotebookPanel").count() and time.monotonic() < deadline:
+                if discard.count():
+                    discard.first.click()
+                page.wait_for_timeout(200)
+            assert not page.locator(".jp-NotebookPanel").count()
+        except Exception:
+            page.close()
+            self.page = None
+
+    def close(self) -> None:
+        if self.page is not None:
+            self.page.close()
+            self.page = None
 
 
 KERNEL_IDLE = """() => {
@@ -242,7 +307,7 @@ def _git_clean(path: Path) -> bool:
 
 
 @pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
-def test_chapter_in_lab(lab, browser, py):
+def test_chapter_in_lab(lab, lab_page, py):
     import jupytext
 
     url, token = lab
@@ -254,10 +319,9 @@ def test_chapter_in_lab(lab, browser, py):
     before, was_clean = py.read_bytes(), _git_clean(py)
     ipynbs_before = set(NOTEBOOKS.glob("*.ipynb"))
 
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
     t0 = time.perf_counter()
+    page = lab_page.open(py.name)
     try:
-        page.goto(f"{url}/lab/tree/notebooks/{py.name}?reset&token={token}")
         try:
             page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
         except Exception:
@@ -345,7 +409,7 @@ def test_chapter_in_lab(lab, browser, py):
         page.screenshot(path=str(SHOTS / f"{name}-failed.png"))
         raise
     finally:
-        page.close()
+        lab_page.close_tabs()
         for kernel in _api(lab, "GET", "/api/kernels") or []:
             _api(lab, "DELETE", f"/api/kernels/{kernel['id']}")
 
@@ -425,19 +489,16 @@ def release_lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def release_browser(release_lab, chromium):
-    return chromium
-
-
-def _double_click(page, name: str) -> None:
-    item = page.locator(".jp-DirListing-itemText",
-                        has_text=re.compile(rf"^\s*{re.escape(name)}\s*$"))
-    item.first.wait_for(timeout=60_000)
-    item.first.dblclick()
+def release_page(release_lab, chromium):
+    """The release's Lab in one page: notebooks/ double-clicked once (`LabPage`)."""
+    url, token, _ = release_lab
+    holder = LabPage(chromium, f"{url}/lab?reset&token={token}", enter=("notebooks",))
+    yield holder
+    holder.close()
 
 
 @pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
-def test_release_chapter_in_lab(release_lab, release_browser, py):
+def test_release_chapter_in_lab(release_lab, release_page, py):
     """In the student's copy: double-click notebooks/, then the chapter: it opens as a notebook;
     Run All runs it without an error (no triton here) and every figure cell shows an image; its
     links to ../exercises open the exercise, and a save leaves `git status` clean."""
@@ -447,11 +508,8 @@ def test_release_chapter_in_lab(release_lab, release_browser, py):
     name = f"release-{py.stem}"
     nb = jupytext.read(copy / "notebooks" / py.name)
     figures = nbtests.figure_cells(nb)
-    page = release_browser.new_page(viewport={"width": 1400, "height": 1000})
+    page = release_page.open(py.name)
     try:
-        page.goto(f"{url}/lab?reset&token={token}")
-        _double_click(page, "notebooks")
-        _double_click(page, py.name)
         try:
             page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
         except Exception:
@@ -491,6 +549,6 @@ def test_release_chapter_in_lab(release_lab, release_browser, py):
         page.screenshot(path=str(SHOTS / f"{name}-failed.png"))
         raise
     finally:
-        page.close()
+        release_page.close_tabs()
         for kernel in _api((url, token), "GET", "/api/kernels") or []:
             _api((url, token), "DELETE", f"/api/kernels/{kernel['id']}")
