@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,13 +302,17 @@ def _answer_keys(flat: ast.AST, names: tuple[str, ...], orders: bool) -> list[tu
 
 
 def _public(package: Path) -> _Public:
+    return _public_of(tuple(strip(q.read_text(encoding="utf-8")) for q in package.rglob("*.py")
+                            if not any(x in SKIP_PARTS for x in q.relative_to(package).parts)))
+
+
+@functools.cache
+def _public_of(texts: tuple[str, ...]) -> _Public:
+    """What the public (stripped) sources hold; kept for the process, by their text, as
+    `_units` is: a scan's cost is these walks, and a grader test scans one release again and
+    again (with a leak planted, then without)."""
     pub = _Public()
-    texts = []
-    for q in package.rglob("*.py"):
-        if any(x in SKIP_PARTS for x in q.relative_to(package).parts):
-            continue
-        stub = strip(q.read_text(encoding="utf-8"))
-        texts.append(stub)
+    for stub in texts:
         tree = _parse(stub)
         if tree is None:
             continue
@@ -377,13 +382,15 @@ def _solution_blocks(ex: str, src: Path, rel: str, pub: _Public) -> list[_Block]
     return out
 
 
-def _units(rel: Path, text: str) -> list[_Unit]:
+@functools.cache
+def _units(rel: Path, text: str) -> tuple[_Unit, ...]:
     """The released units of one file: each top-level function and method, the rest of the
-    file's code; a file that is not Python is one unit."""
+    file's code; a file that is not Python is one unit. Kept for the process by (path, text):
+    `_match` only reads them."""
     lines = text.splitlines()
     tree = _parse(text) if rel.suffix == ".py" else None
     if tree is None:
-        return [_Unit(f"{rel}", list(enumerate(lines, 1)), first_line=1)]
+        return (_Unit(f"{rel}", list(enumerate(lines, 1)), first_line=1),)
     groups, rest = [], []
     for st in tree.body:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -416,7 +423,7 @@ def _units(rel: Path, text: str) -> list[_Unit]:
                     (node.lineno, names_of.get(id(node), ())))
         u.effects = tuple(n for n, _ in _effects(g))
         out.append(u)
-    return out
+    return tuple(out)
 
 
 def _match(blk: _Block, u: _Unit) -> Finding | None:
