@@ -282,13 +282,34 @@ def label(op: str) -> str:
 _HEIGHT = {"work": 0.8, "latency": 0.5, "wait": 0.3}
 
 
-def _bar(ax, y: float, start: float, length: float, op: str) -> str:
-    """One span of `op` on lane y, in its kind's colour and height; returns its kind."""
-    k = kind(op)
-    c, _, style = PALETTE[k]
-    h = _HEIGHT[style]
-    ax.broken_barh([(start, length)], (y - h / 2, h), color=c, linewidth=0, gid=f"kind:{k}")
-    return k
+class _Bars:
+    """The spans of a Gantt, drawn as few artists as the picture allows: on each lane, a run of
+    consecutive spans of one kind is one `broken_barh` (one rectangle a span). Runs are drawn in
+    the order they start, so spans that overlap on a lane (an actor's exps beside its FMA work)
+    are layered exactly as one artist a span would layer them; one artist a span made the
+    drawing most of a warm chapter's time."""
+
+    def __init__(self):
+        self.runs: list[tuple[float, str, list]] = []     # (lane, kind, [(start, length)])
+        self.last: dict[float, int] = {}                   # lane -> its latest run
+
+    def add(self, y: float, start: float, length: float, op: str) -> str:
+        """One span of `op` on lane y; returns its kind."""
+        k = kind(op)
+        n = self.last.get(y)
+        if n is not None and self.runs[n][1] == k:
+            self.runs[n][2].append((start, length))
+        else:
+            self.last[y] = len(self.runs)
+            self.runs.append((y, k, [(start, length)]))
+        return k
+
+    def draw(self, ax) -> None:
+        """Each run in its kind's colour and height (`PALETTE`, `_HEIGHT`)."""
+        for y, k, spans in self.runs:
+            c, _, style = PALETTE[k]
+            h = _HEIGHT[style]
+            ax.broken_barh(spans, (y - h / 2, h), color=c, linewidth=0, gid=f"kind:{k}")
 
 
 def _legend(ax, kinds) -> None:
@@ -322,17 +343,18 @@ def gantt(trace: Trace, title: str = "", window: tuple[float, float] | None = No
     y = {lane: len(lanes) - 1 - n for n, lane in enumerate(lanes)}
     lo, hi = window or (0.0, max((i.end for i in trace.intervals), default=1.0))
     scale = 1e6 / clock_hz if clock_hz else 1.0
-    seen = set()
+    seen, bars = set(), _Bars()
     for i in trace.intervals:
         if i.end < lo or i.start > hi:
             continue
         for lane in (f"unit: {i.unit}", _sublane(i.unit, i.actor), i.actor):
             if lane in y:
-                seen.add(_bar(ax, y[lane], i.start * scale, i.length * scale, i.op))
+                seen.add(bars.add(y[lane], i.start * scale, i.length * scale, i.op))
     for actor, what, s, e in trace.waits:
         if e < lo or s > hi or actor not in y:
             continue
-        seen.add(_bar(ax, y[actor], s * scale, (e - s) * scale, what))
+        seen.add(bars.add(y[actor], s * scale, (e - s) * scale, what))
+    bars.draw(ax)
     ax.set_yticks(list(y.values()), list(y.keys()))
     ax.set_xlim(lo * scale, hi * scale)
     ax.set_xlabel("µs" if clock_hz else "SM clock cycles")
@@ -403,13 +425,14 @@ def lane_rows(ax, rows: list[tuple[str, list]], window: tuple[float, float]):
     measured-vs-model figure (fidelity/lanes.py). Scope names take the palette's kinds, so a
     kernel's "QK" is drawn as the model's QKᵀ and each kind of wait in its own colour."""
     lo, hi = window
-    seen = set()
+    seen, bars = set(), _Bars()
     for k, (_label, spans) in enumerate(rows):
         y = len(rows) - 1 - k
         for n, s, e in spans:
             if e < lo or s > hi:
                 continue
-            seen.add(_bar(ax, y, s, e - s, n))
+            seen.add(bars.add(y, s, e - s, n))
+    bars.draw(ax)
     ax.set_yticks(range(len(rows)), [label for label, _ in reversed(rows)])
     ax.set_xlim(lo, hi)
     ax.set_xlabel("SM clock cycles")
