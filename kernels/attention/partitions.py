@@ -203,6 +203,6 @@ def partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_ptr, se
                        REFILL != 2)
     rows = q_rows(m0, M, BN, num_warps)
     q = q_smem.index(WG)
-    t = Tile(q, q, q_full, row0, m0, n, rows, seqlen, qk_scale, o_ptr, lse_ptr, BN, CAUSAL,
-             num_warps, PROFILE, SOFTMAX, FENCE, TURNS)
+    t = Tile(q, q, q_full, row0, m0, n, rows, gl.to_tensor(seqlen), qk_scale, o_ptr, lse_ptr, BN,
+             CAUSAL, num_warps, PROFILE, SOFTMAX, FENCE, TURNS)  # (S = 1 arrives as a constexpr)
     consumer(t, k, v, Turns(turn, WG, CONSUMERS, SOFTMAX & NAMED_TURNS, PROFILE))
