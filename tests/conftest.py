@@ -1,14 +1,14 @@
 """Shared test set-up: tests marked `gpu` run only where a Hopper (sm_90) GPU is present, and the
-model's results kept for the session.
+order of the tests for pytest-xdist (`python3 tasks.py test` runs -n auto --dist loadfile).
 
-Under xdist (`python3 tasks.py test` runs -n auto --dist loadfile) each file's tests stay on one
-worker, so a module's shared fixtures (a graded class, compiled kernels, a model's grid of
-points) are built once. The files go out in xdist's own order, those with the most tests first
-(its default `--loadscope-reorder`): handing them out in collection order instead, the Lab
-browser file first and the chapters as scripts last, measured slower (6:24 against 5:38-6:00 on
-a 2-core clone: results/lab-notebook.md). (`--dist loadgroup` with `xdist_group` marks would let
-the chapter runs split too, but pytest-xdist 3.8 groups by rewriting `item._nodeid`, which
-pytest 9.2's nodes no longer read: every test runs apart.)
+Under xdist each file's tests stay on one worker (loadfile), so a module's shared fixtures (a
+graded class, compiled kernels, a model's grid of points) are built once. (`--dist loadgroup`
+with `xdist_group` marks would let the chapter runs split too, but pytest-xdist 3.8 groups by
+rewriting `item._nodeid`, which pytest 9.2's nodes no longer read: every test runs apart.)
+xdist hands the files out most tests first (its default `--loadscope-reorder`, a stable sort),
+so the order set here — the files of LONG_FIRST first, those of LAST last — decides only among
+files with as many tests. That still measured: 5:38 and 5:51 on a 2-core clone with it, 6:27
+without; making it the whole order (`--no-loadscope-reorder`) 6:24 (results/lab-notebook.md).
 """
 from __future__ import annotations
 
@@ -64,7 +64,14 @@ def hopper_gpu() -> str | None:
     return torch.cuda.get_device_name(0)
 
 
+LONG_FIRST = ("test_lab_browser.py",)
+LAST = ("test_notebooks.py",)
+
+
 def pytest_collection_modifyitems(config, items):
+    # stable: the long ones first, the chapters as scripts last (they ask for what the Lab runs
+    # computed; started beside them, a worker waits on the other's lock with its core idle)
+    items.sort(key=lambda item: (item.path.name not in LONG_FIRST) + (item.path.name in LAST))
     if hopper_gpu():
         return
     skip = pytest.mark.skip(reason="needs a Hopper (sm_90a) GPU; none here")
