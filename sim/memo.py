@@ -85,7 +85,7 @@ class KeptTrace(Trace):
 
     @property
     def span(self) -> float:
-        return self._span if self._data is None else Trace.span.fget(self)
+        return self._span if self._data is None else super().span
 
     def busy_time(self, unit: str) -> float:
         return self._busy[unit] if self._data is None else super().busy_time(unit)

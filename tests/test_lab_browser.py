@@ -213,7 +213,8 @@ class LabPage:
         try:
             _dismiss_dialogs(page)
             page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^File$")).first.click()
-            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Close All Tabs$")).first.click()
+            page.locator(".lm-Menu-itemLabel",
+                         has_text=re.compile(r"^Close All Tabs$")).first.click()
             discard = page.locator(".jp-Dialog button", has_text=re.compile(r"^\s*Discard\s*$"))
             deadline = time.monotonic() + 30
             while page.locator(".jp-NotebookPanel").count() and time.monotonic() < deadline:

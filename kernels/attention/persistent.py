@@ -167,7 +167,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             n = num_blocks(m0_cta, seqlen, BM, BN, CAUSAL)
             m0 = m0_cta + WG * M
             t = Tile(q, o_buf, q_full, row0, m0, n, q_rows(m0, M, BN, num_warps),
-                     gl.to_tensor(seqlen), qk_scale, o_ptr, lse_ptr, BN, CAUSAL, num_warps, False, SOFTMAX, FENCE, True)
+                     gl.to_tensor(seqlen), qk_scale, o_ptr, lse_ptr, BN, CAUSAL, num_warps,
+                     False, SOFTMAX, FENCE, True)  # (S = 1 arrives as a constexpr)
             m_i, l_i, acc = t.init_state()
             tk = it + ti
             t.wait_q(ti & 1)
