@@ -13,6 +13,9 @@ exps. Each stream here loads one of them alone, on every SM, long enough for the
 * ``clock_l2``  -- ``tma.py``'s bandwidth kernel: 16 KiB boxes from a 16 MiB L2-resident source
   into a 2-slot ring, refilled as each lands (its best ``l2`` depth: 36 B/clk/SM), no tensor
   work: the plane's L2 term alone.
+* ``clock_hbm`` -- the same kernel from a 256 MiB source (five times the L2): every box from
+  DRAM. The traffic the L2 stream leaves out (the grid's K/V reads at long S, the GEMMs'
+  operands): the plane has no DRAM term, and this says whether it needs one.
 * ``clock_exp`` -- ``units.py``'s exp2 kernel: 8 warps x 8 chains ``x <- ex2(a - x)`` (one MUFU.EX2
   and one FADD per exp), no tensor work, no copies: the plane's exp term alone.
 
@@ -47,6 +50,9 @@ CEILING_HZ = 1.98e9          # nvidia-smi's max SM clock on our H200 (h200-micro
 L2_BYTES_PER_CLK = 36.0
 L2_BOX_ROWS, L2_DEPTH = 128, 2
 EXP_PER_CLK = 16.0
+# HBM3e's 4.8 TB/s (H200 datasheet) over 132 SMs at the ceiling: ~18 B/clk/SM; the loop is sized
+# for it, so on a slower board (H100 SXM's 3.35 TB/s) the stream runs longer, never shorter.
+HBM_BYTES_PER_CLK = 18.0
 EXP_VEC, EXP_WARPS, EXP_UNROLL = 8, 8, 16      # units.run's defaults
 WGMMA_N, WGMMA_WGS, WGMMA_UNROLL = 256, 2, 8
 
@@ -179,6 +185,15 @@ def clock_l2(gen, seconds: float = SECONDS, bytes_per_clk: float = L2_BYTES_PER_
                       "every SM", r, smi, l2=r.get("bytes_per_clk_per_sm", 0.0))
 
 
+def clock_hbm(gen, seconds: float = SECONDS, bytes_per_clk: float = HBM_BYTES_PER_CLK) -> dict:
+    """The clock under ~``seconds`` of TMA copies from HBM on every SM, no tensor work."""
+    with smi_log() as smi:
+        r = tma.run_bandwidth(L2_BOX_ROWS, L2_DEPTH, "hbm", gen, l2_iters(seconds, bytes_per_clk))
+    return stream_row("clock_hbm", f"TMA {L2_BOX_ROWS}x{tma.BC} fp16 from HBM "
+                      f"({tma.SOURCE_BYTES['hbm'] >> 20} MiB), depth {L2_DEPTH}, every SM", r, smi,
+                      l2=r.get("bytes_per_clk_per_sm", 0.0))
+
+
 def clock_exp(gen, seconds: float = SECONDS, per_clk: float = EXP_PER_CLK) -> dict:
     """The clock under ~``seconds`` of MUFU exp2 chains on every SM, no tensor work."""
     with smi_log() as smi:
@@ -196,6 +211,7 @@ def compile_sm90(bench: str):
     return {
         "clock": lambda: wgmma.compile_sm90(WGMMA_N, WGMMA_WGS, 1, "fp16", WGMMA_UNROLL),
         "clock_l2": lambda: tma.compile_sm90("bandwidth", BR=L2_BOX_ROWS, depth=L2_DEPTH),
+        "clock_hbm": lambda: tma.compile_sm90("bandwidth", BR=L2_BOX_ROWS, depth=L2_DEPTH),
         "clock_exp": lambda: units.compile_sm90("exp2", vec=EXP_VEC, num_warps=EXP_WARPS,
                                                 unroll=EXP_UNROLL),
     }[bench]()
@@ -203,8 +219,9 @@ def compile_sm90(bench: str):
 
 def rows(gen, seconds: float = SECONDS) -> list[dict]:
     """The wgmma stream first (the reference the model's clock_hz_under_load came from), then
-    the L2 and exp streams."""
-    return [clock_under_load(gen, None, seconds), clock_l2(gen, seconds), clock_exp(gen, seconds)]
+    the L2, exp and HBM streams (HBM last: the three before it are the plane's terms)."""
+    return [clock_under_load(gen, None, seconds), clock_l2(gen, seconds), clock_exp(gen, seconds),
+            clock_hbm(gen, seconds)]
 
 
 def line(r: dict) -> str:

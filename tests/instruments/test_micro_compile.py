@@ -190,6 +190,7 @@ def test_unit_rate(which, op):
 @pytest.mark.parametrize("bench,has,hasnt", [
     ("clock", r"wgmma\.mma_async\.sync\.aligned\.m64n256k16", r"cp\.async\.bulk|ex2\."),
     ("clock_l2", r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", r"wgmma|ex2\."),
+    ("clock_hbm", r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global", r"wgmma|ex2\."),
     ("clock_exp", r"ex2\.approx\.ftz\.f32", r"wgmma|cp\.async|mbarrier")])
 def test_clock_stream_kernels(bench, has, hasnt):
     """Each clock stream's kernel, as it runs it, loads the unit its name says and no other the
@@ -210,6 +211,8 @@ def test_clock_stream_lengths():
     copy index stays inside the kernel's int32 on 132 SMs."""
     runs = {"clock_l2": (clock.l2_iters(clock.SECONDS),
                          128 * tma.BC * 2 / clock.L2_BYTES_PER_CLK),
+            "clock_hbm": (clock.l2_iters(clock.SECONDS, clock.HBM_BYTES_PER_CLK),
+                          128 * tma.BC * 2 / clock.HBM_BYTES_PER_CLK),
             "clock_exp": (clock.exp_iters(clock.SECONDS), 16 * 8 * 32 * 8 / clock.EXP_PER_CLK)}
     for bench, (iters, clk) in runs.items():
         at_ceiling = iters * clk / clock.CEILING_HZ
@@ -475,9 +478,11 @@ def test_clock_streams_host_side(on_cpu, monkeypatch, tmp_path):
     from fidelity.calibrate import stream_points
 
     rows = clock.rows(torch.Generator(), seconds=2.0)
-    assert [r["bench"] for r in rows] == ["clock", "clock_l2", "clock_exp"]
+    assert [r["bench"] for r in rows] == ["clock", "clock_l2", "clock_exp", "clock_hbm"]
     assert all(r["ok"] for r in rows), not_ok(rows)
-    _, l2, exp = rows
+    _, l2, exp, hbm = rows
+    assert hbm["l2_bytes_per_clk_per_sm"] == pytest.approx(40, rel=1e-3)
+    assert f"({tma.SOURCE_BYTES['hbm'] >> 20} MiB)" in hbm["load"]  # the source it read
     assert l2["l2_bytes_per_clk_per_sm"] == pytest.approx(40, rel=1e-3)
     assert exp["exps_per_clk_per_sm"] == pytest.approx(16, rel=1e-3)
     assert l2["exps_per_clk_per_sm"] == exp["l2_bytes_per_clk_per_sm"] == 0.0
@@ -489,9 +494,10 @@ def test_clock_streams_host_side(on_cpu, monkeypatch, tmp_path):
     # and 16 exp/clk: 2.38 s and 2.64 s (the wgmma row's seconds are CUDA events: host time here)
     assert l2["seconds"] == pytest.approx(2.0 * 1.98 / 1.5 * 36 / 40, rel=1e-3)
     assert exp["seconds"] == pytest.approx(2.0 * 1.98 / 1.5, rel=1e-3)
+    assert hbm["seconds"] == pytest.approx(2.0 * 1.98 / 1.5 * 18 / 40, rel=1e-3)
     path = tmp_path / "h200-clock.json"
     path.write_text(json.dumps(rows))
-    pts = stream_points(path)
+    pts = stream_points(path)  # the HBM stream is a read-out: the plane has no DRAM term
     assert [(p.name, p.tensor_util, p.workload) for p in pts] == [("L2 stream", 0.0, "micro"),
                                                                   ("exp2 stream", 0.0, "micro")]
     assert (pts[0].l2_bytes_per_clk, pts[1].exps_per_clk) == (l2["l2_bytes_per_clk_per_sm"],

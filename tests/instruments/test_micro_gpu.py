@@ -153,11 +153,11 @@ def test_clock_under_load(gen):
     assert abs(r["clock_hz_events"] / r["clock_hz_globaltimer"] - 1) < 0.1, r
 
 
-@pytest.mark.parametrize("bench", ["clock_l2", "clock_exp"])
+@pytest.mark.parametrize("bench", ["clock_l2", "clock_exp", "clock_hbm"])
 def test_clock_streams(gen, bench):
     """A short run of each stream (0.2 s: not sustained, so not a point of the plane): its check
-    passes, its rate is the short benchmark's (L2 ~36 B/clk, exp2 ~16 /clk per SM, wide ranges)
-    and its clock is a clock."""
+    passes, its rate is the short benchmark's (L2 ~36 B/clk, exp2 ~16 /clk per SM, HBM 3.35-4.8
+    TB/s over 132 SMs ~13-18 B/clk, wide ranges) and its clock is a clock."""
     from instruments.micro import clock
 
     r = getattr(clock, bench)(gen, seconds=0.2)
@@ -166,6 +166,8 @@ def test_clock_streams(gen, bench):
     assert 0.1 < r["seconds"] < 0.5, r
     if bench == "clock_l2":
         assert 10 < r["l2_bytes_per_clk_per_sm"] < 100 and r["exps_per_clk_per_sm"] == 0, r
+    elif bench == "clock_hbm":
+        assert 5 < r["l2_bytes_per_clk_per_sm"] < 30 and r["exps_per_clk_per_sm"] == 0, r
     else:
         assert 8 < r["exps_per_clk_per_sm"] < 33 and r["l2_bytes_per_clk_per_sm"] == 0, r
 
