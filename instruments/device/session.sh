@@ -41,7 +41,7 @@
 #   notebooks   chapters 01-05 run as scripts, so their live-GPU cells execute
 #   landed      the GPU tests of the attention ladder, the layouts and the GEMM ladder (no ConSan),
 #               each test's result logged as it ends (a timeout keeps what finished)
-#   grid        `instruments.bench_attention --grid`: fa3 and fa3 at 192x64 beside cuDNN and SDPA
+#   grid        `instruments.bench_attention --grid`: fa3 (or $GRID_VARIANTS) beside cuDNN and SDPA
 #   layouts     `instruments.bench_layouts`: the layouts users hand in, beside the contiguous ones
 #   layouts_consan the layouts' GPU tests under ConSan
 #   gemm_ab     the pipelined GEMM against the kernels unpacked in ab_base_pipelined/ (an untracked
@@ -193,7 +193,7 @@ for step in "$@"; do
     TAIL=30 step_run landed 560 python3 -m pytest -v -rfE --tb=short -p no:cacheprovider -m gpu -n 16 \
       tests/kernels/test_layouts_gpu.py tests/kernels/test_gemm_gpu.py tests/kernels/test_attention_gpu.py -k "not consan" ;;
   grid)
-    TAIL=60 step_run grid 400 python3 -m instruments.bench_attention --grid --variants fa3,fa3@192x64+plain \
+    TAIL=60 step_run grid 400 python3 -m instruments.bench_attention --grid --variants "${GRID_VARIANTS:-fa3}" \
       --headline-variants fa3 --out "$OUT" ;;
   layouts)
     TAIL=40 step_run layouts 400 python3 -m instruments.bench_layouts --rounds 3 --out "$OUT" ;;
