@@ -15,10 +15,6 @@ The switches have one spelling: the model's keyword (``one_release``, the name i
 from the other. One model call has no kernel step: `issued` (the time a warp spends issuing its
 wgmmas), which the kernel spends inside its `qk` and `pv`; it is not listed.
 
-One difference is known and kept until an H200 times it (`late_turns`): where a consumer takes
-turns, the shipped kernel's block 0 and last block pass the turn once their GEMM is done, the
-model (like the kernel's loop, and FA3) once it is issued.
-
 `diff_table` puts the two listings side by side (difflib's HTML table) for the chapters;
 `attention_pairs` and `gemm_pairs` are the pairs the tests hold to the same steps.
 """
@@ -47,10 +43,6 @@ class Source(NamedTuple):
     module imports triton; its source is plain Python)."""
     path: str
     name: str
-
-
-# the kernels whose block 0 and last block pass the turn late (`late_turns`)
-LATE_TURN_KERNELS = ("kernels/attention/overlap.py", "kernels/attention/persistent.py")
 
 
 def _function(fn) -> ast.FunctionDef:
@@ -91,17 +83,6 @@ def _line(call: ast.Call) -> str:
     return name
 
 
-def _synchronous(call: ast.Call) -> bool:
-    """A kernel's `t.qk(...)` / `t.pv(...)` without ``is_async=True``: a synchronous wgmma, the
-    issue and its wait in one call (listed as both steps)."""
-    f = call.func
-    on_tile = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "t"
-    is_async = any(kw.arg == "is_async" and not (isinstance(kw.value, ast.Constant)
-                                                 and kw.value.value is False)
-                   for kw in call.keywords)
-    return on_tile and f.attr in ("qk", "pv") and not is_async
-
-
 class _Fields(ast.NodeTransformer):
     """``t.ONE_RELEASE`` -> ``ONE_RELEASE``: a switch read off an aggregate is the switch."""
     def visit_Attribute(self, node):
@@ -118,11 +99,8 @@ def _decide(test: ast.expr, switches: dict) -> bool | None:
 
 
 def steps(fn, **switches) -> list[str]:
-    """The shared steps `fn` calls, in source order, indented four spaces per loop. In the
-    kernels that pass their last turns late (`LATE_TURN_KERNELS`) a synchronous `t.qk` / `t.pv`
-    is listed as its issue and its wait."""
+    """The shared steps `fn` calls, in source order, indented four spaces per loop."""
     out: list[str] = []
-    late = isinstance(fn, Source) and fn.path in LATE_TURN_KERNELS
 
     def walk(body, depth):
         for node in body:
@@ -144,31 +122,8 @@ def steps(fn, **switches) -> list[str]:
                 call = _call(node)
                 if call is not None and _name(call) in STEPS:
                     out.append("    " * depth + _line(call))
-                    if late and _synchronous(call):
-                        out.append("    " * depth + "wait_" + _name(call))
 
     walk(_function(fn).body, 0)
-    return out
-
-
-def late_turns(listing: list[str]) -> list[str]:
-    """The model's listing as the shipped kernel takes it (``kernels/attention/overlap.py``
-    ``LAST_TURN_NOTE``): block 0's first hand-over after its `wait_qk`, and at the last P·V
-    `wait_pv`, then the hand-over, then the V slot's release (the model's `wait_pv` releases
-    it). A listing without turns is returned as it is."""
-    out = list(listing)
-    first = next((i for i, s in enumerate(out) if s.strip() == "pass_turn"), None)
-    if first is None:
-        return out
-    if out[first + 1].strip() != "wait_qk":
-        raise ValueError(f"block 0 does not pass its turn right before its wait: {out}")
-    out[first], out[first + 1] = out[first + 1], out[first]
-    last = max(i for i, s in enumerate(out) if s.strip() == "wait_pv"
-               and len(s) - len(s.lstrip()) == len(out[first]) - len(out[first].lstrip()))
-    if out[last - 1].strip() != "pass_turn":
-        raise ValueError(f"the last P·V does not pass its turn right before its wait: {out}")
-    indent = out[last][:len(out[last]) - len(out[last].lstrip())]
-    out[last - 1:last + 1] = [out[last], out[last - 1], indent + "release v"]
     return out
 
 

@@ -122,19 +122,20 @@ def refused(error: Exception):
 def candidate(name, D, causal, q, k, v, out):
     """(fn, row fields) of one of our variants, as ``parse_variant`` reads its name; a name
     that cannot run at this shape gives a fn that raises (the row records why)."""
-    from kernels.attention import attention, config
+    from kernels.attention import attention, config, host
 
     try:
         base, tile = split_tile(name)
         variant, st, sm, pers = parse_variant(base)
-        cfg = config(variant, D, causal, st, tile)
+        ran_tile, ran_pers = host.launch_defaults(variant, D, q.shape[2], causal, tile=tile,
+                                                  stages=st, softmax=sm, persistent=pers)
+        cfg = config(variant, D, causal, st, ran_tile)
         fields = {"stages": cfg.stages, "tile": [cfg.BM, cfg.BN]}
     except ValueError as e:
         return refused(e), {}
     if sm is not None:
         fields["softmax"] = list(sm)
-    if pers is not None:
-        fields["persistent"] = pers
+    fields["persistent"] = bool(ran_pers)
     return (lambda: attention(q, k, v, causal=causal, variant=variant, stages=st, out=out,
                               softmax=sm, persistent=pers, tile=tile)), fields
 

@@ -58,8 +58,9 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     ``host.SOFTMAX_DEFAULT`` (None: the default at d, lane_sum at d 256). ``persistent`` (fa3):
     one CTA per SM over a list of tiles (``persistent.py``); an int n: persistent with at most n
     CTAs (tests: many tiles a CTA on small problems). None, with no ``tile``, ``stages`` or
-    ``softmax`` named and the default fence: ``host.persistent_default``'s rule (fa3 at short
-    sequences: persistent when not causal, and at d 64); otherwise not persistent.
+    ``softmax`` named and the default fence: ``host.launch_defaults``'s rule (fa3 at short
+    sequences: persistent when not causal, and at d 64, where the tile is 128x128); otherwise
+    not persistent.
     Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)
@@ -69,10 +70,9 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
         raise TypeError(f"causal must be a bool; got {type(causal).__name__}")
     ctas = None
     B, H, S, D = q.shape
-    if persistent is None:
-        default_build = tile is None and stages is None and softmax is None and fence is True
-        persistent = default_build and host.persistent_default(variant, D, S, causal)
-    elif isinstance(persistent, int) and not isinstance(persistent, bool):
+    tile, persistent = host.launch_defaults(variant, D, S, causal, tile=tile, stages=stages,
+                                            softmax=softmax, fence=fence, persistent=persistent)
+    if isinstance(persistent, int) and not isinstance(persistent, bool):
         if persistent < 1:
             raise ValueError(f"persistent: True, False or a CTA count >= 1; got {persistent}")
         ctas, persistent = persistent, True

@@ -36,14 +36,36 @@ PERSISTENT_VARIANTS = ("fa3",)  # the PERSISTENT constexpr (persistent.py)
 # persistent gains 2-9 % at S 1K non-causal (its next tile's Q load runs under the current tile's
 # loop) and 7-8 % at d 64 causal, and loses 3-10 % at the other causal and the longer points (a
 # head's tiles spread over all CTAs). d 64 at 128x128 measured faster still at S 1K (+20 % causal,
-# +27 % persistent) but has not yet run the GPU tests on ragged lengths, so it is not a default.
+# +27 % persistent): its GPU tests on ragged lengths passed (an H100, 2026-12-05), and in the grid
+# of the same day on the H200 it gave +10 % / +22 % (non-causal / causal) over persistent 192x128
+# and lost 5-10 % at S 4K (results/h200-attention-grid.json): d 64's short tile (SHORT_TILE).
 SHORT_SEQ = 1024
+SHORT_TILE = {64: (128, 128)}  # head dim -> fa3's (BM, BN) at S <= SHORT_SEQ
 
 
 def persistent_default(variant: str, head_dim: int, seqlen: int, causal: bool) -> bool:
     """Whether fa3 runs persistent when the caller does not say: only at S <= SHORT_SEQ, when
-    not causal or at d 64 (the head dim's TILES entry either way)."""
+    not causal or at d 64."""
     return variant == "fa3" and seqlen <= SHORT_SEQ and (not causal or head_dim == 64)
+
+
+def short_tile(variant: str, head_dim: int, seqlen: int) -> tuple[int, int] | None:
+    """fa3's tile at short sequences when the caller does not say (None: the head dim's TILES
+    entry)."""
+    return SHORT_TILE.get(head_dim) if variant == "fa3" and seqlen <= SHORT_SEQ else None
+
+
+def launch_defaults(variant: str, head_dim: int, seqlen: int, causal: bool, *, tile=None,
+                    stages=None, softmax=None, fence=True, persistent=None):
+    """(tile, persistent) a launch runs with: the caller's, or where it names none of tile,
+    stages, softmax, fence or persistent, the short-launch rule (``persistent_default``,
+    ``short_tile``). ``persistent`` comes back as the caller gave it when not None."""
+    if persistent is not None:
+        return tile, persistent
+    if tile is not None or stages is not None or softmax is not None or fence is not True:
+        return tile, False
+    return (short_tile(variant, head_dim, seqlen),
+            persistent_default(variant, head_dim, seqlen, causal))
 
 
 HEAD_DIMS = (64, 128, 256)

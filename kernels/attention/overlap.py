@@ -72,9 +72,6 @@ from .tile import HOISTED
 # model, and FA3) pass it once the GEMMs are issued. Moving the two hand-overs above their waits
 # changes the fa3 SASS (the same instructions, reordered), so it waits for an H200 run that
 # times it beside this build (results/lab-notebook.md, "Kernels that read like the model").
-LAST_TURN_NOTE = "block 0 and the last block pass the turn after their wait"
-
-
 @gluon.jit
 def consumer(t, k, v, turns):
     """One consumer warpgroup of ``overlap`` (no turns, in-line loads) and of ``fa3`` (a producer
@@ -87,9 +84,9 @@ def consumer(t, k, v, turns):
     if t.TURNS:
         turns.wait_turn(0, FIRST=True)
     s_tok = t.qk(k, ks, is_async=True)                     # S_0 = Q K_0ᵀ
-    s = t.wait_qk(s_tok, PENDING=0)
     if t.TURNS:
-        turns.pass_turn()  # after the wait, unlike the loop and the model: see LAST_TURN_NOTE
+        turns.pass_turn()
+    s = t.wait_qk(s_tok, PENDING=0)
     k.release(0)
     p, alpha, m_i, l_i = t.softmax(s, m_i, l_i, 0)
     p = t.pack(p)
@@ -127,13 +124,10 @@ def consumer(t, k, v, turns):
         acc = t.rescale(acc, alpha)
     o_tok = t.pv(p, v, vs, acc, is_async=True)             # O += P_{n-1} V_{n-1}
     if t.TURNS:
-        acc = t.wait_pv(o_tok, v, t.n - 1, RELEASE=False)
-        turns.pass_turn(LAST=True)  # after the wait: see LAST_TURN_NOTE
+        turns.pass_turn(LAST=True)
         if t.NAMED_TURNS:  # or ptxas sinks the bar.arrive below ~290 epilogue instructions
             t.fence()
-        v.release(t.n - 1)
-    else:
-        acc = t.wait_pv(o_tok, v, t.n - 1)
+    acc = t.wait_pv(o_tok, v, t.n - 1)
     t.epilogue(acc, m_i, l_i)
 
 

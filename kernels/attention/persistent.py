@@ -176,8 +176,9 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             # block 0: the scores alone
             ks = k.acquire(it)
             turns.wait_turn(tk)
-            s = t.qk(k, ks)  # issued and waited for (a synchronous wgmma)
-            turns.pass_turn()  # after the wait: overlap.LAST_TURN_NOTE
+            s_tok = t.qk(k, ks, is_async=True)
+            turns.pass_turn()
+            s = t.wait_qk(s_tok, PENDING=0)
             if n == 1:  # Q read for the last time: the producer may load the next tile's
                 mbarrier.arrive(q_empty)  # (a branch: a predicated arrive still pays its bar.sync)
             k.release(it)
@@ -205,9 +206,9 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             # the last P·V
             vs = v.acquire(it + n - 1)
             turns.wait_turn(tk + n)
-            acc = t.pv(p, v, vs, acc)  # issued and waited for
-            turns.pass_turn()  # after the wait: overlap.LAST_TURN_NOTE
-            v.release(it + n - 1)
+            o_tok = t.pv(p, v, vs, acc, is_async=True)
+            turns.pass_turn()
+            acc = t.wait_pv(o_tok, v, it + n - 1)
             if O_BUFS < CONSUMERS:  # one shared O buffer: the warpgroups take turns
                 epi_turns.wait_turn(ti)
             gl.thread_barrier()  # this warpgroup's reads of the buffer (last tile) are done

@@ -4,8 +4,8 @@ interleaved, beside cuDNN (for a change whose SASS ``sass_builds.py`` shows is n
     python tests/kernels/ab_base.py BASE_DIR [--rounds 7] [--dims 64,128,256] [--out DIR]
     python tests/kernels/ab_base.py BASE_DIR --gemm pipelined [--rounds 7] [--out DIR]
 
-``BASE_DIR/kernels`` is the other tree's kernels package (``git archive <commit> kernels | tar -x
--C BASE_DIR``); it is imported as ``kernels_base`` (its imports are relative). For each head
+``BASE_DIR/kernels`` is the other tree's kernels package (``git archive <commit> kernels
+sim/tiles.json | tar -x -C BASE_DIR``; without its tile table, this tree's is used); it is imported as ``kernels_base`` (its imports are relative). For each head
 dim, non-causal and causal, at FA3 tab. 2's B 4, H 16, S 8448: ``fa3`` and ``fa3`` persistent
 of both trees and SDPA's cuDNN backend, each checked against float64 first, then timed in
 interleaved rounds (``instruments.harness.interleaved``). Prints each side's TFLOP/s and its ratio
@@ -32,6 +32,10 @@ def load_base(base: Path, package: str = "attention"):
     """The other tree's ``kernels.<package>``, as ``kernels_base.<package>``."""
     pkg = Path(tempfile.mkdtemp(prefix="ab-base-"))
     shutil.copytree(base / "kernels", pkg / "kernels_base")
+    # the tile table the kernels read beside them (kernels/tiles.py): the base tree's, else ours
+    tiles = base / "sim" / "tiles.json"
+    (pkg / "sim").mkdir()
+    shutil.copy(tiles if tiles.exists() else ROOT / "sim" / "tiles.json", pkg / "sim")
     sys.path.insert(0, str(pkg))
     return importlib.import_module(f"kernels_base.{package}")
 

@@ -564,6 +564,27 @@ def test_persistent_default_rule():
                     assert not pd(v, d, 128, causal)
 
 
+def test_short_launch_tile_rule():
+    """At S <= SHORT_SEQ fa3 at d 64 launches 128x128 (persistent, causal or not) when the caller
+    names nothing; a named tile, stages, softmax, fence or persistence keeps the caller's launch;
+    other head dims, variants and longer sequences keep their TILES entry."""
+    ld = host.launch_defaults
+    for causal in (False, True):
+        assert ld("fa3", 64, host.SHORT_SEQ, causal) == ((128, 128), True)
+        assert ld("fa3", 64, host.SHORT_SEQ + 1, causal) == (None, False)
+        assert ld("fa3", 64, 77, causal, persistent=False) == (None, False)
+        assert ld("fa3", 64, 77, causal, tile=(192, 128)) == ((192, 128), False)
+        assert ld("fa3", 64, 77, causal, stages=3) == (None, False)
+        assert ld("fa3", 64, 77, causal, fence=False) == (None, False)
+        assert ld("fa3", 64, 77, causal, softmax=("tree_max",)) == (None, False)
+        assert ld("fa3", 64, 77, causal, persistent=5) == (None, 5)
+        assert ld("fa3", 128, 1024, causal) == (None, not causal)
+        assert ld("fa3", 256, 1024, causal) == (None, not causal)
+        assert ld("ws", 64, 1024, causal) == (None, False)
+    bm, bn = host.SHORT_TILE[64]
+    assert config("fa3", 64, True, tile=(bm, bn), persistent=True).consumers == 2
+
+
 def test_persistent_tile_order():
     """persistent.tile_coords and cta_tile on the host: every (head, Q tile) exactly once;
     causal, the longest (last) Q tiles first, and the 132 CTAs' K/V blocks within 3 % of each

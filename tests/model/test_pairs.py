@@ -7,20 +7,16 @@ import textwrap
 
 import pytest
 
-from fidelity.pairs import ROOT, Source, attention_pairs, gemm_pairs, LATE_TURN_KERNELS, late_turns, steps
+from fidelity.pairs import ROOT, Source, attention_pairs, gemm_pairs, steps
 
 PAIRS = {**{f"attention {v}": p for v, p in attention_pairs().items()},
          **{f"gemm {v}": p for v, p in gemm_pairs().items()}}
 
 
 def listings(variant):
-    """The model's listing as the shipped kernel takes it (`late_turns`: the one known
-    difference), and the kernel's."""
+    """The model's listing and the kernel's."""
     model, model_switches, kernel, kernel_switches = PAIRS[variant]
-    listing = steps(model, **model_switches)
-    if getattr(kernel, "path", None) in LATE_TURN_KERNELS:
-        listing = late_turns(listing)
-    return listing, steps(kernel, **kernel_switches)
+    return steps(model, **model_switches), steps(kernel, **kernel_switches)
 
 
 @pytest.mark.parametrize("variant", PAIRS)
@@ -29,38 +25,22 @@ def test_model_takes_the_kernels_steps(variant):
     assert model == kernel
 
 
-def test_the_known_difference_is_only_the_late_turns():
-    """fa3's model passes block 0's and the last block's turns once issued; the kernel once
-    done. `late_turns` moves exactly those two hand-overs (and names the release the model's
-    wait_pv makes), nothing else; without turns it changes nothing."""
-    model, switches, _, _ = PAIRS["attention fa3"]
-    raw = steps(model, **switches)
-    moved = late_turns(raw)
-    assert raw != moved and sorted(moved) == sorted(raw + ["release v"])
-    assert moved[:6] == ["wait_q", "acquire k", "wait_turn", "qk", "wait_qk", "pass_turn"]
-    assert moved[-5:] == ["pv", "wait_pv", "pass_turn", "release v", "epilogue"]
-    assert [s for s in moved if s.startswith("    ")] == [s for s in raw if s.startswith("    ")]
-    no_turns, sw, _, _ = PAIRS["attention overlap"]
-    assert late_turns(steps(no_turns, **sw)) == steps(no_turns, **sw)
-
-
 def test_overlapped_listing_is_the_kernels_shape():
     """fa3 as the kernel compiles it: block 0 peeled, the loop over 1..n-1 with the two GEMMs
     issued back to back and P·V's wait after the softmax (FENCE), the last P·V after it; every
     turn passed once its GEMMs are issued, before their wait; the waits listed."""
     _, kernel = listings("attention fa3")
     loop = kernel.index("for j:")
-    assert kernel[:loop] == ["wait_q", "acquire k", "wait_turn", "qk", "wait_qk", "pass_turn",
+    assert kernel[:loop] == ["wait_q", "acquire k", "wait_turn", "qk", "pass_turn", "wait_qk",
                              "release k", "softmax", "pack"]
     body = [s.strip() for s in kernel if s.startswith("    ")]
     assert body == ["acquire k", "acquire v", "wait_turn", "qk", "pv", "pass_turn", "wait_qk",
                     "release k", "softmax", "wait_pv", "rescale", "pack"]
-    assert kernel[loop + 1 + len(body):] == ["acquire v", "wait_turn", "pv", "wait_pv",
-                                             "pass_turn", "release v", "epilogue"]
-    # overlap: the same without the turns (its last wait_pv releases V itself)
+    assert kernel[loop + 1 + len(body):] == ["acquire v", "wait_turn", "pv", "pass_turn",
+                                             "wait_pv", "epilogue"]
+    # overlap: the same without the turns
     _, overlap = listings("attention overlap")
-    assert overlap == [s for s in kernel if s.strip() not in ("wait_turn", "pass_turn")
-                       and s != "release v"]
+    assert overlap == [s for s in kernel if s.strip() not in ("wait_turn", "pass_turn")]
 
 
 def test_a_moved_step_is_seen():
@@ -111,8 +91,6 @@ def test_a_gained_step_is_seen(tmp_path, variant, side):
     path = tmp_path / "gained.py"
     path.write_text(textwrap.dedent("\n".join(lines)))
     gained = steps(Source(str(path), name), **(model_switches if side == "model" else kernel_switches))
-    if side == "model" and getattr(kernel, "path", None) in LATE_TURN_KERNELS:
-        gained = late_turns(gained)
     other = listings(variant)[1 if side == "model" else 0]
     assert gained != other
     added = [d for d in difflib.ndiff(other, gained) if d.startswith(("+ ", "- "))]
