@@ -127,19 +127,50 @@ def consumer_phases(hw=None) -> dict:
     return out
 
 
-def measured() -> dict:
-    """What the three measurements left in `results/`, where they have run (else absent)."""
-    out = {}
-    for key, name in (("pair", "h200-pair.json"), ("rescale", "h200-rescale.json")):
-        path = RESULTS / name
-        if path.exists():
-            out[key] = json.loads(path.read_text())
+BOARDS = ("h200", "h100")   # h100: the same die (GH100) on an H100 SXM board; its traces in traces/h100
+
+
+def measured() -> dict[str, dict]:
+    """What the three measurements left in `results/`, per board where they have run: the pair
+    and rescale rows (`<board>-pair.json`, `<board>-rescale.json`) and the no_turns trace's
+    consumer phase and block (`traces/`, the h100's in `traces/h100/`)."""
+    out: dict[str, dict] = {}
     name = "+".join((D256_TRACE, *NO_TURNS))
-    if (rtrace.RESULTS / f"{name}.summary.json").exists():
-        trace, _ = rtrace.load(name)
-        out["no_turns_phase"] = sorted(lanes.consumer_phase(c["lanes"])
-                                       for c in rtrace.read_events(trace).values())
+    for board in BOARDS:
+        got = {}
+        for key in ("pair", "rescale"):
+            path = RESULTS / f"{board}-{key}.json"
+            if path.exists():
+                got[key] = json.loads(path.read_text())
+        where = rtrace.RESULTS if board == "h200" else rtrace.RESULTS / board
+        if (where / f"{name}.summary.json").exists():
+            trace, summary = rtrace.load(name, where)
+            got["no_turns_phase"] = sorted(lanes.consumer_phase(c["lanes"])
+                                           for c in rtrace.read_events(trace).values())
+            got["no_turns_block"] = summary["period_clk"]
+        if got:
+            out[board] = got
     return out
+
+
+def measured_lines(board: str, got: dict) -> list[str]:
+    """The measured numbers in the model's terms (the report's lines above them)."""
+    lines = []
+    rows = {r.get("mode"): r for r in got.get("pair", []) if r.get("bench") == "sm_pair"}
+    cross = next((r for r in got.get("pair", []) if r.get("bench") == "sm_pair_crossing"), None)
+    if "local" in rows and cross:
+        lines.append(f"  {board} measured pair: round trip local {rows['local']['clk_per_round_trip']:.1f}"
+                     f" clk; crossing {cross['remote_arrive_vs_local_clk']:.1f} clk a hand-off "
+                     f"(remote arrive), {cross['remote_store_vs_local_clk']:.1f} (remote store)")
+    if "rescale" in got:
+        lines.append(f"  {board} measured rescale: " + "; ".join(
+            f"{r['mode']}: FMULs {r.get('fmul_clk', float('nan')):.0f} clk, group "
+            f"{r.get('group_clk', float('nan')):.0f}" for r in got["rescale"]))
+    if "no_turns_phase" in got:
+        lines.append(f"  {board} measured no_turns: phase "
+                     f"{', '.join(f'{p:.0f}' for p in got['no_turns_phase'])} clk, block "
+                     f"{got['no_turns_block']:.0f} clk")
+    return lines
 
 
 def report() -> str:
@@ -160,15 +191,8 @@ def report() -> str:
         f"{', '.join(f'{p:.0f}' for p in phases['measured_with_turns'])}), no_turns "
         f"{phases['no_turns']['phase_clk']:.0f} clk (block {phases['no_turns']['block_clk']:.0f})",
     ]
-    got = measured()
-    if "pair" in got:
-        cross = [r for r in got["pair"] if r["bench"] == "sm_pair_crossing"]
-        lines.append(f"  measured pair: {cross[0] if cross else 'no crossing row'}")
-    if "rescale" in got:
-        lines.append("  measured rescale: " + "; ".join(
-            f"{r['mode']}: FMULs {r.get('fmul_clk', float('nan')):.0f} clk" for r in got["rescale"]))
-    if "no_turns_phase" in got:
-        lines.append(f"  measured no_turns phase: {got['no_turns_phase']}")
+    for board, got in measured().items():
+        lines += measured_lines(board, got)
     return "\n".join(lines)
 
 

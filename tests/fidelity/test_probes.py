@@ -53,5 +53,22 @@ def test_report_prints_the_computed_numbers_and_any_measurement(monkeypatch, tmp
     assert f"{probes.rescale_spans()['FMULs after Q·Kᵀ']['fmul']:.0f} clk beside" in text
     monkeypatch.setattr(probes, "RESULTS", tmp_path)
     (tmp_path / "h200-rescale.json").write_text(json.dumps(
-        [{"mode": m, "fmul_clk": 100.0 + i} for i, m in enumerate(probes.RESCALE_MODES)]))
-    assert "FMULs after Q·Kᵀ: FMULs 100 clk" in probes.report()
+        [{"mode": m, "fmul_clk": 100.0 + i, "group_clk": 500.0}
+         for i, m in enumerate(probes.RESCALE_MODES)]))
+    assert "h200 measured rescale: FMULs after Q·Kᵀ: FMULs 100 clk, group 500" in probes.report()
+    assert "h100 measured rescale" not in probes.report()
+
+
+def test_the_h100_measurements_read_in_the_models_terms():
+    """The H100's committed probes (results/h100-*.json, traces/h100/): the pair's local round
+    trip and crossing, the rescale's FMULs, the no_turns trace's consumer phase — the machine's
+    two consumers half a block apart without turns, where the model's lock together."""
+    got = probes.measured()["h100"]
+    lines = "\n".join(probes.measured_lines("h100", got))
+    local = next(r for r in got["pair"] if r.get("mode") == "local")
+    assert f"round trip local {local['clk_per_round_trip']:.1f}" in lines
+    beside = next(r for r in got["rescale"] if r["mode"] == probes.RESCALE_MODES[0])
+    assert f"FMULs {beside['fmul_clk']:.0f} clk" in lines
+    phase, block = got["no_turns_phase"], got["no_turns_block"]
+    assert all(0.4 * block < p < 0.6 * block for p in phase), (phase, block)
+    assert probes.consumer_phases()["no_turns"]["phase_clk"] < 0.1 * block
