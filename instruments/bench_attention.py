@@ -17,7 +17,8 @@ the SOFTMAX switches: ``fa3+tree_max+lane_sum``, ``fa3+rescale_early``, ``fa3+no
 ``fa3+one_release``, ``fa3+named_turns`` (``host.SOFTMAX_SWITCHES``,
 ``kernels/attention/steps.py``; named switches replace ``host.SOFTMAX_DEFAULT``, so at d 256
 ``fa3`` is ``fa3+lane_sum``), and ``+persistent`` (fa3: one CTA per SM,
-``kernels/attention/persistent.py``) or ``+plain`` (the head dim's tile, one CTA per tile,
+``kernels/attention/persistent.py``), ``+pairs`` (persistent, causal tiles in pairs) or
+``+plain`` (the head dim's tile, one CTA per tile,
 whatever ``host.persistent_default`` says), and ``@BMxBN`` after the variant
 (``fa3@128x128+persistent``: another tile, ``attention(tile=...)``). Names are checked
 (``parse_variant``) before anything runs. Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
@@ -76,8 +77,9 @@ def parse_variant(name: str) -> tuple[str, int | None, tuple[str, ...] | None, b
     from kernels.attention import host
 
     base, *switches = name.split("+")
-    pers = True if "persistent" in switches else False if "plain" in switches else None
-    switches = tuple(x for x in switches if x not in ("persistent", "plain"))
+    pers = ("pairs" if "pairs" in switches else True if "persistent" in switches
+            else False if "plain" in switches else None)
+    switches = tuple(x for x in switches if x not in ("persistent", "pairs", "plain"))
     variant, _, st = base.partition(":s")
     if variant not in VARIANTS:
         raise ValueError(f"{name}: variant must be one of {', '.join(VARIANTS)}")
@@ -135,7 +137,7 @@ def candidate(name, D, causal, q, k, v, out):
         return refused(e), {}
     if sm is not None:
         fields["softmax"] = list(sm)
-    fields["persistent"] = bool(ran_pers)
+    fields["persistent"] = ran_pers if ran_pers == "pairs" else bool(ran_pers)
     return (lambda: attention(q, k, v, causal=causal, variant=variant, stages=st, out=out,
                               softmax=sm, persistent=pers, tile=tile)), fields
 

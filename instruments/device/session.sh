@@ -42,6 +42,8 @@
 #   landed      the GPU tests of the attention ladder, the layouts and the GEMM ladder (no ConSan),
 #               each test's result logged as it ends (a timeout keeps what finished)
 #   grid        `instruments.bench_attention --grid`: fa3 (or $GRID_VARIANTS) beside cuDNN and SDPA
+#   pairs       persistent fa3 with the causal tiles in pairs (`persistent="pairs"`): its GPU tests,
+#               then S 1K / 4K beside plain, the zigzag and cuDNN
 #   layouts     `instruments.bench_layouts`: the layouts users hand in, beside the contiguous ones
 #   layouts_consan the layouts' GPU tests under ConSan
 #   gemm_ab     the pipelined GEMM against the kernels unpacked in ab_base_pipelined/ (an untracked
@@ -195,6 +197,12 @@ for step in "$@"; do
   grid)
     TAIL=60 step_run grid 400 python3 -m instruments.bench_attention --grid --variants "${GRID_VARIANTS:-fa3}" \
       --headline-variants fa3 --out "$OUT" ;;
+  pairs)  # persistent fa3 with its causal tiles in pairs: correctness, then beside the zigzag
+    TAIL=8 step_run pairs_tests 300 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 8 \
+      tests/kernels/test_attention_gpu.py -k "pairs"
+    TAIL=70 step_run pairs_grid 300 python3 -m instruments.bench_attention --grid --seqlens 1024,4096 \
+      --variants fa3,fa3+plain,fa3+persistent,fa3+pairs,fa3@128x128+pairs --headline-variants fa3 \
+      --out "$OUT" ;;
   layouts)
     TAIL=40 step_run layouts 400 python3 -m instruments.bench_layouts --rounds 3 --out "$OUT" ;;
   layouts_consan)

@@ -56,8 +56,9 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     "no_turns", no turns on the tensor cores, "one_release", one arrive a block frees K_j and
     V_{j-1}, "named_turns", the turns on named barriers; ``steps.py``), replacing
     ``host.SOFTMAX_DEFAULT`` (None: the default at d, lane_sum at d 256). ``persistent`` (fa3):
-    one CTA per SM over a list of tiles (``persistent.py``); an int n: persistent with at most n
-    CTAs (tests: many tiles a CTA on small problems). None, with no ``tile``, ``stages`` or
+    one CTA per SM over a list of tiles (``persistent.py``); ``"pairs"``: the same, its causal
+    tiles in pairs m, n_m-1-m of one head (``persistent.cta_tile``); an int n: persistent with
+    at most n CTAs (tests: many tiles a CTA on small problems). None, with no ``tile``, ``stages`` or
     ``softmax`` named and the default fence: ``host.launch_defaults``'s rule (fa3 at short
     sequences: persistent when not causal, and at d 64, where the tile is 128x128); otherwise
     not persistent.

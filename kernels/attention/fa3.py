@@ -19,7 +19,8 @@ GEMM/softmax overlap (FA3 turns the turns off above d 128). ``ONE_RELEASE`` free
 V_{j-1}'s slots with one arrive, ``NAMED_TURNS`` takes the turns on named barriers: a warpgroup
 ``bar.sync`` fewer per block each (``overlap.py``).
 ``PERSISTENT`` (default False): one CTA per SM over a list of tiles (``persistent.py``); the
-launcher's grid is then 1-D, ``min(tiles, SMs)``.
+launcher's grid is then 1-D, ``min(tiles, SMs)``. ``PAIRS`` (persistent, causal): the tiles in
+pairs m, n_m-1-m of one head instead of longest first (``persistent.cta_tile``).
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ from .ws import producer
 def fa3_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
-               SOFTMAX: gl.constexpr = 0, PERSISTENT: gl.constexpr = False):
+               SOFTMAX: gl.constexpr = 0, PERSISTENT: gl.constexpr = False,
+               PAIRS: gl.constexpr = False):
     gl.static_assert(num_warps == 4, "the default partition is consumer 0 (one warpgroup)")
     if PERSISTENT:
         gl.static_assert(not PROFILE, "persistent fa3 has no Proton scopes")
@@ -45,8 +47,9 @@ def fa3_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.
                          "rescale_early, no_turns, one_release, named_turns: the plain grid's "
                          "fa3 only")
         fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                       CONSUMERS, CAUSAL, FENCE, SOFTMAX)
+                       CONSUMERS, CAUSAL, FENCE, SOFTMAX, PAIRS)
     else:
+        gl.static_assert(not PAIRS, "PAIRS: an order of the persistent build's causal tiles")
         gl.static_assert(not (SOFTMAX & NO_TURNS and SOFTMAX & NAMED_TURNS),
                          "named_turns: turns on named barriers; no_turns: no turns")
         warp_specialized(consumer, producer, q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen,

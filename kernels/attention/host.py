@@ -90,6 +90,7 @@ class Config:
     consumer_regs: int = 240  # setmaxnreg target of each consumer warpgroup (ws variants)
     producer_regs: int = 24  # ... and of the producer warp's warpgroup
     persistent: bool = False  # fa3 only: one CTA per SM over a list of tiles (persistent.py)
+    pairs: bool = False  # persistent, causal: a head's Q tiles in pairs (persistent.cta_tile)
 
     @property
     def q_rows(self) -> int:
@@ -189,7 +190,8 @@ def config(variant: str, head_dim: int, causal: bool = False, stages: int | None
     ws = variant in WARP_SPECIALIZED
     cfg = Config(variant, head_dim, BM, BN, consumers, stages, ws,
                  consumer_regs=240 if consumers == 2 else 160,
-                 producer_regs=24 if consumers == 2 else 32, persistent=bool(persistent))
+                 producer_regs=24 if consumers == 2 else 32, persistent=bool(persistent),
+                 pairs=persistent == "pairs")
     cfg.check()
     return cfg
 
@@ -280,17 +282,23 @@ def grid(B: int, H: int, S: int, cfg: Config, sms: int | None = None) -> tuple[i
     return (triton.cdiv(S, cfg.BM), B * H)
 
 
-def persistent_args(kernel, persistent: bool = False) -> dict:
-    """The ``PERSISTENT`` constexpr, passed only when on (the off build is the kernel's default
-    specialization, so its PTX is unchanged)."""
-    if not isinstance(persistent, bool):
-        raise TypeError(f"persistent must be a bool; got {type(persistent).__name__}")
+def persistent_args(kernel, persistent: bool | str = False) -> dict:
+    """The ``PERSISTENT`` constexpr (and ``PAIRS`` for ``persistent="pairs"``: the causal tiles
+    in pairs, ``persistent.cta_tile``), passed only when on (the off build is the kernel's
+    default specialization, so its PTX is unchanged)."""
+    if not isinstance(persistent, bool) and persistent != "pairs":
+        raise TypeError(f"persistent must be a bool or 'pairs'; got {persistent!r}")
     if not persistent:
         return {}
     if "PERSISTENT" not in kernel.arg_names:
-        raise ValueError(f"persistent=True: only {', '.join(PERSISTENT_VARIANTS)} has a "
-                         f"persistent build")
-    return {"PERSISTENT": True}
+        raise ValueError(f"persistent={persistent!r}: only {', '.join(PERSISTENT_VARIANTS)} has "
+                         f"a persistent build")
+    return {"PERSISTENT": True, **({"PAIRS": True} if persistent == "pairs" else {})}
+
+
+def persistent_arg(cfg: Config) -> bool | str:
+    """The ``persistent`` a configuration was made with (``persistent_args``' argument)."""
+    return "pairs" if cfg.pairs else cfg.persistent
 
 
 FENCES = (True, False, "hoisted")  # overlap.py's FENCE: fenced (default), no fence, hoisted
@@ -357,7 +365,7 @@ def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
     (None: one per SM)."""
     B, H, S, _ = q.shape
     extra = fence_args(kernel, fence) | softmax_args(kernel, softmax, cfg.head_dim, cfg.variant)
-    extra |= persistent_args(kernel, cfg.persistent)
+    extra |= persistent_args(kernel, persistent_arg(cfg))
     q_desc, k_desc, v_desc, o_arg = make_descriptors(q, k, v, o, cfg)
     if profile:
         extra["PROFILE"] = True
@@ -393,7 +401,7 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
     constexprs = {names[7]: cfg.BM, names[8]: cfg.stages, names[9]: cfg.consumers,
                   names[10]: causal, "num_warps": cfg.num_warps, **fence_args(kernel, fence),
                   **softmax_args(kernel, softmax, cfg.head_dim, cfg.variant),
-                  **persistent_args(kernel, cfg.persistent)}
+                  **persistent_args(kernel, persistent_arg(cfg))}
     if "PROFILE" in names:
         constexprs["PROFILE"] = profile
     for n in names[7:]:

@@ -68,13 +68,20 @@ def tile_count(q_desc, seqlen, BM: gl.constexpr):
 
 
 @gluon.jit
-def tile_coords(t, n_m, heads, seqlen, BM: gl.constexpr, D: gl.constexpr, CAUSAL: gl.constexpr):
-    """Tile ``t`` -> (batch·head, Q tile index). Non-causal: a head's Q tiles consecutive.
-    Causal: longest first — every head's last Q tile, then every head's next-to-last, ... (no
-    L2 sections of heads, as FA3 has: with tiles handed out statically, sections put a short tile
-    beside a long one in the same round; the ~132 tiles in flight still share each head's K
-    and V, 132 / heads tiles a head)."""
-    if CAUSAL:
+def tile_coords(t, i, n_m, heads, seqlen, BM: gl.constexpr, D: gl.constexpr,
+                CAUSAL: gl.constexpr, PAIRS: gl.constexpr):
+    """Tile ``t`` (``cta_tile``'s) of round ``i`` -> (batch·head, Q tile index). Non-causal: a
+    head's Q tiles consecutive. Causal: longest first — every head's last Q tile, then every
+    head's next-to-last, ... (no L2 sections of heads, as FA3 has: with tiles handed out
+    statically, sections put a short tile beside a long one in the same round; the ~132 tiles in
+    flight still share each head's K and V, 132 / heads tiles a head). ``PAIRS`` (causal): ``t``
+    is a pair of one head's Q tiles, m and n_m-1-m, the long one in even rounds."""
+    if CAUSAL and PAIRS:
+        half = gl.cdiv(n_m, 2)
+        bh = t // half
+        k = t - bh * half
+        m = gl.where(i % 2 == 0, n_m - 1 - k, k)
+    elif CAUSAL:
         r = t // heads
         bh = t - r * heads
         m = n_m - 1 - r
@@ -85,17 +92,38 @@ def tile_coords(t, n_m, heads, seqlen, BM: gl.constexpr, D: gl.constexpr, CAUSAL
 
 
 @gluon.jit
-def cta_tile(i, P, CAUSAL: gl.constexpr):
-    """This CTA's i-th tile (it may be past the last: the caller skips it). Round-robin; causal,
-    in a zigzag (even rounds CTA p takes the p-th tile of the round, odd rounds the (P-1-p)-th):
-    the tiles come longest first, and plain round-robin gives CTA 0 the longest tile of every
-    round (11-20 % under the plain grid at causal S 4K-16K, results/h200-attention-persistent.json;
-    by the host's count CTA 0 got 1.16-1.42x the mean blocks, the zigzag over this order
-    1.00-1.03x)."""
+def rounds(n_m, heads, tiles, P, CAUSAL: gl.constexpr, PAIRS: gl.constexpr):
+    """How many tiles each CTA looks at (``cta_tile``'s i; the last may be past the end)."""
+    if CAUSAL and PAIRS:
+        return 2 * gl.cdiv(heads * gl.cdiv(n_m, 2), P)
+    return gl.cdiv(tiles, P)
+
+
+@gluon.jit
+def cta_tile(i, n_m, heads, tiles, P, CAUSAL: gl.constexpr, PAIRS: gl.constexpr):
+    """This CTA's i-th tile and whether there is one (the last rounds may be past the end).
+    Round-robin; causal, in a zigzag (even rounds CTA p takes the p-th tile of the round, odd
+    rounds the (P-1-p)-th): the tiles come longest first, and plain round-robin gives CTA 0 the
+    longest tile of every round (11-20 % under the plain grid at causal S 4K-16K,
+    results/h200-attention-persistent.json; by the host's count CTA 0 got 1.16-1.42x the mean
+    blocks, the zigzag over this order 1.00-1.03x).
+    ``PAIRS`` (causal): one pair of a head's Q tiles, m and n_m-1-m (every pair n_m + 1 blocks at
+    BM = BN), a CTA in two consecutive rounds, the pairs handed out in head order — so every CTA
+    has the same work, and the ~P pairs in flight span P / (n_m / 2) heads, whose K and V stay
+    in L2 (the zigzag's P heads at once did not: at S 1K it lost 3-10 % where the model, which
+    has no L2 locality, gave +23 %). A pair whose two tiles are one (the middle of an odd n_m)
+    has no second round: with n_m odd the work is not even (S 1K, 4K, 16K at BM 128 have n_m
+    even)."""
     p = gl.program_id(0)
+    if CAUSAL and PAIRS:
+        half = gl.cdiv(n_m, 2)
+        q = (i // 2) * P + p
+        k = q - (q // half) * half
+        return q, (q < heads * half) & ((i % 2 == 0) | (k < n_m - 1 - k))
     if CAUSAL:
         p = gl.where(i % 2 == 0, p, P - 1 - p)
-    return i * P + p
+    t = i * P + p
+    return t, t < tiles
 
 
 @gluon.jit
@@ -110,7 +138,7 @@ def produce_at(desc, ring_smem, full, empty, pos, row0, row, STAGES: gl.constexp
 @gluon.jit
 def producer(q_desc, k_desc, v_desc, seqlen, BM: gl.constexpr, STAGES: gl.constexpr,
              CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, q_smem, k_ring, v_ring, q_full,
-             q_empty, k_full, v_full, k_empty, v_empty):
+             q_empty, k_full, v_full, k_empty, v_empty, PAIRS: gl.constexpr):
     BN: gl.constexpr = boxes.box_rows(k_desc)
     D: gl.constexpr = k_ring.type.shape[2]
     ROWS: gl.constexpr = boxes.box_rows(q_desc)
@@ -118,10 +146,10 @@ def producer(q_desc, k_desc, v_desc, seqlen, BM: gl.constexpr, STAGES: gl.conste
     it = 0
     ti = 0
     P = gl.num_programs(0)
-    for i in range(gl.cdiv(tiles, P)):
-        t = cta_tile(i, P, CAUSAL)
-        if t < tiles:
-            bh, m = tile_coords(t, n_m, heads, seqlen, BM, D, CAUSAL)
+    for i in range(rounds(n_m, heads, tiles, P, CAUSAL, PAIRS)):
+        tile, valid = cta_tile(i, n_m, heads, tiles, P, CAUSAL, PAIRS)
+        if valid:
+            bh, m = tile_coords(tile, i, n_m, heads, seqlen, BM, D, CAUSAL, PAIRS)
             row0 = bh * seqlen
             m0 = m * BM
             mbarrier.wait(q_empty, (ti & 1) ^ 1)  # every consumer's last Q·Kᵀ of the last tile
@@ -141,7 +169,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, o_smem, q_full, q_empty, k_full, v_full, k_empty, v_empty,
              turn, epi_turn, num_warps: gl.constexpr, FENCE: gl.constexpr, SOFTMAX: gl.constexpr,
-             WG: gl.constexpr):
+             PAIRS: gl.constexpr, WG: gl.constexpr):
     """``overlap.consumer`` with turns (fa3's loop), once per tile of this CTA, at ring
     positions ``it + j`` and turns ``tk + j`` (``sim/attention/persistent.py``'s ``consumer``)."""
     M: gl.constexpr = q_smem.type.shape[1]
@@ -158,10 +186,10 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     it = 0  # ring position of this tile's block 0
     ti = 0  # tiles so far (this warpgroup's turns so far: it + ti, n + 1 a tile)
     P = gl.num_programs(0)
-    for i in range(gl.cdiv(tiles, P)):
-        tile = cta_tile(i, P, CAUSAL)
-        if tile < tiles:
-            bh, mt = tile_coords(tile, n_m, heads, seqlen, BM, D, CAUSAL)
+    for i in range(rounds(n_m, heads, tiles, P, CAUSAL, PAIRS)):
+        tile, valid = cta_tile(i, n_m, heads, tiles, P, CAUSAL, PAIRS)
+        if valid:
+            bh, mt = tile_coords(tile, i, n_m, heads, seqlen, BM, D, CAUSAL, PAIRS)
             row0 = bh * seqlen
             m0_cta = mt * BM
             n = num_blocks(m0_cta, seqlen, BM, BN, CAUSAL)
@@ -223,7 +251,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
 @gluon.jit
 def fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                    STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
-                   FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0):
+                   FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0,
+                   PAIRS: gl.constexpr = False):
     """The persistent fa3 region: ``partitions.allocate``'s buffers and barriers, the O buffers,
     ``q_empty`` (one arrive per consumer) and ``epi_turn``; consumer 0 the default partition."""
     gl.static_assert(FENCE != "hoisted", "persistent fa3: FENCE True or False")
@@ -243,7 +272,7 @@ def fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM:
     warp_specialize(
         consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES, CONSUMERS,
                    CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty, k_full, v_full,
-                   k_empty, v_empty, turn, epi_turn, 4, FENCE, SOFTMAX),
+                   k_empty, v_empty, turn, epi_turn, 4, FENCE, SOFTMAX, PAIRS),
         producer, (q_desc, k_desc, v_desc, seqlen, BM, STAGES, CONSUMERS, CAUSAL, q_smem, k_ring,
-                   v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty),
+                   v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty, PAIRS),
         CONSUMERS, consumer_regs(CONSUMERS), producer_regs(CONSUMERS))

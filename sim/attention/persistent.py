@@ -96,6 +96,26 @@ def tiles_of(cfg: AttentionConfig, hw: Hardware) -> list[list[tuple[int, int]]]:
     return out
 
 
+def pairs_tiles_of(cfg: AttentionConfig, hw: Hardware) -> list[list[tuple[int, int]]]:
+    """`tiles_of` in the kernel's ``PAIRS`` order (``persistent="pairs"``, causal): CTA p's
+    rounds 2r and 2r + 1 are one head's Q tiles n_m-1-k and k, pair q = r·P + p of the pairs
+    handed out in head order; a pair whose two tiles are one has no second round."""
+    n_m, heads, _ = tile_count(cfg)
+    half, P = math.ceil(n_m / 2), ctas(cfg, hw)
+    out = []
+    for p in range(P):
+        mine = []
+        for r in range(math.ceil(heads * half / P)):
+            q = r * P + p
+            k = q % half
+            if q < heads * half:
+                mine.append(num_blocks(n_m - 1 - k, cfg))
+                if k < n_m - 1 - k:
+                    mine.append(num_blocks(k, cfg))
+        out.append(mine)
+    return out
+
+
 # --- the CTA ---------------------------------------------------------------------------------
 class PersistentCTA(AttentionCTA):
     """A CTA that walks `tiles` ((K/V blocks, masked blocks) each): its ring positions run on

@@ -38,6 +38,7 @@ DEFAULT = {
     "fa3 d256 causal": ("fa3", 256, True, {}),
     "fa3 d128 persistent": ("fa3", 128, False, {"persistent": True}),
     "fa3 d128 causal persistent": ("fa3", 128, True, {"persistent": True}),
+    "fa3 d128 causal pairs": ("fa3", 128, True, {"persistent": "pairs"}),
     "fa3 d256 persistent": ("fa3", 256, False, {"persistent": True}),
     "overlap d128": ("overlap", 128, False, {}),
     "ws d128": ("ws", 128, False, {}),

@@ -540,8 +540,14 @@ def test_persistent_switch_is_fa3s_alone():
                 config(v, 128, persistent=True)
             with pytest.raises(ValueError, match="persistent build"):
                 host.persistent_args(KERNELS[v], True)
-    with pytest.raises(TypeError, match="persistent must be a bool"):
+    with pytest.raises(TypeError, match="persistent must be a bool or 'pairs'"):
         host.persistent_args(KERNELS["fa3"], 1)
+    assert host.persistent_args(KERNELS["fa3"], "pairs") == {"PERSISTENT": True, "PAIRS": True}
+    with pytest.raises(ValueError, match="persistent build"):
+        host.persistent_args(KERNELS["ws"], "pairs")
+    pairs = config("fa3", 128, True, persistent="pairs")
+    assert pairs.persistent and pairs.pairs and host.persistent_arg(pairs) == "pairs"
+    assert host.persistent_arg(config("fa3", 128, persistent=True)) is True
     cfg = config("fa3", 128, persistent=True)
     assert host.grid(4, 16, 8448, cfg, 132) == (132,)
     assert host.grid(1, 1, 1000, cfg, 132) == (8,)
@@ -583,6 +589,65 @@ def test_short_launch_tile_rule():
         assert ld("ws", 64, 1024, causal) == (None, False)
     bm, bn = host.SHORT_TILE[64]
     assert config("fa3", 64, True, tile=(bm, bn), persistent=True).consumers == 2
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_pairs_order_compiles_for_sm90a(d):
+    """``persistent="pairs"`` (``PAIRS``: the causal tiles in pairs, persistent.cta_tile) builds
+    for sm_90a with the persistent build's barriers and shared memory; it is a causal order, so
+    the non-causal build is the persistent one."""
+    cfg = config("fa3", d, True, persistent="pairs")
+    k = host.compile_sm90(KERNELS["fa3"], cfg, torch.float16, True)
+    plain = host.compile_sm90(KERNELS["fa3"], config("fa3", d, True, persistent=True),
+                              torch.float16, True)
+    assert k.metadata.shared == plain.metadata.shared
+    assert count(k.asm["ptx"], r"mbarrier\.init\.shared") == count(plain.asm["ptx"],
+                                                                      r"mbarrier\.init\.shared")
+    assert k.asm["ptx"] != plain.asm["ptx"]
+
+
+def pairs_coords(i, p, P, n_m, heads):
+    """persistent.cta_tile and tile_coords with PAIRS, line for line: (bh, m) or None."""
+    half = -(-n_m // 2)
+    q = (i // 2) * P + p
+    k = q - (q // half) * half
+    if not (q < heads * half and (i % 2 == 0 or k < n_m - 1 - k)):
+        return None
+    bh = q // half
+    return bh, (n_m - 1 - k if i % 2 == 0 else k)
+
+
+def test_pairs_order():
+    """The pairs order on the host: every (head, Q tile) exactly once; a CTA's tiles come as
+    pairs of one head, the long one first; with an even count of Q tiles a head (S 1K, 4K, 16K
+    at BM 128), every CTA within one pair of the same blocks (BM = BN: a pair is n_m + 1
+    blocks; with an odd count a head's middle tile goes alone, half a pair); and the tiles of one
+    round span at most P / (n_m / 2) + 1 heads (the zigzag's: P) — K and V of few heads in
+    flight, so they stay in L2."""
+    P = 132
+    for S, BM, BN, heads in ((1000, 128, 128, 256), (1024, 128, 128, 256), (300, 128, 128, 320),
+                             (1, 128, 128, 3), (1024, 128, 64, 128), (4096, 128, 128, 64),
+                             (1000, 128, 128, 6)):
+        n_m = -(-S // BM)
+        half = -(-n_m // 2)
+        seen, blocks, per_round = [], [0] * P, {}
+        for i in range(2 * -(-heads * half // P)):
+            for p in range(P):
+                c = pairs_coords(i, p, P, n_m, heads)
+                if c is None:
+                    continue
+                seen.append(c)
+                per_round.setdefault(i, set()).add(c[0])
+                blocks[p] += -(-min(S, (c[1] + 1) * BM) // BN)
+                if i % 2:  # the short tile of the pair the same CTA took last round
+                    prev = pairs_coords(i - 1, p, P, n_m, heads)
+                    assert prev[0] == c[0] and prev[1] == n_m - 1 - c[1] and prev[1] > c[1]
+        assert sorted(seen) == [(b, m) for b in range(heads) for m in range(n_m)], (S, heads)
+        pair = -(-min(S, n_m * BM) // BN) + -(-min(S, BM) // BN)  # the longest pair's blocks
+        busy = [b for b in blocks if b]
+        if n_m % 2 == 0:
+            assert max(busy) - min(busy) <= pair, (S, heads, max(busy), min(busy))
+        assert max(len(h) for h in per_round.values()) <= P // half + 2, (S, heads)
 
 
 def test_persistent_tile_order():

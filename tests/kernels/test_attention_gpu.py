@@ -232,6 +232,25 @@ def test_persistent_matches_float64(dtype, d, causal):
 
 
 @PERSISTENT_TIMEOUT
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_pairs_order_matches_float64(d):
+    """Causal fa3 with ``persistent="pairs"`` (the tiles in pairs m, n_m-1-m of one head) against
+    float64 and within rounding of the plain fa3: one tile, an odd number of Q tiles a head (the
+    middle tile alone, no second round), more pairs than SMs (several pairs a CTA)."""
+    from kernels.attention import attention
+
+    gen = torch.Generator(device="cuda").manual_seed(hash(("pairs", d)) % 2**31)
+    for B, H, S in ((1, 2, 77), (2, 3, 300), (1, 2, 1000), (4, 16, 1000), (4, 40, 300)):
+        q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=torch.float16, generator=gen)
+                   for _ in range(3))
+        check("fa3", q, k, v, True, TOL[torch.float16], persistent="pairs")
+        o0 = attention(q, k, v, causal=True, variant="fa3", persistent=False)
+        o1 = attention(q, k, v, causal=True, variant="fa3", persistent="pairs")
+        diff = ((o1.double() - o0.double()).norm() / o0.double().norm()).item()
+        assert diff < 1e-3, f"pairs vs plain fa3 {(B, H, S)}: {diff:.2e}"
+
+
+@PERSISTENT_TIMEOUT
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d", [64, 128, 256])
 def test_short_launch_defaults(d, causal):

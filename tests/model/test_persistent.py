@@ -110,3 +110,24 @@ def test_persistent_is_fa3s_and_needs_its_o_buffer():
     assert persistent.PersistentCTA.__mro__[1] is attention.AttentionCTA
     cfg = prepared(256, 1024)
     assert o_buffers(cfg, H200) == 1 and o_buffers(prepared(128, 1024), H200) == 2
+
+
+@pytest.mark.parametrize("S, d, heads", [(1024, 128, 256), (1024, 256, 128), (4096, 128, 64),
+                                         (300, 128, 320), (1, 64, 3)])
+def test_pairs_order_is_the_kernels(S, d, heads):
+    """`pairs_tiles_of` (the kernel's PAIRS order): the same tiles as the zigzag's, in pairs of
+    one head, long first; at an even count of Q tiles a head, every busy CTA within one pair of
+    the same blocks (kernels' test_pairs_order, the same rule)."""
+    cfg = attention.prepare(AttentionConfig(variant="fa3", batch=1, heads=heads, seqlen=S,
+                                            headdim=d, causal=True, block_m=128,
+                                            block_n=TILES[d][1], consumers=2, persistent=True),
+                            H200)
+    pairs, zigzag = persistent.pairs_tiles_of(cfg, H200), persistent.tiles_of(cfg, H200)
+    assert sorted(t for c in pairs for t in c) == sorted(t for c in zigzag for t in c)
+    n_m = persistent.tile_count(cfg)[0]
+    pair = persistent.num_blocks(n_m - 1, cfg)[0] + persistent.num_blocks(0, cfg)[0]
+    for mine in pairs:
+        assert all(a[0] >= b[0] for a, b in zip(mine[::2], mine[1::2]))   # long, then short
+    busy = [sum(n for n, _ in mine) for mine in pairs if mine]
+    if n_m % 2 == 0:
+        assert max(busy) - min(busy) <= pair
