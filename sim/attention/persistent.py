@@ -21,7 +21,10 @@ waits for what. The consumer is written as the kernel's (`fidelity.pairs` holds 
 The tile order is the kernel's rule (`tile_coords`, `cta_tile`), reimplemented here (the model
 imports nothing of `kernels/`): non-causal, a head's Q tiles consecutive, CTA p takes tiles
 p, p + P, p + 2P, ...; causal, longest first (every head's last Q tile, then every head's
-next-to-last, ...) handed out in a zigzag (odd rounds in reverse CTA order).
+next-to-last, ...) handed out in a zigzag (odd rounds in reverse CTA order). The kernel's other
+causal order (``persistent="pairs"``: one head's Q tiles n_m-1-k and k a CTA in consecutive
+rounds) is `pairs_tiles_of`, which `sim.predict.predict_attention_persistent` takes as its
+``tiles_of``; the model has no L2, so it cannot tell the two orders' K/V locality apart.
 """
 from __future__ import annotations
 
