@@ -44,6 +44,8 @@
 #   grid        `instruments.bench_attention --grid`: fa3 (or $GRID_VARIANTS) beside cuDNN and SDPA
 #   pairs       persistent fa3 with the causal tiles in pairs (`persistent="pairs"`): its GPU tests,
 #               then S 1K / 4K beside plain, the zigzag and cuDNN
+#   consan_turns fa3's ConSan tests, one build a test (default, rescale_early+no_turns,
+#               one_release+named_turns)
 #   layouts     `instruments.bench_layouts`: the layouts users hand in, beside the contiguous ones
 #   layouts_consan the layouts' GPU tests under ConSan
 #   gemm_ab     the pipelined GEMM against the kernels unpacked in ab_base_pipelined/ (an untracked
@@ -203,6 +205,9 @@ for step in "$@"; do
     TAIL=70 step_run pairs_grid 300 python3 -m instruments.bench_attention --grid --seqlens 1024,4096 \
       --variants fa3,fa3+plain,fa3+persistent,fa3+pairs,fa3@128x128+pairs --headline-variants fa3 \
       --out "$OUT" ;;
+  consan_turns)  # fa3's switch builds under ConSan, one build a test (the turn move's open verdict)
+    TAIL=8 step_run consan_turns 500 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 2 \
+      tests/kernels/test_attention_gpu.py -k "consan_ws_variants and fa3" ;;
   layouts)
     TAIL=40 step_run layouts 400 python3 -m instruments.bench_layouts --rounds 3 --out "$OUT" ;;
   layouts_consan)

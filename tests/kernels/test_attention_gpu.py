@@ -172,35 +172,39 @@ def test_wrong_device_raises():
 
 
 CONSAN_SCRIPT = textwrap.dedent("""
+    import sys
     import torch, triton
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     from kernels.attention import attention
-    builds = (("ws", None), ("ws_pingpong", None), ("fa3", None), ("fa3", ("rescale_early", "no_turns")),
-              ("fa3", ("one_release", "named_turns")))
-    for variant, softmax in builds:
-        for causal in (False, True):
-            q, k, v = (torch.randn(1, 2, 300, 128, device="cuda", dtype=torch.float16) for _ in range(3))
-            o = attention(q, k, v, causal=causal, variant=variant, softmax=softmax)
-            torch.cuda.synchronize()
-            ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
-                                                                   is_causal=causal)
-            err = ((o.double() - ref).norm() / ref.norm()).item()
-            assert err < 4e-3, (variant, softmax, causal, err)
-            print(variant, softmax, causal, "ok", err, flush=True)
+    variant, softmax = sys.argv[1], tuple(sys.argv[2:]) or None
+    for causal in (False, True):
+        q, k, v = (torch.randn(1, 2, 300, 128, device="cuda", dtype=torch.float16) for _ in range(3))
+        o = attention(q, k, v, causal=causal, variant=variant, softmax=softmax)
+        torch.cuda.synchronize()
+        ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                                               is_causal=causal)
+        err = ((o.double() - ref).norm() / ref.norm()).item()
+        assert err < 4e-3, (variant, softmax, causal, err)
+        print(variant, softmax, causal, "ok", err, flush=True)
 """)
 
 
-def test_consan_ws_variants(tmp_path):
+@pytest.mark.parametrize("variant,softmax", [
+    ("ws", ()), ("ws_pingpong", ()), ("fa3", ()), ("fa3", ("rescale_early", "no_turns")),
+    ("fa3", ("one_release", "named_turns"))], ids=lambda x: "+".join(x) if isinstance(x, tuple) else x)
+def test_consan_ws_variants(tmp_path, variant, softmax):
     """Triton's concurrency sanitizer (ConSan) instruments the mbarrier/TMA/wgmma protocol and
     traps on a race or a missing wait; the run must finish clean and correct (fa3 also without
     turns and with O rescaled under Q·Kᵀ, and with one release a block and named-barrier turns:
-    ConSan sees the mbarriers, not the named barriers, which order issue, not memory)."""
+    ConSan sees the mbarriers, not the named barriers, which order issue, not memory). One build
+    a process, both masks: five builds in one process took more than 240 s cold (an H100,
+    2026-12-05)."""
     env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
                TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", CONSAN_SCRIPT], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=240, check=False)
+    proc = subprocess.run([sys.executable, "-c", CONSAN_SCRIPT, variant, *softmax], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert proc.stdout.count(" ok ") == 10
+    assert proc.stdout.count(" ok ") == 2
 
 
 # ------------------------------------------------------------------------- persistent fa3
