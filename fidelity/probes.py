@@ -16,6 +16,11 @@ what they measured once their files are in `results/`:
   `lanes.consumer_phase` — and with turns, beside the committed trace's own phase.
 
     python -m fidelity probes        # the predictions, and any measurement already committed
+
+The measurements are read per board (`BOARDS`): `results/h200-*.json` and the traces in
+`results/traces/`, and an H100's (the same GH100 die on the paper's board) as `h100-*.json` and
+`results/traces/h100/` — the benchmarks write `h200-` names whatever they run on, so an H100's
+files are renamed when they are committed.
 """
 from __future__ import annotations
 
@@ -127,7 +132,8 @@ def consumer_phases(hw=None) -> dict:
     return out
 
 
-BOARDS = ("h200", "h100")   # h100: the same die (GH100) on an H100 SXM board; its traces in traces/h100
+# h100: the same die (GH100) on an H100 SXM board; its traces in traces/h100
+BOARDS = ("h200", "h100")
 
 
 def measured() -> dict[str, dict]:
@@ -159,8 +165,9 @@ def measured_lines(board: str, got: dict) -> list[str]:
     rows = {r.get("mode"): r for r in got.get("pair", []) if r.get("bench") == "sm_pair"}
     cross = next((r for r in got.get("pair", []) if r.get("bench") == "sm_pair_crossing"), None)
     if "local" in rows and cross:
-        lines.append(f"  {board} measured pair: round trip local {rows['local']['clk_per_round_trip']:.1f}"
-                     f" clk; crossing {cross['remote_arrive_vs_local_clk']:.1f} clk a hand-off "
+        local = rows["local"]["clk_per_round_trip"]
+        lines.append(f"  {board} measured pair: round trip local {local:.1f} clk; crossing"
+                     f" {cross['remote_arrive_vs_local_clk']:.1f} clk a hand-off "
                      f"(remote arrive), {cross['remote_store_vs_local_clk']:.1f} (remote store)")
     if "rescale" in got:
         lines.append(f"  {board} measured rescale: " + "; ".join(
