@@ -43,7 +43,7 @@
 #               each test's result logged as it ends (a timeout keeps what finished)
 #   grid        `instruments.bench_attention --grid`: fa3 (or $GRID_VARIANTS) beside cuDNN and SDPA
 #   pairs       persistent fa3 with the causal tiles in pairs (`persistent="pairs"`): its GPU tests,
-#               then S 1K / 4K beside plain, the zigzag and cuDNN
+#               then the grid beside plain, the zigzag and cuDNN
 #   consan_turns fa3's ConSan tests, one build a test (default, rescale_early+no_turns,
 #               one_release+named_turns)
 #   layouts     `instruments.bench_layouts`: the layouts users hand in, beside the contiguous ones
@@ -202,7 +202,7 @@ for step in "$@"; do
   pairs)  # persistent fa3 with its causal tiles in pairs: correctness, then beside the zigzag
     TAIL=8 step_run pairs_tests 300 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 8 \
       tests/kernels/test_attention_gpu.py -k "pairs"
-    TAIL=70 step_run pairs_grid 300 python3 -m instruments.bench_attention --grid --seqlens 1024,4096 \
+    TAIL=70 step_run pairs_grid 400 python3 -m instruments.bench_attention --grid \
       --variants fa3,fa3+plain,fa3+persistent,fa3+pairs,fa3@128x128+pairs --headline-variants fa3 \
       --out "$OUT" ;;
   consan_turns)  # fa3's switch builds under ConSan, one build a test (the turn move's open verdict)
