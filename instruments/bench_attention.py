@@ -196,8 +196,9 @@ def print_table(rows):
             x = f"{r['tflops'] / fl:5.2f}x" if fl else ""
             spread = f"[{r['tflops_min']:.0f}-{r['tflops_max']:.0f}]" if "tflops_min" in r else ""
             mhz = f"{r['sm_mhz']:.0f} MHz" if r.get("sm_mhz") else ""
-            print(f"  {r['variant']:<15} {r['tflops']:7.1f} {spread:>11} {x}  {r['ms']:.3f} ms  {mhz}"
-                  f"  {per_joule(r, cudnn, 'cuDNN')}  (rel_err {r['rel_err']:.1e})")
+            host = f"host {r['host_us']:.0f} us" if r.get("host_us") is not None else ""
+            print(f"  {r['variant']:<15} {r['tflops']:7.1f} {spread:>11} {x}  {r['ms']:.3f} ms"
+                  f"  {mhz}  {host}  {per_joule(r, cudnn, 'cuDNN')}  (rel_err {r['rel_err']:.1e})")
 
 
 def main(argv=None) -> int:

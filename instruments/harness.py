@@ -96,6 +96,29 @@ def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100) -> dict
     return {"ms": ms, "ms_p20": lo, "ms_p80": hi, "tflops": flops / (ms * 1e-3) / 1e12}
 
 
+def host_us(fn, calls: int = 50) -> float:
+    """Microseconds the host spends in one ``fn()``: ``calls`` calls back to back with no
+    synchronisation between them (the host only enqueues), then one wait for the GPU outside the
+    timed part. do_bench flushes L2 with a kernel before each call and times from an event
+    recorded after it: a host path longer than that flush leaves the GPU idle inside the timed
+    window, so a short launch's time then includes part of its host path."""
+    fn()
+    _sync()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    t1 = time.perf_counter()
+    _sync()
+    return (t1 - t0) / calls * 1e6
+
+
+def _sync() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 class ClockLog:
     """``nvidia-smi`` sampling the SM clock and board power every ``period_ms`` in the
     background, each sample stamped on arrival, so a measurement can ask what the clock and the
@@ -149,7 +172,8 @@ def interleaved(fns: dict, flops: dict, rounds: int = 5, clock_log: ClockLog | N
     kernel always runs first (cool, boosted) or last (hot). Per name: the median over rounds of
     the per-round medians (``ms``, ``tflops``), the spread over rounds, the median SM clock and
     board power seen during its windows (``sm_mhz``, ``power_w``; None without nvidia-smi), the
-    samples they rest on (``clock_samples``) and TFLOP per joule (``tflop_per_j``)."""
+    samples they rest on (``clock_samples``), TFLOP per joule (``tflop_per_j``) and the host's
+    time per call (``host_us``)."""
     names = list(fns)
     per = {n: [] for n in names}
     for r in range(rounds):
@@ -174,7 +198,8 @@ def interleaved(fns: dict, flops: dict, rounds: int = 5, clock_log: ClockLog | N
                   "ms_p80": statistics.median(x["ms_p80"] for x in ms),
                   "sm_mhz": statistics.median(clocks) if clocks else None,
                   "power_w": power, "tflop_per_j": tflop_per_j(tflops, power),
-                  "clock_samples": sum(x.get("clock_samples", 0) for x in ms)}
+                  "clock_samples": sum(x.get("clock_samples", 0) for x in ms),
+                  "host_us": host_us(fns[n])}
     return out
 
 

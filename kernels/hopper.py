@@ -2,6 +2,8 @@
 torch dtype."""
 from __future__ import annotations
 
+import functools
+
 from triton.experimental.gluon import language as gl
 
 
@@ -28,6 +30,13 @@ def gl_dtype(torch_dtype):
     import torch
 
     return {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}[torch_dtype]
+
+
+@functools.cache
+def smem_layout(block: tuple, torch_dtype):
+    """The shared-memory layout of a TMA box (``NVMMASharedLayout.get_default_for``): ~7-10 us
+    to build, so cached, or every short launch pays it once a descriptor on the host."""
+    return gl.NVMMASharedLayout.get_default_for(list(block), gl_dtype(torch_dtype))
 
 
 # What a TMA descriptor can address in place (CUDA driver API, cuTensorMapEncodeTiled: the global

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import triton
 from triton.experimental.gluon import language as gl
 
-from ..hopper import check_tma, gl_dtype, require_hopper, tma_strides
+from ..hopper import check_tma, require_hopper, smem_layout, tma_strides
 from ..tiles import TILES
 
 try:  # torch is needed to launch and check, not to read this file
@@ -242,19 +242,18 @@ def make_descriptors(q, k, v, o, cfg: Config) -> list:
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     D = q.shape[-1]
-    dt = gl_dtype(q.dtype)
     if not per_head(q, k, v, o):
         out = []
         for t, rows in ((q, cfg.q_rows), (k, cfg.BN), (v, cfg.BN)):
-            blk = [rows, D]
-            out.append(TensorDescriptor.from_tensor(t.view(-1, D), blk,
-                                                    gl.NVMMASharedLayout.get_default_for(blk, dt)))
+            blk = (rows, D)
+            out.append(TensorDescriptor.from_tensor(t.view(-1, D), list(blk),
+                                                    smem_layout(blk, q.dtype)))
         return out + [o]
     out = []
     for t, rows in ((q, cfg.q_rows), (k, cfg.BN), (v, cfg.BN), (o, cfg.q_rows)):
-        blk = [1, 1, rows, D]
-        out.append(TensorDescriptor(t, list(t.shape), list(tma_strides(t)), blk,
-                                    gl.NVMMASharedLayout.get_default_for(blk, dt)))
+        blk = (1, 1, rows, D)
+        out.append(TensorDescriptor(t, list(t.shape), list(tma_strides(t)), list(blk),
+                                    smem_layout(blk, q.dtype)))
     return out
 
 

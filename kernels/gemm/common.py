@@ -13,7 +13,6 @@ Vocabulary (the same as in ``sim/``):
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import triton
@@ -21,7 +20,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, tma
 
-from ..hopper import TMA_RULE, check_tma, gl_dtype, require_hopper, tma_strides
+from ..hopper import TMA_RULE, check_tma, require_hopper, smem_layout, tma_strides
 
 try:  # torch is needed to launch, not to read this file
     import torch
@@ -169,12 +168,6 @@ def b_transposed(b) -> bool:
 # --------------------------------------------------------------------------------------------
 # Host side: descriptors and launch
 # --------------------------------------------------------------------------------------------
-@functools.cache
-def _smem_layout(block: tuple, torch_dtype):
-    # ~10 us each to build; cached so that small GEMMs do not pay it on every call
-    return gl.NVMMASharedLayout.get_default_for(list(block), gl_dtype(torch_dtype))
-
-
 def make_descriptors(a, b, c, cfg: Config):
     """TMA descriptors for A (box_m x BK boxes), B (BK x BN) and C (box_m x BN); box_m is BM
     unless the tile is cut into row blocks. Out-of-bounds parts of a box read as zeros and are
@@ -190,7 +183,7 @@ def make_descriptors(a, b, c, cfg: Config):
     blocks = ((rows, cfg.BK), b_blk, (rows, cfg.BN))
     return tuple(
         TensorDescriptor(t, list(t.shape), list(tma_strides(t)), list(blk),
-                         _smem_layout(blk, a.dtype))
+                         smem_layout(blk, a.dtype))
         for t, blk in zip((a, b, c), blocks))
 
 

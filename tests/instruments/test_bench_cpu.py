@@ -44,6 +44,17 @@ def test_interleaved_rotates_the_order_and_takes_the_median_over_rounds(monkeypa
     assert (r["b"]["tflops_min"], r["b"]["tflops_max"]) == (2e12 / 5e-3 / 1e12, 2e12 / 1e-3 / 1e12)
     assert r["a"]["sm_mhz"] is None  # no clock log: no clock claimed
     assert r["a"]["power_w"] is None and r["a"]["tflop_per_j"] is None  # ... and no energy
+    assert 0 <= r["a"]["host_us"] < 1000  # a lambda's host time
+
+
+def test_host_us_is_the_host_time_per_call():
+    """A call that spends 2 ms on the host reads ~2000 us, one that spends nothing reads little
+    (the host's time: no GPU wait inside the timed calls); interleaved rows carry it."""
+    import time as _time
+
+    slow = harness.host_us(lambda: _time.sleep(0.002), calls=10)
+    fast = harness.host_us(lambda: None, calls=10)
+    assert 1900 < slow < 20000 and fast < 100, (slow, fast)
 
 
 def test_interleaved_records_clock_power_and_tflop_per_joule(monkeypatch):
