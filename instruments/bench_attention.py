@@ -142,7 +142,8 @@ def candidate(name, D, causal, q, k, v, out):
                               softmax=sm, persistent=pers, tile=tile)), fields
 
 
-def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_log=None):
+def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_log=None,
+                graph=False):
     import torch
 
     from kernels.attention import flops
@@ -156,7 +157,8 @@ def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_
     f = flops(B, H, S, D, causal)
     rows += check_then_time(cands, check(out, ref, B, H, S, D), TOL[dname], f,
                             {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname,
-                             "flops": f}, rounds, clock_log)
+                             "flops": f, "timing": "cuda_graph" if graph else "do_bench"},
+                            rounds, clock_log, graph)
     del q, k, v, ref, out, cands
     torch.cuda.empty_cache()
 
@@ -215,6 +217,9 @@ def main(argv=None) -> int:
                    help="head dims of --sweep / --grid (comma-separated)")
     p.add_argument("--seqlens", default="1024,4096,16384",
                    help="sequence lengths of --sweep / --grid (comma-separated; B = 16K / S)")
+    p.add_argument("--graph", action="store_true",
+                   help="time CUDA-graph replays (no host path in the window, no L2 flush "
+                        "between calls) instead of do_bench; writes *-attention-grid-graph.json")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, action="append", default=None)
     args = p.parse_args(argv)
@@ -247,7 +252,7 @@ def main(argv=None) -> int:
             extras = []
         for causal in (() if not head else (False,) if args.quick else (False, True)):
             one_setting(4, 16, 8448, 128, causal, torch.float16,
-                        head + ([] if causal else extras), gen, rows, 5, clock_log)
+                        head + ([] if causal else extras), gen, rows, 5, clock_log, args.graph)
         # the sweep: fa3 alone (not fa3:s3); the grid: every variant asked for
         sweep_variants = variants if args.grid else [v for v in variants if v == "fa3"]
         if (args.sweep or args.grid) and sweep_variants:
@@ -255,14 +260,15 @@ def main(argv=None) -> int:
                 for S in seqlens:
                     for causal in (False, True):
                         one_setting(16384 // S, 2048 // D, S, D, causal, torch.float16,
-                                    sweep_variants, gen, rows, 3, clock_log)
+                                    sweep_variants, gen, rows, 3, clock_log, args.graph)
     env["clocks_after"] = smi("clocks.sm,clocks.mem")
     env["power_field"] = clock_log.power_field
     extra = {"headline": "FA3 tab. 2: B 4, H 16, S 8448, d 128, fp16", "tolerance": TOL,
              "rounds": "5 headline, 3 sweep (interleaved, rotated order)",
              "check": f"float64 reference on the first {CHECK_HEADS} (batch, head) pairs",
              "written": now()}
-    for path in write(env, rows, extra, out_dirs(args.out), "-grid" if args.grid else ""):
+    suffix = ("-grid" if args.grid else "") + ("-graph" if args.graph else "")
+    for path in write(env, rows, extra, out_dirs(args.out), suffix):
         print(f"wrote {path}")
     print_table(rows)
     return 0 if all(r["ok"] for r in rows if r["variant"] not in PEERS) else 1

@@ -84,15 +84,19 @@ def gpu_environment() -> dict | None:
     return env
 
 
-def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100) -> dict:
+def measure(fn, flops: float, *, warmup_ms: int = 25, rep_ms: int = 100,
+            graph: bool = False) -> dict:
     """Median time of ``fn()`` by ``triton.testing.do_bench`` (CUDA events, L2 flushed between
-    calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread. (For
-    the small sizes, where the launch path dominates, ``gemm_probe`` also times CUDA-graph
-    replays, `do_bench_cudagraph`.)"""
+    calls) and the rate ``flops / time``. Also the 20th/80th percentiles as the spread.
+    ``graph``: replays of ``fn`` captured in a CUDA graph (``do_bench_cudagraph``): no host path
+    in the timed window and no L2 flush between calls (``host_us`` says when that matters)."""
     import triton
 
     q = [0.5, 0.2, 0.8]
-    ms, lo, hi = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=q)
+    if graph:
+        ms, lo, hi = triton.testing.do_bench_cudagraph(fn, rep=rep_ms, quantiles=q)
+    else:
+        ms, lo, hi = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=q)
     return {"ms": ms, "ms_p20": lo, "ms_p80": hi, "tflops": flops / (ms * 1e-3) / 1e12}
 
 
@@ -252,14 +256,15 @@ def per_joule(row: dict, peer: dict | None, peer_name: str) -> str:
 
 def check_then_time(cands: dict[str, tuple[Callable, dict]], check: Callable[[Callable], float],
                     tol: float, flops: float, base: dict, rounds: int = 5,
-                    clock_log: ClockLog | None = None) -> list[dict]:
+                    clock_log: ClockLog | None = None, graph: bool = False) -> list[dict]:
     """Check each candidate, then time those that pass together in ``interleaved`` rounds.
 
     ``cands``: {key: (fn, fields)}; ``fn()`` runs the kernel once, ``fields`` go into its row
     (the row's ``variant`` is the key unless ``fields`` names one). ``check(fn)`` runs it on a
     poisoned output and returns its relative error against the float64 reference (NaN: inf).
     A candidate whose error is not below ``tol``, or which raises, is recorded (``ok`` False,
-    ``rel_err`` or ``error``) and not timed. Every row is printed as JSON as it is done."""
+    ``rel_err`` or ``error``) and not timed. Every row is printed as JSON as it is done.
+    ``graph``: timed as CUDA-graph replays (``measure``)."""
     rows, fns = {}, {}
     for key, (fn, fields) in cands.items():
         row = {**base, "variant": key, **fields}
@@ -272,7 +277,7 @@ def check_then_time(cands: dict[str, tuple[Callable, dict]], check: Callable[[Ca
         except Exception as e:  # noqa: BLE001 -- a peer may refuse a shape; record it, go on
             row.update(ok=False, error=f"{type(e).__name__}: {str(e)[:300]}")
         rows[key] = row
-    timed = interleaved(fns, dict.fromkeys(fns, flops), rounds, clock_log)
+    timed = interleaved(fns, dict.fromkeys(fns, flops), rounds, clock_log, graph=graph)
     for key, row in rows.items():
         row.update(timed.get(key, {}))
         print(json.dumps(row), flush=True)

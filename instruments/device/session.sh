@@ -44,6 +44,7 @@
 #   grid        `instruments.bench_attention --grid`: fa3 (or $GRID_VARIANTS) beside cuDNN and SDPA
 #   pairs       persistent fa3 with the causal tiles in pairs (`persistent="pairs"`): its GPU tests,
 #               then the grid beside plain, the zigzag and cuDNN
+#   graph_s1k   the S 1K grid points (fa3, cuDNN, SDPA) timed as CUDA-graph replays
 #   consan_turns fa3's ConSan tests, one build a test (default, rescale_early+no_turns,
 #               one_release+named_turns)
 #   layouts     `instruments.bench_layouts`: the layouts users hand in, beside the contiguous ones
@@ -205,6 +206,9 @@ for step in "$@"; do
     TAIL=70 step_run pairs_grid 400 python3 -m instruments.bench_attention --grid \
       --variants fa3,fa3+plain,fa3+persistent,fa3+pairs,fa3@128x128+pairs --headline-variants fa3 \
       --out "$OUT" ;;
+  graph_s1k)  # the S 1K points timed as CUDA-graph replays: no host path inside the timed window
+    TAIL=40 step_run graph_s1k 300 python3 -m instruments.bench_attention --grid --graph --seqlens 1024 \
+      --variants fa3,fa3+plain --out "$OUT" ;;
   consan_turns)  # fa3's switch builds under ConSan, one build a test (the turn move's open verdict)
     TAIL=8 step_run consan_turns 500 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 2 \
       tests/kernels/test_attention_gpu.py -k "consan_ws_variants and fa3" ;;

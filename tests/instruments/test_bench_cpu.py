@@ -47,6 +47,22 @@ def test_interleaved_rotates_the_order_and_takes_the_median_over_rounds(monkeypa
     assert 0 <= r["a"]["host_us"] < 1000  # a lambda's host time
 
 
+def test_graph_timing_reaches_measure(monkeypatch):
+    """``check_then_time(..., graph=True)`` times every candidate with ``measure(graph=True)``
+    (CUDA-graph replays), the default with do_bench."""
+    seen = []
+
+    def fake(fn, flops, **kw):
+        seen.append(kw.get("graph", False))
+        return {"ms": 1.0, "ms_p20": 1.0, "ms_p80": 1.0, "tflops": flops / 1e9}
+
+    monkeypatch.setattr(harness, "measure", fake)
+    cands = {"a": (lambda: None, {}), "b": (lambda: None, {})}
+    harness.check_then_time(cands, lambda fn: 0.0, 1e-3, 1e12, {}, rounds=2, graph=True)
+    harness.check_then_time(cands, lambda fn: 0.0, 1e-3, 1e12, {}, rounds=2)
+    assert seen == [True] * 4 + [False] * 4
+
+
 def test_host_us_is_the_host_time_per_call():
     """A call that spends 2 ms on the host reads ~2000 us, one that spends nothing reads little
     (the host's time: no GPU wait inside the timed calls); interleaved rows carry it."""
