@@ -19,7 +19,9 @@ it: results/traces/attention_fa3_s1k.summary.json has a CTA span 29.1 K clk for 
 * **Tile order** (``tile_coords``, ``cta_tile``): non-causal, Q tiles of one head are consecutive
   (the ~132 tiles in flight share few heads' K and V in L2), CTAs take them round-robin. Causal,
   longest-processing-time first: every head's last Q tile (the most blocks), then every head's
-  next-to-last, ..., handed out in a zigzag so each CTA's rounds pair long with short.
+  next-to-last, ..., handed out in a zigzag so each CTA's rounds pair long with short. Causal
+  with ``PAIRS`` (``persistent="pairs"``): one head's Q tiles n_m-1-k and k in a CTA's two
+  consecutive rounds, pairs in head order — the same balance, few heads' K and V in flight.
 * **Phases carried across tiles**: ring position ``it + j`` (``it`` = blocks of this CTA's
   earlier tiles) for K and V; turn ``tk + j`` (``tk`` = this warpgroup's earlier turns, n + 1 a
   tile); ``q_full``/``q_empty`` at the tile count's parity.
