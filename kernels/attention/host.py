@@ -35,10 +35,10 @@ PERSISTENT_VARIANTS = ("fa3",)  # the PERSISTENT constexpr (persistent.py)
 # (results/h200-attention-short-launch.json, results/h200-attention-grid-persistent-zigzag.json):
 # persistent gains 2-9 % at S 1K non-causal (its next tile's Q load runs under the current tile's
 # loop) and 7-8 % at d 64 causal, and loses 3-10 % at the other causal and the longer points (a
-# head's tiles spread over all CTAs). d 64 at 128x128 measured faster still at S 1K (+20 % causal,
-# +27 % persistent): its GPU tests on ragged lengths passed (an H100, 2026-12-05), and in the grid
-# of the same day on the H200 it gave +10 % / +22 % (non-causal / causal) over persistent 192x128
-# and lost 5-10 % at S 4K (results/h200-attention-grid.json): d 64's short tile (SHORT_TILE).
+# head's tiles spread over all CTAs). d 64 at 128x128, persistent: +10 % / +22 % (non-causal /
+# causal) over persistent 192x128 at S 1K, 5-10 % slower at S 4K
+# (results/h200-attention-grid-short-tile.json): d 64's short tile (SHORT_TILE; on ragged lengths
+# in tests/kernels/test_attention_gpu.py, test_short_launch_defaults).
 SHORT_SEQ = 1024
 SHORT_TILE = {64: (128, 128)}  # head dim -> fa3's (BM, BN) at S <= SHORT_SEQ
 

@@ -197,8 +197,8 @@ def test_consan_ws_variants(tmp_path, variant, softmax):
     traps on a race or a missing wait; the run must finish clean and correct (fa3 also without
     turns and with O rescaled under Q·Kᵀ, and with one release a block and named-barrier turns:
     ConSan sees the mbarriers, not the named barriers, which order issue, not memory). One build
-    a process, both masks: five builds in one process took more than 240 s cold (an H100,
-    2026-12-05)."""
+    a process, both masks: five builds compiled cold under ConSan take more than the 240 s one
+    process is given."""
     env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
                TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", CONSAN_SCRIPT, variant, *softmax], env=env,
