@@ -58,10 +58,10 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     ``host.SOFTMAX_DEFAULT`` (None: the default at d, lane_sum at d 256). ``persistent`` (fa3):
     one CTA per SM over a list of tiles (``persistent.py``); ``"pairs"``: the same, its causal
     tiles in pairs m, n_m-1-m of one head (``persistent.cta_tile``); an int n: persistent with
-    at most n CTAs (tests: many tiles a CTA on small problems). None, with no ``tile``, ``stages`` or
-    ``softmax`` named and the default fence: ``host.launch_defaults``'s rule (fa3 at short
-    sequences: persistent when not causal, and at d 64, where the tile is 128x128); otherwise
-    not persistent.
+    at most n CTAs (tests: many tiles a CTA on small problems). None, with no ``tile``,
+    ``stages`` or ``softmax`` named and the default fence: ``host.launch_defaults``'s rule (fa3
+    at short sequences: persistent when not causal, and at d 64, where the tile is 128x128);
+    otherwise not persistent.
     Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)
@@ -75,7 +75,8 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
                                             softmax=softmax, fence=fence, persistent=persistent)
     if isinstance(persistent, int) and not isinstance(persistent, bool):
         if persistent < 1:
-            raise ValueError(f"persistent: True, False or a CTA count >= 1; got {persistent}")
+            raise ValueError(f"persistent: True, False, 'pairs' or a CTA count >= 1; got "
+                             f"{persistent}")
         ctas, persistent = persistent, True
     host.persistent_args(KERNELS[variant], persistent)
     cfg = config(variant, D, causal, stages, tile, persistent)

@@ -191,7 +191,8 @@ CONSAN_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("variant,softmax", [
     ("ws", ()), ("ws_pingpong", ()), ("fa3", ()), ("fa3", ("rescale_early", "no_turns")),
-    ("fa3", ("one_release", "named_turns"))], ids=lambda x: "+".join(x) if isinstance(x, tuple) else x)
+    ("fa3", ("one_release", "named_turns"))],
+    ids=lambda x: "+".join(x) if isinstance(x, tuple) else x)
 def test_consan_ws_variants(tmp_path, variant, softmax):
     """Triton's concurrency sanitizer (ConSan) instruments the mbarrier/TMA/wgmma protocol and
     traps on a race or a missing wait; the run must finish clean and correct (fa3 also without
