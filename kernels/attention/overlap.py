@@ -68,10 +68,6 @@ from .steps import NAMED_TURNS, NO_TURNS, ONE_RELEASE
 from .tile import HOISTED
 
 
-# Block 0 and the last block pass the turn once their GEMM is done, where the loop (and the
-# model, and FA3) pass it once the GEMMs are issued. Moving the two hand-overs above their waits
-# changes the fa3 SASS (the same instructions, reordered), so it waits for an H200 run that
-# times it beside this build (results/lab-notebook.md, "Kernels that read like the model").
 @gluon.jit
 def consumer(t, k, v, turns):
     """One consumer warpgroup of ``overlap`` (no turns, in-line loads) and of ``fa3`` (a producer

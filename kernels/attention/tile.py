@@ -152,14 +152,12 @@ class Tile:
             return acc
 
     @gluon.jit
-    def wait_pv(self, o_tok, v, j, RELEASE: gl.constexpr = True):
-        """P_j·V_j done (``warpgroup_mma_wait(0)``): O is in, and V_j's slot goes back (unless
-        ``RELEASE`` is off: the caller releases it, after its last turn)."""
+    def wait_pv(self, o_tok, v, j):
+        """P_j·V_j done (``warpgroup_mma_wait(0)``): O is in, and V_j's slot goes back."""
         enter("PV", self.PROFILE)
         acc = warpgroup_mma_wait(0, deps=(o_tok,))
         exit("PV", self.PROFILE)
-        if RELEASE:
-            v.release(j)
+        v.release(j)
         return acc
 
     @gluon.jit

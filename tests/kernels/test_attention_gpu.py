@@ -214,6 +214,18 @@ def test_consan_ws_variants(tmp_path, variant, softmax):
 PERSISTENT_TIMEOUT = pytest.mark.timeout(180, method="thread")
 
 
+def check_persistent(q, k, v, causal, tol, persistent):
+    """fa3 launched with ``persistent`` against float64 (``check``), and within rounding of the
+    plain fa3: the same arithmetic per tile, whatever order the tiles come in."""
+    from kernels.attention import attention
+
+    check("fa3", q, k, v, causal, tol, persistent=persistent)
+    o0 = attention(q, k, v, causal=causal, variant="fa3", persistent=False)
+    o1 = attention(q, k, v, causal=causal, variant="fa3", persistent=persistent)
+    diff = ((o1.double() - o0.double()).norm() / o0.double().norm()).item()
+    assert diff < 1e-3, f"persistent={persistent!r} vs plain fa3 {tuple(q.shape)}: {diff:.2e}"
+
+
 @PERSISTENT_TIMEOUT
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d", [64, 128, 256])
@@ -223,17 +235,11 @@ def test_persistent_matches_float64(dtype, d, causal):
     more tiles than SMs (many tiles a CTA, the ring and turn phases carried across them), and
     2 CTAs walking every tile of a small problem (``persistent=2``); and within rounding of the
     plain fa3 (the same arithmetic per tile)."""
-    from kernels.attention import attention
-
     gen = torch.Generator(device="cuda").manual_seed(hash(("persistent", d, causal)) % 2**31)
     for B, H, S, ctas in ((1, 2, 77, True), (2, 3, 300, True), (1, 2, 1000, True),
                           (4, 16, 1000, True), (2, 3, 300, 2), (1, 3, 1000, 1)):
         q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
-        check("fa3", q, k, v, causal, TOL[dtype], persistent=ctas)
-        o0 = attention(q, k, v, causal=causal, variant="fa3", persistent=False)
-        o1 = attention(q, k, v, causal=causal, variant="fa3", persistent=ctas)
-        diff = ((o1.double() - o0.double()).norm() / o0.double().norm()).item()
-        assert diff < 1e-3, f"persistent vs plain fa3 {(B, H, S)}: {diff:.2e}"
+        check_persistent(q, k, v, causal, TOL[dtype], ctas)
 
 
 @PERSISTENT_TIMEOUT
@@ -242,17 +248,11 @@ def test_pairs_order_matches_float64(d):
     """Causal fa3 with ``persistent="pairs"`` (the tiles in pairs m, n_m-1-m of one head) against
     float64 and within rounding of the plain fa3: one tile, an odd number of Q tiles a head (the
     middle tile alone, no second round), more pairs than SMs (several pairs a CTA)."""
-    from kernels.attention import attention
-
     gen = torch.Generator(device="cuda").manual_seed(hash(("pairs", d)) % 2**31)
     for B, H, S in ((1, 2, 77), (2, 3, 300), (1, 2, 1000), (4, 16, 1000), (4, 40, 300)):
         q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=torch.float16, generator=gen)
                    for _ in range(3))
-        check("fa3", q, k, v, True, TOL[torch.float16], persistent="pairs")
-        o0 = attention(q, k, v, causal=True, variant="fa3", persistent=False)
-        o1 = attention(q, k, v, causal=True, variant="fa3", persistent="pairs")
-        diff = ((o1.double() - o0.double()).norm() / o0.double().norm()).item()
-        assert diff < 1e-3, f"pairs vs plain fa3 {(B, H, S)}: {diff:.2e}"
+        check_persistent(q, k, v, True, TOL[torch.float16], "pairs")
 
 
 @PERSISTENT_TIMEOUT
