@@ -138,10 +138,10 @@ BOARDS = ("h200", "h100")
 
 def measured() -> dict[str, dict]:
     """What the three measurements left in `results/`, per board where they have run: the pair
-    and rescale rows (`<board>-pair.json`, `<board>-rescale.json`) and the no_turns trace's
-    consumer phase and block (`traces/`, the h100's in `traces/h100/`)."""
+    and rescale rows (`<board>-pair.json`, `<board>-rescale.json`) and the d 256 traces'
+    consumer phase and block, with turns and without (`traces/`, the h100's in `traces/h100/`)."""
     out: dict[str, dict] = {}
-    name = "+".join((D256_TRACE, *NO_TURNS))
+    traces = {"with_turns": D256_TRACE, "no_turns": "+".join((D256_TRACE, *NO_TURNS))}
     for board in BOARDS:
         got = {}
         for key in ("pair", "rescale"):
@@ -149,11 +149,12 @@ def measured() -> dict[str, dict]:
             if path.exists():
                 got[key] = json.loads(path.read_text())
         where = rtrace.RESULTS if board == "h200" else rtrace.RESULTS / board
-        if (where / f"{name}.summary.json").exists():
-            trace, summary = rtrace.load(name, where)
-            got["no_turns_phase"] = sorted(lanes.consumer_phase(c["lanes"])
-                                           for c in rtrace.read_events(trace).values())
-            got["no_turns_block"] = summary["period_clk"]
+        for key, name in traces.items():
+            if (where / f"{name}.summary.json").exists():
+                trace, summary = rtrace.load(name, where)
+                got[f"{key}_phase"] = sorted(lanes.consumer_phase(c["lanes"])
+                                             for c in rtrace.read_events(trace).values())
+                got[f"{key}_block"] = summary["period_clk"]
         if got:
             out[board] = got
     return out
@@ -173,10 +174,11 @@ def measured_lines(board: str, got: dict) -> list[str]:
         lines.append(f"  {board} measured rescale: " + "; ".join(
             f"{r['mode']}: FMULs {r.get('fmul_clk', float('nan')):.0f} clk, group "
             f"{r.get('group_clk', float('nan')):.0f}" for r in got["rescale"]))
-    if "no_turns_phase" in got:
-        lines.append(f"  {board} measured no_turns: phase "
-                     f"{', '.join(f'{p:.0f}' for p in got['no_turns_phase'])} clk, block "
-                     f"{got['no_turns_block']:.0f} clk")
+    for key in ("with_turns", "no_turns"):
+        if f"{key}_phase" in got:
+            lines.append(f"  {board} measured {key}: phase "
+                         f"{', '.join(f'{p:.0f}' for p in got[f'{key}_phase'])} clk, block "
+                         f"{got[f'{key}_block']:.0f} clk")
     return lines
 
 

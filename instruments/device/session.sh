@@ -35,6 +35,7 @@
 #               (instruments/micro/rescale.py -> h200-rescale.json); its GPU test first
 #   trace_no_turns a Proton timeline of fa3+lane_sum+no_turns at d 256
 #               (traces/attention_fa3_d256+lane_sum+no_turns.{trace,summary}.json)
+#   defaults    fa3's default launch (causal in pairs): its GPU test, the grid with fa3+plain
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU
@@ -206,6 +207,11 @@ for step in "$@"; do
     TAIL=70 step_run pairs_grid 400 python3 -m instruments.bench_attention --grid \
       --variants fa3,fa3+plain,fa3+persistent,fa3+pairs,fa3@128x128+pairs --headline-variants fa3 \
       --out "$OUT" ;;
+  defaults)  # fa3's default launch (causal in pairs): its GPU test, then the grid beside cuDNN
+    TAIL=8 step_run defaults_tests 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 6 \
+      tests/kernels/test_attention_gpu.py -k "short_launch_defaults"
+    TAIL=70 step_run defaults_grid 400 python3 -m instruments.bench_attention --grid \
+      --variants fa3,fa3+plain --headline-variants fa3 --out "$OUT" ;;
   graph_s1k)  # the S 1K points timed as CUDA-graph replays: no host path inside the timed window
     TAIL=40 step_run graph_s1k 300 python3 -m instruments.bench_attention --grid --graph --seqlens 1024 \
       --variants fa3,fa3+plain --out "$OUT" ;;

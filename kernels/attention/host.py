@@ -29,42 +29,55 @@ VARIANTS = ("sequential", "pipelined", "ws", "ws_pingpong", "overlap", "fa3")
 WARP_SPECIALIZED = ("ws", "ws_pingpong", "fa3")
 OVERLAP_VARIANTS = ("overlap", "fa3")
 PERSISTENT_VARIANTS = ("fa3",)  # the PERSISTENT constexpr (persistent.py)
-# fa3's launch at short sequences (S <= SHORT_SEQ: at most 8 K/V blocks of 128 a row), where a
-# CTA's fixed part (Q's cold load, the epilogue: about a fifth of a d 128 CTA) and, at d 64, the
-# 192-row tile's uneven causal tiles decide. The rule, from fa3 beside cuDNN in the same rounds
-# (results/h200-attention-short-launch.json, results/h200-attention-grid-persistent-zigzag.json):
-# persistent gains 2-9 % at S 1K non-causal (its next tile's Q load runs under the current tile's
-# loop) and 7-8 % at d 64 causal, and loses 3-10 % at the other causal and the longer points (a
-# head's tiles spread over all CTAs). d 64 at 128x128, persistent: +10 % / +22 % (non-causal /
-# causal) over persistent 192x128 at S 1K, 5-10 % slower at S 4K
-# (results/h200-attention-grid-short-tile.json): d 64's short tile (SHORT_TILE; on ragged lengths
-# in tests/kernels/test_attention_gpu.py, test_short_launch_defaults).
+# fa3's launch when the caller names none (``launch_defaults``), from fa3 beside cuDNN in the
+# same rounds. Not causal, at short sequences (S <= SHORT_SEQ: at most 8 K/V blocks of 128 a
+# row) a CTA's fixed part (Q's cold load, the epilogue: about a fifth of a d 128 CTA) decides:
+# persistent gains 2-9 % there (its next tile's Q load runs under the current tile's loop) and
+# loses at longer ones (results/h200-attention-short-launch.json,
+# results/h200-attention-grid-persistent-zigzag.json). Causal, the tiles' lengths differ:
+# persistent with one head's Q tiles m and n_m-1-m in consecutive rounds ("pairs") balances them
+# while few heads' K/V are in flight: +1 … +12 % over the grid's launch at S 1K and 4K (d 64 at
+# S 1K +37 %, with its 128x128 tile), fa3 / cuDNN 1.03 → 1.10 at FA3 tab. 2's S 8448 (four H100
+# runs: results/h100-attention-grid-pairs.json, h100-attention-grid-default-pairs*.json beside
+# h100-attention-grid-defaults.json). At S 16K it loses 3-6 % in two runs of three: a pair is
+# 129-257 blocks long there, and the last round's partial wave costs more than the grid's
+# launch, which fills SMs a CTA at a time (PAIRS_SEQ).
+# d 64's persistent launches at 128x128 (SHORT_TILE): +10 % / +22 % (not causal / causal) over
+# 192x128 at S 1K (results/h200-attention-grid-short-tile.json). On ragged lengths and the rule's
+# edges in tests/kernels/test_attention_gpu.py, test_short_launch_defaults.
 SHORT_SEQ = 1024
-SHORT_TILE = {64: (128, 128)}  # head dim -> fa3's (BM, BN) at S <= SHORT_SEQ
+PAIRS_SEQ = {64: 4096, 128: 8448, 256: 8448}  # head dim -> the longest causal S run in pairs
+SHORT_TILE = {64: (128, 128)}  # head dim -> fa3's (BM, BN) when it runs persistent unasked
 
 
-def persistent_default(variant: str, head_dim: int, seqlen: int, causal: bool) -> bool:
-    """Whether fa3 runs persistent when the caller does not say: only at S <= SHORT_SEQ, when
-    not causal or at d 64."""
-    return variant == "fa3" and seqlen <= SHORT_SEQ and (not causal or head_dim == 64)
+def persistent_default(variant: str, head_dim: int, seqlen: int, causal: bool) -> bool | str:
+    """How fa3 runs when the caller does not say: causal, ``"pairs"`` up to the head dim's
+    PAIRS_SEQ; not causal, persistent at S <= SHORT_SEQ. Otherwise (and for every other variant)
+    False: one CTA a Q tile."""
+    if variant != "fa3":
+        return False
+    if causal:
+        return "pairs" if seqlen <= PAIRS_SEQ[head_dim] else False
+    return seqlen <= SHORT_SEQ
 
 
-def short_tile(variant: str, head_dim: int, seqlen: int) -> tuple[int, int] | None:
-    """fa3's tile at short sequences when the caller does not say (None: the head dim's TILES
-    entry)."""
-    return SHORT_TILE.get(head_dim) if variant == "fa3" and seqlen <= SHORT_SEQ else None
+def short_tile(variant: str, head_dim: int, seqlen: int, causal: bool) -> tuple[int, int] | None:
+    """fa3's tile when the caller does not say: the head dim's SHORT_TILE where it runs
+    persistent unasked (None: its TILES entry)."""
+    on = persistent_default(variant, head_dim, seqlen, causal)
+    return SHORT_TILE.get(head_dim) if on else None
 
 
 def launch_defaults(variant: str, head_dim: int, seqlen: int, causal: bool, *, tile=None,
                     stages=None, softmax=None, fence=True, persistent=None):
     """(tile, persistent) a launch runs with: the caller's, or where it names none of tile,
-    stages, softmax, fence or persistent, the short-launch rule (``persistent_default``,
+    stages, softmax, fence or persistent, the default rule (``persistent_default``,
     ``short_tile``). ``persistent`` comes back as the caller gave it when not None."""
     if persistent is not None:
         return tile, persistent
     if tile is not None or stages is not None or softmax is not None or fence is not True:
         return tile, False
-    return (short_tile(variant, head_dim, seqlen),
+    return (short_tile(variant, head_dim, seqlen, causal),
             persistent_default(variant, head_dim, seqlen, causal))
 
 

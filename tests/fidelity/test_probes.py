@@ -61,14 +61,17 @@ def test_report_prints_the_computed_numbers_and_any_measurement(monkeypatch, tmp
 
 def test_the_h100_measurements_read_in_the_models_terms():
     """The H100's committed probes (results/h100-*.json, traces/h100/): the pair's local round
-    trip and crossing, the rescale's FMULs, the no_turns trace's consumer phase — the machine's
-    two consumers half a block apart without turns, where the model's lock together."""
+    trip and crossing, the rescale's FMULs, the d 256 traces' consumer phase — the machine's
+    two consumers half a block apart with turns and without, where the model's lock together
+    without."""
     got = probes.measured()["h100"]
     lines = "\n".join(probes.measured_lines("h100", got))
     local = next(r for r in got["pair"] if r.get("mode") == "local")
     assert f"round trip local {local['clk_per_round_trip']:.1f}" in lines
     beside = next(r for r in got["rescale"] if r["mode"] == probes.RESCALE_MODES[0])
     assert f"FMULs {beside['fmul_clk']:.0f} clk" in lines
-    phase, block = got["no_turns_phase"], got["no_turns_block"]
-    assert all(0.4 * block < p < 0.6 * block for p in phase), (phase, block)
+    for key in ("with_turns", "no_turns"):
+        phase, block = got[f"{key}_phase"], got[f"{key}_block"]
+        assert all(0.4 * block < p < 0.6 * block for p in phase), (key, phase, block)
+        assert f"measured {key}: phase" in lines
     assert probes.consumer_phases()["no_turns"]["phase_clk"] < 0.1 * block

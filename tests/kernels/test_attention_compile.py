@@ -556,39 +556,45 @@ def test_persistent_switch_is_fa3s_alone():
 
 
 def test_persistent_default_rule():
-    """fa3 runs persistent unasked only at short sequences, when not causal or at d 64; the
-    other variants never."""
+    """fa3 runs causal in pairs unasked up to the head dim's PAIRS_SEQ, not causal persistent only
+    at short sequences; the other variants never persistent."""
     pd = host.persistent_default
-    assert pd("fa3", 64, 1024, True) and pd("fa3", 64, 1024, False)
-    assert pd("fa3", 128, 1024, False) and pd("fa3", 256, 512, False)
-    assert not pd("fa3", 128, 1024, True) and not pd("fa3", 256, 1024, True)
     for d in (64, 128, 256):
+        assert pd("fa3", d, 1024, True) == "pairs" and pd("fa3", d, 4096, True) == "pairs"
+        assert pd("fa3", d, host.PAIRS_SEQ[d], True) == "pairs"
+        assert pd("fa3", d, host.PAIRS_SEQ[d] + 1, True) is False
+        assert pd("fa3", d, host.SHORT_SEQ, False) is True
+        assert pd("fa3", d, host.SHORT_SEQ + 1, False) is False
         for causal in (False, True):
-            assert not pd("fa3", d, host.SHORT_SEQ + 1, causal)
             for v in VARIANTS:
                 if v != "fa3":
-                    assert not pd(v, d, 128, causal)
+                    assert pd(v, d, 128, causal) is False
+    assert pd("fa3", 128, 8448, True) == "pairs" and pd("fa3", 128, 16384, True) is False
 
 
-def test_short_launch_tile_rule():
-    """At S <= SHORT_SEQ fa3 at d 64 launches 128x128 (persistent, causal or not) when the caller
-    names nothing; a named tile, stages, softmax, fence or persistence keeps the caller's launch;
-    other head dims, variants and longer sequences keep their TILES entry."""
+def test_default_launch_rule():
+    """Named nothing, fa3 at d 64 launches 128x128 wherever it runs persistent (not causal at
+    S <= SHORT_SEQ, causal in pairs up to PAIRS_SEQ); a named tile, stages, softmax, fence or
+    persistence keeps the caller's launch; the other head dims keep their TILES entry."""
     ld = host.launch_defaults
+    assert ld("fa3", 64, host.SHORT_SEQ, False) == ((128, 128), True)
+    assert ld("fa3", 64, host.SHORT_SEQ + 1, False) == (None, False)
+    assert ld("fa3", 64, host.PAIRS_SEQ[64], True) == ((128, 128), "pairs")
+    assert ld("fa3", 64, host.PAIRS_SEQ[64] + 1, True) == (None, False)
     for causal in (False, True):
-        assert ld("fa3", 64, host.SHORT_SEQ, causal) == ((128, 128), True)
-        assert ld("fa3", 64, host.SHORT_SEQ + 1, causal) == (None, False)
         assert ld("fa3", 64, 77, causal, persistent=False) == (None, False)
         assert ld("fa3", 64, 77, causal, tile=(192, 128)) == ((192, 128), False)
         assert ld("fa3", 64, 77, causal, stages=3) == (None, False)
         assert ld("fa3", 64, 77, causal, fence=False) == (None, False)
         assert ld("fa3", 64, 77, causal, softmax=("tree_max",)) == (None, False)
         assert ld("fa3", 64, 77, causal, persistent=5) == (None, 5)
-        assert ld("fa3", 128, 1024, causal) == (None, not causal)
-        assert ld("fa3", 256, 1024, causal) == (None, not causal)
         assert ld("ws", 64, 1024, causal) == (None, False)
+    for d in (128, 256):
+        assert ld("fa3", d, 1024, False) == (None, True)
+        assert ld("fa3", d, 8448, True) == (None, "pairs")
+        assert ld("fa3", d, 16384, True) == (None, False)
     bm, bn = host.SHORT_TILE[64]
-    assert config("fa3", 64, True, tile=(bm, bn), persistent=True).consumers == 2
+    assert config("fa3", 64, True, tile=(bm, bn), persistent="pairs").consumers == 2
 
 
 @pytest.mark.parametrize("d", [64, 128, 256])

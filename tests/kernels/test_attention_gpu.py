@@ -259,19 +259,21 @@ def test_pairs_order_matches_float64(d):
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("d", [64, 128, 256])
 def test_short_launch_defaults(d, causal):
-    """fa3 as ``attention`` launches it unasked at S <= ``host.SHORT_SEQ`` (``launch_defaults``:
-    persistent when not causal and at d 64, where the tile is 128x128) on ragged lengths, tile
-    edges and the edge of the rule; at d 64 also 128x128 plain and the head dim's 192x128
-    persistent (the launches the rule chose between)."""
+    """fa3 as ``attention`` launches it unasked (``launch_defaults``: causal in pairs, at d 64 up
+    to PAIRS_SEQ; not causal persistent at S <= SHORT_SEQ; d 64's persistent launches at
+    128x128) on ragged lengths, tile edges and the edges of the rule; at d 64 also 128x128 plain
+    and the head dim's 192x128 persistent (launches the rule chose between)."""
     from kernels.attention import host
 
     gen = torch.Generator(device="cuda").manual_seed(hash(("short", d, causal)) % 2**31)
-    for B, H, S in ((1, 2, 1), (2, 3, 77), (2, 3, 300), (1, 2, 1000),
-                    (2, 2, host.SHORT_SEQ), (1, 2, host.SHORT_SEQ + 1)):
+    edges = ((2, 2, host.SHORT_SEQ), (1, 2, host.SHORT_SEQ + 1))
+    if causal:
+        edges += ((1, 2, host.PAIRS_SEQ[d]), (1, 1, host.PAIRS_SEQ[d] + 1))
+    for B, H, S in ((1, 2, 1), (2, 3, 77), (2, 3, 300), (1, 2, 1000), *edges):
         q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=torch.float16, generator=gen)
                    for _ in range(3))
         check("fa3", q, k, v, causal, TOL[torch.float16])
-        if d == 64:
+        if d == 64 and S <= host.SHORT_SEQ:
             check("fa3", q, k, v, causal, TOL[torch.float16], tile=(128, 128), persistent=False)
             check("fa3", q, k, v, causal, TOL[torch.float16], tile=(192, 128), persistent=True)
 
