@@ -9,7 +9,9 @@ compiles, launches or interprets it. `kernel_module(text)` reads the file's sour
   ``NAME = gl.constexpr(<constant>)``;
 * functions decorated exactly ``@triton.jit``, ``@gluon.jit`` or ``@gluon.constexpr_function``,
   whose bodies reach only their own locals, the kept names, a few builtins (``range``, ``min``,
-  ``float`` ...) and Triton's *language* (``tl.*``, ``gl.*``, ``triton.cdiv``); no name or
+  ``float`` ...) and Triton's *language* (``tl.*``, ``gl.*``, ``triton.cdiv``: every attribute
+  path is resolved here and must stay inside the language's modules and end at something they
+  define — ``tl.core.builtins.exec`` or ``tl.core.knobs.os`` leave them); no name or
   attribute beginning with ``_``, no ``.handle`` (the interpreter's numpy buffers), no import,
   no nested function, class, lambda, ``global`` or ``nonlocal``.
 
@@ -28,6 +30,10 @@ import ast
 ALLOWED_MODULES = ("triton", "triton.language", "triton.experimental", "math")
 LANGUAGE = ("triton.language.", "triton.experimental.gluon.language.", "math.")
 LANGUAGE_NAMES = {"triton.cdiv", "triton.next_power_of_2"}
+# the modules a kernel's attribute path may pass through: Triton's language and `math` (a path
+# such as tl.core.builtins.exec or tl.core.knobs.os starts in the language and leaves it)
+LANGUAGE_MODULES = ("triton.language", "triton.experimental.gluon.language", "math")
+PLAIN_VALUES = (int, float, str, bool, type(None))
 DECORATORS = {"triton.jit", "triton.experimental.gluon.jit",
               "triton.experimental.gluon.constexpr_function"}
 BUILTINS = {"range", "min", "max", "abs", "int", "float", "bool", "len", "tuple", "list", "zip",
@@ -124,6 +130,59 @@ def _constant(node: ast.AST, mod: _Module):
     _refuse(node, "a module-level value that is not a constant")
 
 
+def _in_language(name: str) -> bool:
+    return any(name == m or name.startswith(m + ".") for m in LANGUAGE_MODULES)
+
+
+def _resolve(path: str) -> list:
+    """The objects along a dotted path from its top module (Triton imported here, in the
+    grader's process: the path is read, never the submission's code run)."""
+    import importlib
+
+    parts = path.split(".")
+    obj, chain = importlib.import_module(parts[0]), []
+    chain.append(obj)
+    for i, part in enumerate(parts[1:], 1):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            try:
+                obj = importlib.import_module(".".join(parts[:i + 1]))
+            except ImportError:
+                raise LookupError(path) from None
+        chain.append(obj)
+    return chain
+
+
+def _check_language_path(node: ast.Attribute, path: str, as_root: bool) -> None:
+    """Refuse a language path that leaves Triton's language: through a module that is not one
+    of LANGUAGE_MODULES, to a module used as a value, or to an object defined elsewhere."""
+    import types
+
+    try:
+        chain = _resolve(path)
+    except LookupError:
+        _refuse(node, f"{path} is not in Triton's language")
+    except ImportError:
+        _refuse(node, f"{path}: Triton is needed to check a kernel's names")
+    parts = path.split(".")
+    for i, obj in enumerate(chain):
+        prefix = ".".join(parts[:i + 1])
+        if isinstance(obj, types.ModuleType) and not _in_language(obj.__name__) and \
+                not any(m.startswith(prefix + ".") for m in LANGUAGE_MODULES):
+            _refuse(node, f"{prefix} is the module {obj.__name__!r}, not Triton's language")
+    last = chain[-1]
+    if isinstance(last, types.ModuleType):
+        if not as_root:
+            _refuse(node, f"the module {path!r} used as a value")
+        return
+    owner = getattr(last, "__module__", None) or type(last).__module__
+    if path in LANGUAGE_NAMES or isinstance(last, PLAIN_VALUES) or \
+            (isinstance(owner, str) and _in_language(owner)):
+        return
+    _refuse(node, f"{path} is defined in {owner!r}, not in Triton's language")
+
+
 def _check_annotation(node, mod: _Module) -> None:
     if node is None:
         return
@@ -156,6 +215,8 @@ def _check_function(fn: ast.FunctionDef, mod: _Module) -> None:
         elif isinstance(node, ast.arg):
             local.add(node.arg)
     known = local | mod.constants | mod.functions | set(mod.modules) | BUILTINS
+    roots = {id(n.value) for n in ast.walk(ast.Module(body=fn.body, type_ignores=[]))
+             if isinstance(n, ast.Attribute)}
     for stmt in fn.body:
         for node in ast.walk(stmt):
             if isinstance(node, _NODES_REFUSED):
@@ -177,9 +238,9 @@ def _check_function(fn: ast.FunctionDef, mod: _Module) -> None:
                         not (p.startswith(LANGUAGE) or p in LANGUAGE_NAMES
                              or any(p.startswith(n + ".") for n in LANGUAGE_NAMES)):
                     _refuse(node, f"{'.'.join(root)} ({p}) is not Triton's language")
+                if p is not None:
+                    _check_language_path(node, p, id(node) in roots)
     # a bare module name used as a value (not as the root of tl.xxx) would hand out the module
-    roots = {id(n.value) for n in ast.walk(ast.Module(body=fn.body, type_ignores=[]))
-             if isinstance(n, ast.Attribute)}
     for node in ast.walk(ast.Module(body=fn.body, type_ignores=[])):
         if isinstance(node, ast.Name) and node.id in mod.modules and id(node) not in roots:
             p = mod.modules[node.id]
