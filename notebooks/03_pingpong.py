@@ -317,9 +317,9 @@ md(f"The model shows the hidden epilogue where K is short: at K = {ks[0]} a tile
 #
 # The model's consumer and the kernel's are written with the same step names in the same order.
 # `fidelity.pairs.steps` reads each function's source and lists the calls to those steps, loop by
-# loop; here are the two listings of the pingpong GEMM side by side (Python's `difflib`: a changed
-# line would be marked). `tests/model/test_pairs.py` holds every paired schedule to its kernel
-# this way.
+# loop; here are the two listings of the pingpong GEMM side by side (matched line by line with
+# Python's `difflib`: a row where they differ would be marked ≠). `tests/model/test_pairs.py`
+# holds every paired schedule to its kernel this way.
 
 # %%
 from course import kernel_file, run_kernels, steps_beside

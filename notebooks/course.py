@@ -37,9 +37,13 @@ KERNELS_NEED = ("a Hopper GPU (sm_90a: H100, H200) and the kernels' requirements
 
 
 def _shell():
-    """The running IPython shell (a Jupyter kernel), or None in a plain `python` run."""
+    """The IPython shell of a live Jupyter kernel (one that shows what `display` is given), or
+    None: in a plain `python` run, and in a terminal `ipython`, which would print a display
+    object's repr instead of showing it. IPython being importable (JupyterLab installs it) says
+    nothing about whether a kernel is running."""
     ipython = sys.modules.get("IPython")
-    return ipython.get_ipython() if ipython is not None else None
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell if getattr(shell, "kernel", None) is not None else None
 
 
 def md(text: str):
@@ -290,21 +294,61 @@ def kernel_file(pair) -> str:
     return str(Path(inspect.getsourcefile(getattr(kernel, "fn", kernel))).relative_to(ROOT))
 
 
-def steps_beside(pair, model_name: str, kernel_name: str):
+def steps_beside(pair, model_name: str, kernel_name: str) -> None:
     """The model's consumer and the kernel's, step by step, as each file spells them: the steps
-    are read from the functions' source (`fidelity.pairs.steps`), never typed here."""
-    from fidelity.pairs import diff_table, steps
+    are read from the functions' source (`fidelity.pairs.steps`), never typed here. In a
+    notebook a two-column table (`steps_html`); in a plain script the same rows as text
+    (`steps_text`)."""
+    if _shell() is None:
+        print(steps_text(pair, model_name, kernel_name) + "\n")
+        return
+    from IPython.display import HTML, display
+    display(HTML(steps_html(pair, model_name, kernel_name)))
+
+
+def _pair_rows(pair) -> list[tuple[bool, str, str]]:
+    from fidelity.pairs import steps
 
     model, model_switches, kernel, kernel_switches = pair
-    a, b = steps(model, **model_switches), steps(kernel, **kernel_switches)
-    try:
-        from IPython.display import HTML
-    except ImportError:  # a plain script without IPython: the two listings as text
-        print(f"{model_name:<48} {kernel_name}")
-        for x, y in zip(a + [""] * (len(b) - len(a)), b + [""] * (len(a) - len(b))):
-            print(f"{x:<48} {y}")
-        return None
-    return HTML(diff_table(a, b, model_name, kernel_name))
+    return _aligned(steps(model, **model_switches), steps(kernel, **kernel_switches))
+
+
+def steps_text(pair, model_name: str, kernel_name: str) -> str:
+    """The two listings side by side as text, a row where they differ led by ≠."""
+    rows = _pair_rows(pair)
+    w = max(len(model_name), *(len(a) for _, a, _ in rows)) + 2
+    return "\n".join([f"   {model_name:<{w}}{kernel_name}"] +
+                     [f"{' ' if same else '≠'}  {a:<{w}}{b}".rstrip() for same, a, b in rows])
+
+
+def steps_html(pair, model_name: str, kernel_name: str) -> str:
+    """The two listings as an HTML table: left-aligned (Lab right-aligns a table's cells
+    unless told), spaces kept, so a loop's body stands indented under its `for`; a row where
+    the two differ marked ≠ in the first column."""
+    cell = ("text-align:left;white-space:pre;font-family:var(--jp-code-font-family);"
+            "padding:1px 14px 1px 6px;")
+    body = "".join(
+        f'<tr><td style="{cell}">{"" if same else "≠"}</td>'
+        f'<td style="{cell}">{html.escape(a)}</td><td style="{cell}">{html.escape(b)}</td></tr>'
+        for same, a, b in _pair_rows(pair))
+    head = "".join(f'<th style="{cell}font-weight:bold">{html.escape(t)}</th>'
+                   for t in ("", model_name, kernel_name))
+    return (f'<table style="margin:0;border-collapse:collapse"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>")
+
+
+def _aligned(a: list[str], b: list[str]) -> list[tuple[bool, str, str]]:
+    """Two listings line against line (difflib's matching): (same?, line of a, line of b), a
+    blank where one side has no line."""
+    import difflib
+
+    rows = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        left, right = a[i1:i2], b[j1:j2]
+        n = max(len(left), len(right))
+        rows += [(op == "equal", x, y) for x, y in zip(left + [""] * (n - len(left)),
+                                                       right + [""] * (n - len(right)))]
+    return rows
 
 
 def run_kernels(workload: str, variants) -> dict[str, float] | None:

@@ -2,6 +2,7 @@
 rename in kernels/ fails here, and is one line in `fidelity.pairs` to fix), the listings are read
 from those files, and the run cell says what it needs where no Hopper GPU is."""
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -44,8 +45,43 @@ def test_the_chapters_name_the_kernel_file_they_show(chapter, workload, variant)
 
 
 def test_beside_lists_both_files_steps():
-    html = course.steps_beside(pair("attention", "overlap"), "model", "kernel").data
+    """In a notebook: both listings, left-aligned with their spaces kept (a loop's body indented
+    under its `for`), and nothing but the table (no difflib legend, no navigation links)."""
+    html = course.steps_html(pair("attention", "overlap"), "model", "kernel")
     assert "model" in html and "kernel" in html and "softmax" in html and "wait_pv" in html
+    cells = html.count("<td ") + html.count("<th ")
+    assert cells > 20 and html.count("text-align:left") == html.count("white-space:pre") == cells
+    assert ">    wait_pv<" in html, "the loop's body is not indented"
+    assert not any(w in html for w in ("Legends", "(f)irst change", "<a ", "href")), html[:300]
+
+
+def test_beside_marks_a_differing_step():
+    rows = course._aligned(["for j:", "    qk", "    pv"], ["for j:", "    qk", "    wait", "    pv"])
+    assert rows == [(True, "for j:", "for j:"), (True, "    qk", "    qk"),
+                    (False, "", "    wait"), (True, "    pv", "    pv")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chapter", ["02", "03", "04"])
+def test_plain_script_prints_the_listing(chapter):
+    """`python notebooks/NN_*.py` where IPython is importable (JupyterLab installs it) but no
+    kernel runs: the step listings are printed as text, not returned as an HTML object nobody
+    displays."""
+    import os
+    import subprocess
+
+    py = next((ROOT / "notebooks").glob(f"{chapter}_*.py"))
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, str(py)], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    shown = [(w, v) for c, w, v in SHOWN if c == chapter and (w, v) != ("gemm", "ws")]
+    for workload, variant in shown:
+        rows = course._pair_rows(pair(workload, variant))
+        listing = "\n".join(rf"{' ' if same else '≠'}  {re.escape(a)}\s+{re.escape(b.strip())}"
+                            for same, a, b in rows)
+        assert re.search(listing, p.stdout), f"{py.name}: no {workload} {variant} listing"
+    assert "<IPython" not in p.stdout and "HTML object" not in p.stdout
 
 
 def test_run_kernels_without_a_hopper_gpu_says_what_it_needs(monkeypatch, capsys):
