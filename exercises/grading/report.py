@@ -93,8 +93,11 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
     are ``after_published`` (shown when the instructor publishes the grades). Gradescope hides a
     student's total score while any test is hidden, so the top-level ``score`` (public and hidden)
     is safe to send; the top-level ``output``, which students see at once, speaks of the public
-    tests only: no hidden outcome, count or points. ``stdout`` (the full table, hidden tests
-    included) stays with the instructors (``stdout_visibility`` ``hidden``).
+    tests only: no hidden outcome, count or points. A hidden test's own ``output`` is its
+    statement and whether it passed, never its message (`_student_output`: a regrade draws the
+    same values, so messages read over several submissions would give a table of answers).
+    ``stdout`` (the full table, hidden tests included) stays with the instructors
+    (``stdout_visibility`` ``hidden``).
     """
     tests = []
     for r in results:
@@ -108,13 +111,26 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
                 "name": f"{r.name}: {t.name}" + (" (hidden)" if t.hidden else ""),
                 "score": t.score, "max_score": t.points,
                 "status": "passed" if t.outcome == "passed" else "failed",
-                "output": (t.doc + ("\n\n" + t.message[-4000:] if t.outcome == "failed" else "")).strip(),
+                "output": _student_output(t),
                 "visibility": "after_published" if t.hidden else "visible",
             })
     return {"score": sum(t["score"] for t in tests), "output": public_output(results, released),
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
             "extra_data": {"isolation": sorted({r.isolation for r in results if r.isolation}),
                            "limits": [f"{r.name} {lim}" for r in results for lim in r.limits]}}
+
+
+HIDDEN_FAILED = ("failed. A hidden test's values and messages stay with the instructor: they are "
+                 "drawn for you and drawn the same in a regrade, so showing them would let a "
+                 "table of answers pass.")
+
+
+def _student_output(t) -> str:
+    """What a student reads of one test: its statement, and for a failed public test the
+    message; a hidden test's message (which may hold its drawn values) is never shown."""
+    if t.outcome != "failed":
+        return t.doc.strip()
+    return (t.doc + "\n\n" + (HIDDEN_FAILED if t.hidden else t.message[-4000:])).strip()
 
 
 def public_output(results: list[ExerciseResult], released: bool) -> str:

@@ -45,6 +45,10 @@ from .student import Student
 PACKAGE = Path(__file__).resolve().parents[1]          # .../exercises
 ROOT = PACKAGE.parent                                   # the repo root (sim/ lives here)
 DEFAULT_TEST_TIMEOUT = 120                              # seconds per test
+# A submission file's size: 4x the largest solution file (7.4 KB), room for a student's comments,
+# not for a packed copy of the course's model (the engine, the cost rules and simpy: ~53 KB
+# zipped, 70 KB as base64), which would answer the model exercises where it runs.
+SUBMISSION_MAX_BYTES = 32 << 10
 CURRENT: ContextVar[Student | None] = ContextVar("student", default=None)
 
 
@@ -331,12 +335,16 @@ def student_for(ex: str, sub: Path | None, tree: Path = PACKAGE,
             else sub / rel
         if link is not None:
             raise Refused(f"submission file {rel!r} refused: {link} is a symbolic link")
+        size = (sub / rel).stat().st_size
+        if size > SUBMISSION_MAX_BYTES:
+            raise Refused(f"submission file {rel!r} refused: {size} bytes, over the limit of "
+                          f"{SUBMISSION_MAX_BYTES} bytes for a submission file")
         files[rel] = sub / rel
-    limits = {}
+    limits = {"max_file_bytes": SUBMISSION_MAX_BYTES}
     if identity and os.geteuid() == 0:
         from .budget import student_uid
         uid = student_uid(identity)
-        limits = {"uid": uid, "gid": uid}
+        limits.update(uid=uid, gid=uid)
     return Student(files, adapters(ex, tree), memory_bytes=4 << 30, identity=identity,
                    limits=limits)
 

@@ -278,12 +278,24 @@ SYSTEM_DIRS = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "
                "usr"}
 
 
+def _model_engine() -> list[Path]:
+    """simpy's package directory: the course's model runs on it, a submission never needs it
+    (the model exercises' roles run in the grader's simulation through the remote view), and a
+    copy of the model carried inside a submission cannot run without it."""
+    import importlib.util
+    spec = importlib.util.find_spec("simpy")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [Path(p) for p in spec.submodule_search_locations]
+
+
 def default_hide() -> list[Path]:
     """What a session's mount namespace covers unless told otherwise: the grader's repository,
-    the temp dir, and every other top-level directory but the system's (an allowlist, not a
-    list of places the course might be: another checkout, a home, /work, /opt, /srv, /run's
-    sockets). What the interpreter needs under them is bound back (`_mask_plan`)."""
-    out = [GRADER_ROOT, Path(tempfile.gettempdir())]
+    the temp dir, simpy (`_model_engine`), and every other top-level directory but the system's
+    (an allowlist, not a list of places the course might be: another checkout, a home, /work,
+    /opt, /srv, /run's sockets). What the interpreter needs under them is bound back
+    (`_mask_plan`)."""
+    out = [GRADER_ROOT, Path(tempfile.gettempdir()), *_model_engine()]
     try:
         tops = sorted(os.listdir("/"))
     except OSError:

@@ -243,6 +243,12 @@ def test_gradescope_output_shows_public_results_only():
     ok[0].tests[1].outcome = "passed"
     out = report.gradescope(ok, released=False)["output"]
     assert out.startswith("Public tests: 3/3 points, 2 of 2 tests passed.") and "fail" not in out
+    # published: a failed hidden test shows its statement and that it failed, never its message
+    gs = report.gradescope(_results(("failed", "failed")), released=False)
+    after = [t for t in gs["tests"] if t["visibility"] == "after_published"]
+    assert all(t["status"] == "failed" and report.HIDDEN_FAILED in t["output"] for t in after)
+    assert "hidden doc" in after[0]["output"]
+    assert not any("secret" in t["output"] for t in after), after
     # a released tree (no hidden tests): no word about them
     released = report.gradescope(_results(("passed", "passed"))[1:2], released=True)
     assert "hidden" not in released["output"].lower()

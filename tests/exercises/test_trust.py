@@ -116,6 +116,36 @@ def test_view_is_an_allow_list(tmp_path):
     assert "allow-list" in again.isolation.summary()
 
 
+@as_root
+def test_the_models_engine_is_not_in_view(tmp_path):
+    """simpy, on which the course's model runs, is covered in the sandbox (a submission that
+    carries a copy of the model cannot run it there); numpy, which submissions use, is not."""
+    (tmp_path / "probe.py").write_text(
+        "def main(p):\n    out = {}\n    for m, name in p:\n        try:\n"
+        "            getattr(__import__(m), name)\n            out[m] = 'imported'\n"
+        "        except (ImportError, AttributeError) as e:\n            out[m] = str(e)\n"
+        "    return out\n")
+    out = run_untrusted("probe:main", [["simpy", "Environment"], ["numpy", "zeros"]], None,
+                        {"probe.py": tmp_path / "probe.py"}, timeout_s=60)
+    assert out.ok, out.error
+    assert out.value["numpy"] == "imported" and out.value["simpy"] != "imported", out.value
+
+
+def test_a_submission_file_over_the_size_limit_is_refused(tmp_path):
+    """A file past `runner.SUBMISSION_MAX_BYTES` (room for comments, not for a packed copy of
+    the model) fails every test of its exercise with a message naming the limit."""
+    sub = tmp_path / "ch05_idle"
+    sub.mkdir()
+    solution = (PKG / "ch05_idle" / "idle.py").read_text()
+    (sub / "idle.py").write_text(solution + "\n#" + "x" * runner.SUBMISSION_MAX_BYTES + "\n")
+    res = runner.run_exercise("ch05_idle", tmp_path, keyword="idle_fraction")
+    assert res.tests and all(t.outcome == "failed" for t in res.tests), res.tests
+    assert all(f"limit of {runner.SUBMISSION_MAX_BYTES} bytes" in t.message for t in res.tests)
+    (sub / "idle.py").write_text(solution)
+    res = runner.run_exercise("ch05_idle", tmp_path, keyword="idle_fraction")
+    assert all(t.outcome == "passed" for t in res.tests), res.tests
+
+
 def test_no_namespace_report_says_so(tmp_path):
     """Without a namespace the report says what hides the solution (permissions) or that
     nothing does."""
