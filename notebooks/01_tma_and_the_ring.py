@@ -54,8 +54,8 @@ def timeline(variant, stages=None, k_blocks=6, title=None, hw=hw):
     clk, trace = gemm.simulate(cfg, hw, n_tiles=1, k_blocks=k_blocks)
     math, lane = trace.utilization(clk)["tensor"], occupied(trace, clk)
     assert math <= lane + 1e-9, "the math cannot outlast the lane it is drawn in"
-    gantt(trace, title or f"{variant}, {cfg.stages} stage(s): {clk:.0f} clk; tensor lane drawn "
-                          f"{lane:.0%} of it, math {math:.0%}")
+    gantt(trace, title or f"{variant}, {cfg.stages} stage(s), {hw.name} preset: {clk:.0f} clk; "
+                          f"tensor lane drawn {lane:.0%} of it, math {math:.0%}")
     return clk, trace
 
 
@@ -129,7 +129,7 @@ ax.set_ylabel("TFLOP/s (8192³ fp16)")
 peak = max(H200_DATASHEET.peak_tflops, H200.peak_tflops)
 ax.axhline(H200_DATASHEET.peak_tflops, linewidth=1, **style("bound", "rule"))
 ax.text(1, H200_DATASHEET.peak_tflops * 1.02,
-        f"peak at {H200_DATASHEET.clock_hz / 1e6:.0f} MHz {H200_DATASHEET.peak_tflops:.0f}",
+        f"peak {H200_DATASHEET.peak_tflops:.0f} TFLOP/s at {H200_DATASHEET.clock_hz / 1e6:.0f} MHz",
         fontsize=7)
 ax.set_ylim(0, 1.12 * peak)
 ax.legend(fontsize=7, loc="lower right")

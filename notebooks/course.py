@@ -106,9 +106,17 @@ def source(name: str) -> tuple[str, str]:
     return str(path.relative_to(ROOT)), "\n".join(lines)
 
 
+# The longest line two listings side by side may have: at `beside`'s 11 px code font a
+# character is about 6.6 px, so two columns of 60 and their gap fill the ~830-px output column
+# Lab gives a 1280-px window with the file browser open. Longer listings go one under the other.
+BESIDE_MAX = 60
+
+
 def beside(model: str, kernel: str) -> None:
-    """The model's `model` and the kernel's `kernel` (names as `source` takes them), side by
-    side in a notebook, one after the other in a plain script."""
+    """The model's `model` and the kernel's `kernel` (names as `source` takes them): side by
+    side in a notebook where both fit half the output column (`BESIDE_MAX`), one under the
+    other where they do not; never wrapped (a line too long for the page scrolls sideways, as
+    code in an editor). One after the other in a plain script."""
     sides = [(f"{side}: {f} · {name.partition(':')[2]}", code)
              for side, name in (("model", model), ("kernel", kernel))
              for f, code in [source(name)]]
@@ -117,11 +125,21 @@ def beside(model: str, kernel: str) -> None:
             print(f"--- {title}\n{code}\n")
         return
     from IPython.display import HTML, display
+    display(HTML(beside_html(sides)))
+
+
+def beside_html(sides: list[tuple[str, str]]) -> str:
+    """`beside`'s HTML for [(title, code)]: `white-space:pre` on each listing (Lab's own style
+    for a <pre> in HTML output wraps it mid-word), side by side only where every line fits."""
+    widest = max(len(line) for _, code in sides for line in code.splitlines())
+    flex = "flex:1;min-width:0" if widest <= BESIDE_MAX else "width:100%"
     cols = "".join(
-        f'<div style="flex:1;min-width:0"><b>{html.escape(title)}</b>'
-        f'<pre style="font-size:11px;overflow-x:auto;margin:4px 0">{html.escape(code)}</pre></div>'
+        f'<div style="{flex}"><b>{html.escape(title)}</b>'
+        f'<pre style="font-size:11px;white-space:pre;overflow-x:auto;margin:4px 0 10px 0">'
+        f"{html.escape(code)}</pre></div>"
         for title, code in sides)
-    display(HTML(f'<div style="display:flex;gap:12px">{cols}</div>'))
+    wrap = "flex-wrap:nowrap" if widest <= BESIDE_MAX else "flex-direction:column"
+    return f'<div style="display:flex;gap:12px;{wrap}">{cols}</div>'
 
 
 def in_order(name: str, steps: list[str]) -> list[int]:

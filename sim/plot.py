@@ -38,8 +38,8 @@ PALETTE: dict[str, tuple[str, str, str]] = {
     "load_b":          ("#BBCC33", "load B (TMA)",                                "work"),
     "tma_issue":       ("#44BB99", "TMA issue (producer)",                        "work"),
     "store_smem":      ("#DDCC77", "O through shared memory",                     "work"),
-    "store":           ("#663333", "store O / C to HBM",                          "work"),
-    "wait_full":       ("#BBBBBB", "wait: data to land (full barrier: K, V, A·B)", "wait"),
+    "store":           ("#663333", "store O to HBM",                              "work"),
+    "wait_full":       ("#BBBBBB", "wait: K, V to land (full barrier)",           "wait"),
     "wait_slot":       ("#555555", "wait: a free slot (empty barrier)",           "wait"),
     "wait_turn":       ("#FFAABB", "wait: its turn (pingpong)", "wait"),
     "wait_q":          ("#99DDFF", "wait: Q to land",                             "wait"),
@@ -54,6 +54,23 @@ PALETTE: dict[str, tuple[str, str, str]] = {
     "wait_tmem":       ("#DDDDDD", "wait: a TMEM hand-off (S, P, O)",            "wait"),
     "wait_stats":      ("#EEDD88", "wait: the row max (correction)",              "wait"),
 }
+
+# A GEMM's timeline (its MMAs, its loads of A and B) names the kinds it shares with attention's
+# by its own operands: same colour, its legend label from here (`legend_label`).
+GEMM_LABELS: dict[str, str] = {
+    "store": "store C to HBM",
+    "wait_full": "wait: A, B to land (full barrier)",
+}
+_GEMM_KINDS, _ATTENTION_KINDS = {"mma", "load_a", "load_b"}, {"qk", "pv", "load_k", "load_v"}
+
+
+def legend_label(k: str, drawn) -> str:
+    """The legend label of kind `k` in a figure that draws the kinds `drawn`: `GEMM_LABELS`'
+    where the figure is a GEMM's (its kinds include an MMA or a load of A or B and none of
+    attention's), else the palette's."""
+    gemm = bool(set(drawn) & _GEMM_KINDS) and not set(drawn) & _ATTENTION_KINDS
+    return GEMM_LABELS.get(k, PALETTE[k][1]) if gemm else PALETTE[k][1]
+
 
 # Operation names -> kind: the model's interval ops (sim/*/), its waits' barrier names with the
 # CTA prefix and the stage index taken off (`cta1.k.full[0]` -> `k.full`), and the scope names of
@@ -227,7 +244,7 @@ def _tag_problems(artist) -> list[str]:
 def _legend_problems(ax, artists) -> list[str]:
     """Each legend entry: a kind in the palette's colour, a tagged artist, or (untagged) neither a
     source of numbers nor in a colour that reads as a series'."""
-    kinds = {v[1]: k for k, v in PALETTE.items()}
+    kinds = {v[1]: k for k, v in PALETTE.items()} | {v: k for k, v in GEMM_LABELS.items()}
     by_label = {}
     for a in artists:
         by_label.setdefault(a.get_label(), a)
@@ -313,8 +330,9 @@ class _Bars:
 
 
 def _legend(ax, kinds) -> None:
-    """The kinds drawn, in the palette's order, under the palette's labels."""
-    handles = [Patch(color=PALETTE[k][0], label=PALETTE[k][1], gid=f"kind:{k}")
+    """The kinds drawn, in the palette's order, under the palette's labels (a GEMM's own where
+    it has them: `legend_label`)."""
+    handles = [Patch(color=PALETTE[k][0], label=legend_label(k, kinds), gid=f"kind:{k}")
                for k in PALETTE if k in kinds]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
               frameon=False)
