@@ -94,6 +94,7 @@ class Isolation:
     cgroup: str = ""                                   # the student's cgroup (CPU, pids, memory)
     solution_readable: bool | None = None              # without a namespace: can the uid read it?
     forked: bool = False                               # forked by a warm zygote (`zygote.py`)
+    work_bytes: int | None = None                      # the run's folder a tmpfs of this size
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -108,7 +109,9 @@ class Isolation:
             how = "no namespace and no uid drop: the submission can read what the grader can"
         who = f"uid {self.uid}" if self.uid is not None else "the grader's uid"
         budget = f"cgroup {self.cgroup}" if self.cgroup else "rlimits only (no cgroup)"
-        return f"{how}; {who}; {budget}"
+        folder = (f"its folder a tmpfs of {self.work_bytes >> 20} MiB" if self.work_bytes and
+                  self.pid_namespace else "its writes bounded per file only")
+        return f"{how}; {who}; {budget}; {folder}"
 
 
 @dataclass
@@ -140,6 +143,8 @@ class Outcome:
         if self.returncode == -25:                      # SIGXFSZ
             return f"file-size limit ({lim.get('max_write_bytes', '?')} bytes)"
         text = self.error + self.output[-4000:]
+        if "No space left on device" in text:
+            return f"folder-size limit ({lim.get('max_work_bytes', '?')} bytes written in all)"
         if "MemoryError" in text or "Cannot allocate memory" in text or "memory.events" in text:
             return f"memory limit ({lim.get('memory_bytes') or lim.get('data_bytes')} bytes)"
         if "Resource temporarily unavailable" in text or "BlockingIOError" in text and "fork" in text:
@@ -468,8 +473,8 @@ def _view(top: Path, hide: list[str], allow_list: bool, prefix: list[str]
 
 
 def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memory_bytes,
-            cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files,
-            max_processes, env, hide, drop_privileges, uid, gid, namespaces,
+            cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_work_bytes,
+            max_open_files, max_processes, env, hide, drop_privileges, uid, gid, namespaces,
             timeout_s, data_bytes, cpus, cgroup, zygote, shared_fd: int | None = None) -> _Child:
     if not isinstance(entry, str) or entry.count(":") != 1:
         raise ValueError(f"entry must be 'module:function', got {entry!r}")
@@ -486,6 +491,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         iso.notes.append("uid not dropped: " + ("the grader is not root" if not root
                                                 else "drop_privileges=False"))
     prefix = _unshare_prefix() if namespaces else []
+    iso.work_bytes = max_work_bytes if prefix else None
     if not prefix:
         iso.notes.append("no PID/mount namespace (" + ("namespaces=False" if not namespaces else
                          "unshare --pid --mount-proc does not work here") + "): subreaper only")
@@ -567,7 +573,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                       "result_fd": result_w, "work": str(work), "shared_fd": shared_fd,
                       "masks": masks, "masks_required": bool(unreachable),
                       "uid": iso.uid, "gid": iso.gid, "rlimits": rlimits, "python": python,
-                      "cgroup_procs": cg_procs,
+                      "cgroup_procs": cg_procs, "work_bytes": iso.work_bytes,
                       "env": child_env}
         if z is None:
             reaper_cfg["argv"] = [python, "-I", "-S", "-c", WORKER_SOURCE, "worker",
@@ -611,7 +617,8 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                       st_sink, fds, {"cpu_s": cpu, "memory_bytes": memory_bytes,
                                      "data_bytes": data_bytes, "max_processes": max_processes,
                                      "max_output_bytes": max_output_bytes,
-                                     "max_write_bytes": max_write_bytes})
+                                     "max_write_bytes": max_write_bytes,
+                                     "max_work_bytes": iso.work_bytes})
     except BaseException:
         for fd in fds:
             try:
@@ -713,7 +720,8 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
 
 
 _LIMITS = dict(memory_bytes=2 << 30, cpu_s=None, max_output_bytes=1 << 20,
-               max_file_bytes=16 << 20, max_write_bytes=64 << 20, max_open_files=256,
+               max_file_bytes=16 << 20, max_write_bytes=64 << 20, max_work_bytes=256 << 20,
+               max_open_files=256,
                max_processes=64, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
                namespaces=True, data_bytes=None, cpus=1.0, cgroup=True, zygote=None)
 
@@ -725,8 +733,9 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
     """Call ``entry`` ("module:function", importable from the submission files or the visible
     trees) with ``payload`` (JSON data) in an isolated child; see the module docstring.
     `limits` (defaults in `_LIMITS`): memory_bytes (None: no address-space cap, e.g. for CUDA),
-    cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_open_files, max_processes,
-    env, hide, drop_privileges, uid, gid, namespaces.
+    cpu_s, max_output_bytes, max_file_bytes, max_write_bytes, max_work_bytes (all the run writes
+    in its folder together, where a mount namespace lets its folder be a tmpfs of that size),
+    max_open_files, max_processes, env, hide, drop_privileges, uid, gid, namespaces.
 
     `shared`: bytes the child gets in a memory file (its fd number is ``payload["shared_fd"]``,
     the payload must be a dict) and may write; `Outcome.shared` holds them as the run left them,

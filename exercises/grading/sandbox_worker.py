@@ -188,6 +188,8 @@ def _child(cfg, keep_fds):
                 pass
     for fd in keep_fds:
         os.set_inheritable(fd, True)
+    if cfg.get("work_bytes") and ("worker" not in cfg or cfg.get("private_ipc")):
+        _work_on_tmpfs(libc, ctypes, cfg)
     os.chdir(cfg["work"])
     if cfg["uid"] is not None:
         os.setgroups([])
@@ -203,6 +205,30 @@ def _child(cfg, keep_fds):
     if "tempfile" in sys.modules:                  # the zygote's TMPDIR, cached by its warm-up
         sys.modules["tempfile"].tempdir = None
     worker(cfg["worker"])
+
+
+def _work_on_tmpfs(libc, ctypes, cfg):
+    """The run's folder (``work/``: cwd, HOME, TMPDIR) as a tmpfs of ``work_bytes``, owned by the
+    run's uid, holding what the parent put there (the submission's files, empty ``tmp/``): all a
+    run writes together is bounded, not each file alone (RLIMIT_FSIZE). Only in a mount
+    namespace of the run's own (the reaper's, or the one a zygote's child makes)."""
+    work = cfg["work"]
+    files = {}
+    for name in os.listdir(work):
+        path = os.path.join(work, name)
+        if os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as f:
+                files[name] = f.read()
+    uid = cfg["uid"] if cfg["uid"] is not None else os.geteuid()
+    gid = cfg["gid"] if cfg["gid"] is not None else os.getegid()
+    _mount(libc, ctypes, "tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV,
+           "mode=0700,size=%d,uid=%d,gid=%d" % (cfg["work_bytes"], uid, gid))
+    for name, data in files.items():
+        with open(os.path.join(work, name), "wb") as f:
+            f.write(data)
+        os.chown(os.path.join(work, name), uid, gid)
+    os.mkdir(os.path.join(work, "tmp"), 0o700)
+    os.chown(os.path.join(work, "tmp"), uid, gid)
 
 
 def _start(cfg):

@@ -106,6 +106,8 @@ def _limit_named(kind: str, tb: str, limits: dict) -> str:
         return f"memory limit ({limits.get('memory_bytes') or limits.get('data_bytes')} bytes)"
     if kind == "BlockingIOError" and "Resource temporarily unavailable" in tb:
         return f"process limit ({limits.get('max_processes')} processes)"
+    if "No space left on device" in tb:
+        return f"folder-size limit ({limits.get('max_work_bytes')} bytes written in all)"
     return ""
 
 

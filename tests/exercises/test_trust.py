@@ -146,6 +146,37 @@ def test_a_submission_file_over_the_size_limit_is_refused(tmp_path):
     assert all(t.outcome == "passed" for t in res.tests), res.tests
 
 
+DISK_FILLER = '''
+import os
+def main(p):
+    written = 0
+    try:
+        for i in range(p["files"]):
+            with open(f"fill{i}", "wb") as f:
+                f.write(b"x" * p["each"])
+            written += p["each"]
+    except OSError as e:
+        return {"written": written, "error": str(e)}
+    return {"written": written, "error": ""}
+'''
+
+
+@as_root
+def test_all_a_run_writes_is_bounded(tmp_path):
+    """Every file under the per-file limit, together past the folder's: the run's folder is a
+    tmpfs of `max_work_bytes`, so the writes stop there (main's sandbox wrote 1.8 GiB in one test
+    of 30 files of 60 MiB each, onto the host's disk), and the limit is named."""
+    (tmp_path / "fill.py").write_text(DISK_FILLER)
+    mib = 1 << 20
+    out = run_untrusted("fill:main", {"files": 8, "each": 3 * mib}, None,
+                        {"fill.py": tmp_path / "fill.py"}, timeout_s=60,
+                        max_write_bytes=4 * mib, max_work_bytes=16 * mib)
+    assert out.ok, out.error
+    assert 12 * mib <= out.value["written"] <= 16 * mib, out.value
+    assert "No space left on device" in out.value["error"]
+    assert "its folder a tmpfs of 16 MiB" in out.isolation.summary()
+
+
 def test_no_namespace_report_says_so(tmp_path):
     """Without a namespace the report says what hides the solution (permissions) or that
     nothing does."""
