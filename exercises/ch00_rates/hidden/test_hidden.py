@@ -31,6 +31,27 @@ OTHER_REF = [measure_wgmma(SLOW_HW, *c) for c in OTHER]
 OTHER_SOFTMAX_REF = measure_softmax(SLOW_HW, *OTHER_SOFTMAX, masked=True)
 
 
+def _softmax_hw(fma_over_exp):
+    """A drawn Hardware on which the softmax's FMA-pipe work (softmax_fma_per_elem /
+    fma_lanes_per_clk a score) takes `fma_over_exp` times its SFU exps (1 / sfu_exp_per_clk): above
+    1 the FMA term decides the exp step, below 1 the exp term does. Every rate softmax_clk reads is
+    slower than the datasheet's (fewer lanes and exps per clk, a longer reduction and tail), so the
+    datasheet's numbers typed in give too few cycles whichever term decides."""
+    sfu, lanes = rng.uniform(6, 14), rng.uniform(40, 120)
+    return DATASHEET.with_(sfu_exp_per_clk=sfu, fma_lanes_per_clk=lanes,
+                           softmax_fma_per_elem=fma_over_exp * lanes / sfu,
+                           row_reduce_clk=rng.uniform(120, 240),
+                           softmax_stall_per_elem=rng.uniform(0.03, 0.2))
+
+
+# the unmasked softmax on drawn machines at drawn shapes, once in each regime: the FMA term 1.5-3
+# times the exp term (a softmax without it is short by half the exps or more), then 0.25-0.75 times
+UNMASKED = [(_softmax_hw(ratio), rng.choice([(64, 16 * rng.randint(1, 16)),
+                                             (128, 16 * rng.randint(1, 9))]))
+            for ratio in (rng.uniform(1.5, 3), rng.uniform(0.25, 0.75))]
+UNMASKED_REF = [measure_softmax(hw, *shape) for hw, shape in UNMASKED]
+
+
 def sub():
     return harness.submission(__file__, "rates.py")
 
@@ -46,11 +67,15 @@ def test_wgmma_fp8_random():
 
 @pytest.mark.points(1)
 def test_other_hardware():
-    """The answer follows the Hardware it is given (every rate changed; fp16, bf16, fp8), not a
-    preset's numbers."""
+    """The answer follows the Hardware it is given (every rate changed; fp16, bf16, fp8; the
+    softmax masked, and unmasked where the FMA pipe decides and where the SFU does), not a preset's
+    numbers."""
     s = sub()
     for case, ref in zip(OTHER, OTHER_REF):
         got = forms.number(s.wgmma_group_clk(SLOW_HW, *case), f"wgmma_group_clk{case}", 0)
         assert got == pytest.approx(ref, rel=1e-6), case
     got = forms.number(s.softmax_clk(SLOW_HW, *OTHER_SOFTMAX, masked=True), "softmax_clk", 0)
     assert got == pytest.approx(OTHER_SOFTMAX_REF, rel=1e-6)
+    for (hw, (r, n)), ref in zip(UNMASKED, UNMASKED_REF):
+        got = forms.number(s.softmax_clk(hw, r, n), f"softmax_clk({r}, {n})", 0)
+        assert got == pytest.approx(ref, rel=1e-6), (r, n, "unmasked")

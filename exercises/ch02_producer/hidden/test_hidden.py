@@ -1,6 +1,6 @@
 """Hidden tests of chapter 02's producer (never released): rings of 1 to 4 stages, fewer blocks
-than stages, fp8 and bf16 element sizes, and the cycle count of a right producer (drawn each
-run)."""
+than stages, many laps (up to 56), fp8 and bf16 element sizes, and the cycle count of a right
+producer (drawn each run)."""
 import random
 
 import pytest
@@ -26,7 +26,10 @@ def _reference_producer(cta):
 # (stages, blocks, dtype): a 1-stage ring, fewer blocks than stages (a prologue that fills every
 # slot copies blocks that do not exist), one to four stages, one- and two-byte elements.
 CASES = [(3, rng.randint(9, 15), "fp16"), (1, rng.randint(2, 5), rng.choice(["bf16", "fp8"])),
-         (4, rng.randint(1, 3), "fp8"), (2, rng.randint(5, 9), "bf16")]
+         (4, rng.randint(1, 3), "fp8"), (2, rng.randint(5, 9), "bf16"),
+         # long runs: 40-56 laps of one slot, 32-40 laps of two (a parity table of the first laps,
+         # however many, runs out)
+         (1, rng.randint(40, 56), "fp16"), (2, rng.randint(64, 80), rng.choice(["fp16", "fp8"]))]
 TILE = {"block_n": 128, "headdim": 64}
 REF = {}
 for _c in CASES:
@@ -37,8 +40,8 @@ for _c in CASES:
 
 @pytest.mark.points(2)
 def test_three_stages():
-    """Every rule with rings of 1-4 stages over 1-15 blocks (fewer blocks than stages included),
-    fp16, bf16 and fp8; the cycle count of a right producer (±0.5%)."""
+    """Every rule with rings of 1-4 stages over 1-80 blocks (fewer blocks than stages included,
+    up to 56 laps), fp16, bf16 and fp8; the cycle count of a right producer (±0.5%)."""
     for (stages, blocks, dtype), ref in REF.items():
         r = pub.run(stages=stages, n_blocks=blocks, dtype=dtype, **TILE)
         try:

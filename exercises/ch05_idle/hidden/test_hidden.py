@@ -21,15 +21,22 @@ OTHER_HW = DATASHEET.with_(wgmma_overhead_clk=rng.uniform(6, 24),
                            softmax_fma_per_elem=rng.uniform(1, 6),
                            softmax_stall_per_elem=rng.uniform(0.02, 0.2),
                            softmax_pack_per_elem=rng.uniform(0.5, 3))
+# and the other way round: fast tensor cores, slow shared memory. An instruction reads 32 bytes of
+# B per 2048 FLOP (and A's 2 KiB too when SS): the reads outlast the math once FLOP/clk exceeds 64
+# times bytes/clk, and here it is 128-512 times, so the reads decide every wgmma of both GEMMs and a
+# prediction from the math alone fails
+SMEM_HW = OTHER_HW.with_(tensor_flop_per_clk=rng.choice([4096, 6144, 8192]),
+                         smem_bytes_per_clk=rng.choice([16, 24, 32]))
 TILES = [(DATASHEET, rng.choice([64, 80, 96, 128]), 64), (DATASHEET, rng.choice([64, 80]), 256),
-         (OTHER_HW, rng.choice([96, 112, 128, 144]), 128)]
+         (OTHER_HW, rng.choice([96, 112, 128, 144]), 128),
+         (SMEM_HW, rng.choice([64, 96, 128, 160]), rng.choice([64, 128]))]
 OTHER = [(hw, bn, d, pub.true_idle(*pub.measured(hw, bn, d))) for hw, bn, d in TILES]
 
 
 @pytest.mark.points(2)
 def test_predict_other_tiles_and_hardware():
     """Other tiles, and a Hardware with every rate changed (tensor, shared memory, FMA lanes, SFU,
-    overheads, latency)."""
+    overheads, latency): once with the math deciding each wgmma, once the shared-memory reads."""
     s = pub.sub()
     for hw, bn, d, ref in OTHER:
         assert pub.predicted(s, hw, bn, d) == pytest.approx(ref, abs=1e-3), (bn, d)

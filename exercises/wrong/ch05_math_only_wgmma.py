@@ -1,0 +1,53 @@
+# exercise: ch05_idle
+# file: idle.py
+# loses: test_predict_other_tiles_and_hardware
+# bug: a wgmma's instruction costs its math alone, never the shared-memory reads of its operands
+#      (the longer of the two): right wherever the math decides (the datasheet preset at these
+#      tiles), wrong on a machine with slow shared memory. (Red team: ch05_math_only_wgmma.)
+# ruff: noqa  (known-wrong on purpose)
+"""Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
+
+1. ``idle_fraction(intervals, t0, t1)``: the fraction of the window [t0, t1) in which no
+   interval of ``intervals`` (a list of (start, end), possibly overlapping, possibly reaching
+   outside the window) is busy.
+
+2. ``predict_ws_idle(hw, block_n, headdim)``: *before* running anything, the tensor core's idle
+   fraction in the steady state of the `ws` attention schedule with **one** consumer warpgroup
+   (64 query rows, ``block_m = 64``) and a producer that keeps the ring full. Per K/V block the
+   consumer runs, one after the other: the Q·Kⱼᵀ wgmma group (SS: 64 × block_n × headdim) and its
+   ``warpgroup_mma_wait`` (results ready ``hw.wgmma_latency_clk`` after the last instruction),
+   the softmax of its 64 × block_n scores, the rescale of O (64 × headdim FMULs on
+   ``hw.fma_lanes_per_clk``), the pack of P (``hw.softmax_pack_per_elem`` FMA-pipe slots per
+   score), then the P·Vⱼ group (RS: 64 × headdim × block_n) and its wait. Chapter 00's costs
+   apply (the tensor core is idle while this one warpgroup's softmax runs). What fraction of one block's cycle is the tensor core busy?
+
+The grader runs the model (40 blocks) and measures the idle fraction between the 5th and the
+35th score GEMM; your prediction must be within 0.001.
+"""
+import math
+
+
+def idle_fraction(intervals, t0, t1):
+    busy, cursor = 0.0, t0
+    for s, e in sorted(intervals):
+        s, e = max(s, cursor), min(e, t1)
+        if e > s:
+            busy += e - s
+            cursor = e
+    return 1.0 - busy / (t1 - t0)
+
+
+def predict_ws_idle(hw, block_n, headdim):
+    def wgmma(n, k, a_from_smem):
+        math_clk = 2 * 64 * n * 16 / hw.tensor_flop_per_clk
+        smem = (64 * 16 * 2 if a_from_smem else 0) + n * 16 * 2
+        return math.ceil(k / 16) * (math_clk + hw.wgmma_overhead_clk)        # the math decides
+
+    elems = 64 * block_n
+    softmax = (elems / hw.fma_lanes_per_clk + hw.row_reduce_clk
+               + max(elems / hw.sfu_exp_per_clk, elems * hw.softmax_fma_per_elem / hw.fma_lanes_per_clk)
+               + elems * hw.softmax_stall_per_elem)
+    rescale = (64 * headdim + elems * hw.softmax_pack_per_elem) / hw.fma_lanes_per_clk  # and pack P
+    qk, pv = wgmma(block_n, headdim, True), wgmma(headdim, block_n, False)
+    cycle = qk + hw.wgmma_latency_clk + softmax + rescale + pv + hw.wgmma_latency_clk
+    return 1.0 - (qk + pv) / cycle
