@@ -54,13 +54,25 @@ md(f"At d 128 with FA3's 128×176 tile, a consumer needs {need[128]} registers p
    f"registers away.")
 
 # %% [markdown]
-# Ask the model for a tile that does not fit and it says which limit you crossed:
+# Ask the model for a configuration that does not fit and it says which limit you crossed: a third
+# consumer warpgroup at d 128 crosses the register budget of three consumers printed above, a
+# K/V block of 256 rows at d 128 the shared memory:
 
 # %%
-try:
-    predict(AttentionConfig(variant="fa3", block_n=256), hw)
-except ValueError as e:
-    print(e)
+from course import say
+
+tries = {"ws, 3 consumers, d 128, 192×176 tiles":
+         AttentionConfig(variant="ws", consumers=3, block_m=192, block_n=176),
+         "fa3, d 128, 128×256 tiles": AttentionConfig(variant="fa3", block_n=256)}
+crossed = {}
+for what, cfg in tries.items():
+    try:
+        predict(cfg, hw)
+    except ValueError as e:
+        crossed[what] = str(e)
+        say(f"{what}: {e}")
+registers, smem = crossed.values()
+assert len(crossed) == 2 and "registers/thread" in registers and "shared memory" in smem
 
 # %% [markdown]
 # ## `pipelined` vs `ws` on attention

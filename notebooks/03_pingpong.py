@@ -27,7 +27,7 @@ from course import md
 from sim.config import AttentionConfig, GemmConfig
 from sim.hardware import H100, H200
 from sim.paper import SEC31, SEC31_REPORTED, TAB2_REPORTED
-from sim.plot import gantt, steady_window, style
+from sim.plot import KERNELS, SERIES, SETTINGS, gantt, kernel_style, steady_window, style
 from sim.predict import predict
 
 hw = H100
@@ -62,7 +62,8 @@ md(f"What the figures show, checked on their traces (`sim.claims`): in `ws` the 
    f"{sum(claims.exp_coincidence(at256['ws_pingpong'].trace).values()) / blocks:.0%} of the "
    f"time, and "
    f"the tensor core is busy {at256['ws_pingpong'].utilization['tensor']:.0%} of the time "
-   f"instead of {at256['ws'].utilization['tensor']:.0%}: "
+   f"instead of {at256['ws'].utilization['tensor']:.0%}; in TFLOP/s "
+   f"{at256['ws'].tflops:.0f} → {at256['ws_pingpong'].tflops:.0f}, "
    f"{at256['ws_pingpong'].tflops / at256['ws'].tflops - 1:+.1%}.")
 
 # %% [markdown]
@@ -138,7 +139,10 @@ md(f"**What the model says, and where it is unsure.** The paper measures pingpon
    f"{paper_pp[0]}-{paper_pp[1]} TFLOP/s, §3.1). The model, at the same shape, gives "
    f"{model_gain:+.1%} ({sec31['ws'].tflops:.0f} → {sec31['ws_pingpong'].tflops:.0f}), because "
    f"in the model two consumers left alone already drift into alternation (see `ws` in chapter "
-   f"02); on the real machine they evidently don't. How the tensor core arbitrates between two "
+   f"02); the paper's gain says that on its H100 they did not. Our H200 shows no gain in "
+   f"TFLOP/s, but not for the model's reason: in cycles its pingpong does gain about the paper's "
+   f"share, and the power cap takes it back in clock (\"Why our H200 shows no gain\", after "
+   f"the map below). How the tensor core arbitrates between two "
    f"warpgroups' queued wgmmas is not published; `sim/README.md` lists the rules one could "
    f"choose. Chapter 05 lays the model's lanes under the Proton timelines of the real kernels, "
    f"the evidence to hold it to.")
@@ -166,38 +170,50 @@ maps = {hw.name: attention_map(hw, S_MAP) for hw in (H100, H200)}
 gmap = gemm_map(H200, K_MAP)
 ours = [placed(m) for m in measured_points()
         if m.workload == "attention" or m.shape[0] * m.shape[1] >= 4096 ** 2]
-fig, axes = plt.subplots(1, 3, figsize=(13, 3.4))
+S_MEASURED = 8448                                # our attention pairs' S
+# the head dims in SETTINGS' colours, skipping the GEMM panel's kernel's (one colour, one meaning)
+d_colours = [c for c in SETTINGS if c != KERNELS["ws_pingpong"]][:len(HEADDIMS)]
+fig, axes = plt.subplots(1, 3, figsize=(13, 4.6))
 for ax, (name, amap) in zip(axes, maps.items()):
-    for d in HEADDIMS:
-        ax.plot(S_MAP, [100 * amap[(s, d)].gain for s in S_MAP], "o-", label=f"d {d}")
+    for d, colour in zip(HEADDIMS, d_colours):
+        ax.plot(S_MAP, [100 * amap[(s, d)].gain for s in S_MAP], "o-", color=colour, label=f"d {d}")
     ax.axhspan(100 * (paper_pp[0] / paper_ws - 1), 100 * (paper_pp[1] / paper_ws - 1),
                alpha=0.25, label="paper: FA3 §3.1", **style("paper", "bars"))
     ax.set_title(f"attention, model on {name}")
     ax.set_xscale("log", base=2)
+    ax.set_xlim(S_MAP[0] / 1.4, S_MEASURED * 1.4)     # room for the measured dots at S 8448
     ax.set_xlabel("S (B·S = 16K)")
     ax.axhline(0, color="black", linewidth=0.6)
 axes[0].set_ylabel("ws_pingpong over ws (%)")
 for pt in ours:
     if pt.workload == "attention":
-        axes[1].plot(8448, 100 * pt.measured, markersize=8, **style("measured", "points"))
+        axes[1].plot(S_MEASURED, 100 * pt.measured, markersize=8, **style("measured", "points"))
 axes[1].plot([], [], label="measured, our H200 (d 128)", **style("measured", "points"))
-axes[1].legend(fontsize=7)
+
+# the GEMM panel: one kernel, ws_pingpong, in its colour; its tiles by line and marker
+tile_line = {(192, 128): ("-", "s"), (128, 128): (":", "^")}
 for tile in sorted({t for _, t in gmap}):
     ks_ = sorted(k for k, t in gmap if t == tile)
-    axes[2].plot(ks_, [100 * gmap[(k, tile)].gain for k in ks_], "o-",
-                 label=f"pingpong {tile[0]}×{tile[1]}, 8192²")
+    line, marker = tile_line[tile]
+    axes[2].plot(ks_, [100 * gmap[(k, tile)].gain for k in ks_], linestyle=line, marker=marker,
+                 label=f"ws_pingpong {tile[0]}×{tile[1]}, 8192²", **kernel_style("ws_pingpong"))
+gemm_ks = []
 for pt in ours:
     if pt.workload == "gemm":
-        axes[2].plot(int(pt.shape.split("×")[2].split()[0]), 100 * pt.measured,
-                     **style("measured", "points"))
+        gemm_ks.append(int(pt.shape.split("×")[2].split()[0]))
+        axes[2].plot(gemm_ks[-1], 100 * pt.measured, **style("measured", "points"))
 axes[2].plot([], [], label="measured, our H200 (any M, N)", **style("measured", "points"))
 axes[2].set_xscale("log", base=2)
+axes[2].set_xlim(min(K_MAP + tuple(gemm_ks)) / 1.4, max(K_MAP + tuple(gemm_ks)) * 1.4)
 axes[2].set_xlabel("K")
 axes[2].set_title("GEMM against ws 128×256, model on h200")
 axes[2].axhline(0, color="black", linewidth=0.6)
-axes[2].legend(fontsize=7)
+for ax in axes:                    # under each panel, where they hide no line
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
 fig.tight_layout()
 plt.show()
+drawn = [c for ax in axes for c in (ln.get_color() for ln in ax.lines if ln.get_label()[:2] == "d ")]
+assert not set(drawn) & {KERNELS["ws_pingpong"], SERIES["measured"]["color"]}
 
 # %%
 h1, h2 = maps["h100"], maps["h200"]
@@ -272,7 +288,7 @@ k_cross = next((2 ** (math.log2(a) + ga / (ga - gb) * (math.log2(b) - math.log2(
                 if ga > 0 >= gb), None)
 fig, ax = plt.subplots(figsize=(5.5, 3))
 for v, tf in rows.items():
-    ax.plot(ks, tf, "o-", label=v)
+    ax.plot(ks, tf, "o-", label=v, **kernel_style(v))
 if k_cross:
     ax.axvline(k_cross, color="black", linewidth=0.6, linestyle=":")
 ax.set_xscale("log", base=2)
@@ -323,7 +339,7 @@ md(f"The model shows the hidden epilogue where K is short: at K = {ks[0]} a tile
 
 # %%
 from course import kernel_file, run_kernels, steps_beside
-from fidelity.pairs import attention_pairs, gemm_pairs
+from fidelity.pairs import attention_pairs, gemm_pairs, steps
 
 gemm_pair, att_pair = gemm_pairs()["ws_pingpong"], attention_pairs()["ws_pingpong"]
 steps_beside(gemm_pair, "sim/gemm/ws_pingpong.py: consumer", f"{kernel_file(gemm_pair)}: consumer")
@@ -333,13 +349,18 @@ steps_beside(gemm_pair, "sim/gemm/ws_pingpong.py: consumer", f"{kernel_file(gemm
 # compiled with `TURNS` (the switch decides its `if TURNS:` lines). The turn is waited for right
 # before Q·Kⱼᵀ. Here our `ws_pingpong` hands it on one step later than the rule above: its `qk`
 # step includes the wait for the scores, so `pass_turn` comes once they are in. `fa3`'s consumer
-# (chapter 04) hands it on as FA3 does, once Q·Kⱼᵀ and P·V are both issued, before their wait.
-# Both keep the consumers' Q·Kᵀ apart.
+# (chapter 04) follows the rule as FA3 does: in its loop a turn issues two GEMMs, Q·Kⱼᵀ and
+# P·Vⱼ₋₁, and it hands the turn on once both are issued, before their waits (the cell checks
+# that order in `sim/attention/overlap.py`). Both keep the consumers' Q·Kᵀ apart.
 
 # %%
 md(f"The attention kernel: `{kernel_file(att_pair)}` (its `consumer`, with `TURNS`); "
    f"`ws_pingpong_kernel` in `kernels/attention/ws_pingpong.py` launches it.")
 steps_beside(att_pair, "sim/attention/ws_pingpong.py: consumer", f"{kernel_file(att_pair)}: consumer, TURNS")
+fa3_pair = attention_pairs()["fa3"]
+fa3_loop = [s.strip() for s in steps(fa3_pair[0], **fa3_pair[1]) if s.startswith("    ")]
+assert fa3_loop.index("wait_turn") < fa3_loop.index("qk") < fa3_loop.index("pv") \
+    < fa3_loop.index("pass_turn") < fa3_loop.index("wait_qk")
 
 # %% [markdown]
 # On a Hopper GPU the next cell runs the attention kernels (`ws`, `ws_pingpong`) beside SDPA's
@@ -354,6 +375,9 @@ from course import gemm_ladder, measured
 
 gemm_ladder(["ws", "ws_pingpong"]);
 
+# %% [markdown]
+# ### What the H200 said
+
 # %%
 import json
 
@@ -364,7 +388,7 @@ summ = {v: json.loads((RESULTS / "traces" / f"gemm_{v}.summary.json").read_text(
         for v in ("ws", "ws_pingpong")}
 rate = H200.tensor_flop_per_clk
 b128, f128 = tile_traffic(128, 128)
-md(f"### What the H200 said\n\nThe first pingpong kernel used 128×128 tiles and lost to `ws` at "
+md(f"The first pingpong kernel used 128×128 tiles and lost to `ws` at "
    f"every K. Its Proton timeline showed why: a 64-deep k-step took {first_kstep_clk} SM clocks "
    f"for {f128 / rate:.0f} clocks of math, with the consumers waiting for data "
    f"{first_wait_full:.0%} of the time. A 128×128 k-step reads {b128 / 1024:.0f} KiB of A and B "
@@ -389,7 +413,8 @@ if res is not None:
                     key=lambda k: (k[2], k[0]))
     for M, N, K in shapes:
         ws_tf, pp_tf = by_shape[(M, N, K)]["ws"], by_shape[(M, N, K)]["ws_pingpong"]
-        print(f"{M}×{N}×{K:<6d} ws {ws_tf:5.0f}  ws_pingpong {pp_tf:5.0f}  ({pp_tf / ws_tf - 1:+.1%})")
+        print(f"{f'{M}×{N}×{K}':18s} ws {ws_tf:5.0f}  ws_pingpong {pp_tf:5.0f}  "
+              f"({pp_tf / ws_tf - 1:+.1%})")
 
 # %%
 def tiles(m, n, bm, bn):
@@ -398,7 +423,8 @@ def tiles(m, n, bm, bn):
 
 sms = H200.sms
 g = {k: v["ws_pingpong"] / v["ws"] - 1 for k, v in by_shape.items() if len(v) == 2}
-mid_k = [g[(8192, 8192, k)] for k in (1024, 2048) if (8192, 8192, k) in g]
+mid = {key: g[key] for key in shapes if 1024 <= key[2] <= 2048}     # every row printed at those K
+worst, best = min(mid, key=mid.get), max(mid, key=mid.get)
 big = tiles(8192, 4096, 192, 128)
 small_pp, small_ws = tiles(2048, 2048, 192, 128), tiles(2048, 2048, 128, 256)
 # the traces' clocks: cycles over wall time; a CTA's tiles × the tile period (pingpong: two
@@ -411,7 +437,8 @@ l2 = {"ws_pingpong": pp_b / pp_f * 1e3, "ws": ws_b / ws_f * 1e3}       # bytes p
 sm_reads = {"ws_pingpong": (2 + 4) * 1024 / (2 * 64 * 128 * 16) * 1e3,    # m64n128k16: A 2, B 4 KiB
             "ws": (2 + 8) * 1024 / (2 * 64 * 256 * 16) * 1e3}             # m64n256k16: A 2, B 8 KiB
 md(f"A tie, not a win. In this run the two are {g[(8192, 8192, 8192)]:+.1%} apart at 8192³, and "
-   f"at K = 1024–2048 pingpong is {min(mid_k):+.1%} to {max(mid_k):+.1%} against `ws` — where "
+   f"at K = 1024–2048 pingpong is {mid[worst]:+.1%} ({'×'.join(map(str, worst))}) to "
+   f"{mid[best]:+.1%} ({'×'.join(map(str, best))}) against `ws` — where "
    f"the model above promises {gain[1024]:+.1%} at K = 1024 and puts the crossover near "
    f"K ≈ {k_cross:.0f}. `results/lab-notebook.md` keeps an earlier run in which pingpong led at "
    f"K = 1024–2048 and trailed at 8192³: run to run, the sign moves. (8192×4096×16384 is behind "
@@ -435,7 +462,8 @@ md(f"A tie, not a win. In this run the two are {g[(8192, 8192, 8192)]:+.1%} apar
 # %% [markdown]
 # **Exercise** [`exercises/ch03_pingpong`](../exercises/ch03_pingpong/README.md): FA3's turns in
 # the model — warpgroup 0 opens them with an arrive on its own barrier, every turn is a phase an
-# arrive completes, and the turn passes on as soon as Q·Kⱼᵀ is issued, before its wait (as FA3
-# and our `fa3` loop do; our `ws_pingpong`, model and kernel, waits for the scores first). The
-# grader runs your consumer with 2 and 3 warpgroups and reads the event log: who issued when, who
+# arrive completes, and the turn passes on as soon as the turn's GEMMs are issued, before their
+# wait: in the exercise's loop that is Q·Kⱼᵀ alone (FA3 and our `fa3` loop issue Q·Kⱼᵀ and P·Vⱼ₋₁
+# in one turn and pass it after both; our `ws_pingpong`, model and kernel, waits for the scores
+# first). The grader runs your consumer with 2 and 3 warpgroups and reads the event log: who issued when, who
 # handed over when.

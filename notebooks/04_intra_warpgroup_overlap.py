@@ -28,7 +28,7 @@ from sim import attention
 from sim.config import AttentionConfig
 from sim.hardware import H100
 from sim.paper import TAB2_REPORTED
-from sim.plot import gantt, steady_window
+from sim.plot import gantt, kernel_style, steady_window
 from sim.predict import predict
 
 hw = H100
@@ -131,7 +131,7 @@ tf = {v: [predict(AttentionConfig(variant=v, batch=2, heads=2048 // d, seqlen=81
                   hw).tflops for d in ds] for v in ("fa3", "overlap3")}
 fig, ax = plt.subplots(figsize=(5, 3))
 for i, (v, ys) in enumerate(tf.items()):
-    ax.bar([x + 0.38 * i for x in range(len(ds))], ys, 0.38, label=v)
+    ax.bar([x + 0.38 * i for x in range(len(ds))], ys, 0.38, label=v, **kernel_style(v))
 ax.set_xticks([x + 0.19 for x in range(len(ds))], [f"d {d}" for d in ds])
 ax.set_ylabel("TFLOP/s (S 8K)")
 ax.set_title(f"model, {hw.name} preset", fontsize=9)

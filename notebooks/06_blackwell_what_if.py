@@ -31,7 +31,7 @@ from sim import attention
 from sim.attention.fa4 import MMA_M, poly_fraction
 from sim.config import FA4_SWITCHES, AttentionConfig
 from sim.hardware import B200, H200_DATASHEET
-from sim.plot import SETTINGS, ablation, gantt, steady_window, style
+from sim.plot import ablation, gantt, kernel_style, steady_window, style
 from sim.predict import predict
 
 ROWS, BN, D = 2 * MMA_M, 128, 128
@@ -203,10 +203,10 @@ def at(s, **kw):
 sweep = {v: [predict(at(s, variant=v), B200).tflops for s in seqlens] for v in ("fa4", "fa3")}
 causal4 = [predict(at(s, variant="fa4", causal=True), B200).tflops for s in seqlens]
 fig, ax = plt.subplots(figsize=(7, 3.6))
-for v, ys in sweep.items():      # settings of one source (the model on b200): SETTINGS' colours
-    ax.plot(range(len(seqlens)), ys, marker="o", label=v)
-ax.plot(range(len(seqlens)), causal4, marker="s", linestyle="--", color=SETTINGS[0],
-        label="fa4, causal")
+for v, ys in sweep.items():      # kernels of one source (the model on b200): each its colour
+    ax.plot(range(len(seqlens)), ys, marker="o", label=v, **kernel_style(v))
+ax.plot(range(len(seqlens)), causal4, marker="s", linestyle="--", label="fa4, causal",
+        **kernel_style("fa4"))
 for ratio, dash, label in ((1, "--", "paper: FA4's best"),               # FA4's abstract
                            (1.3, ":", "paper: cuDNN 9.13, best / 1.3"),
                            (2.7, "-.", "paper: Triton, best / 2.7")):

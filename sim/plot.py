@@ -135,9 +135,25 @@ SERIES: dict[str, dict[str, str]] = {
 # The colours of a figure that compares settings of one source, in order (Paul Tol's muted and
 # high-contrast sets): none is near a series' colour (`_NEAR`), so a head dim's line is never
 # read as the machine's or the paper's. Importing this module makes them matplotlib's cycle.
-SETTINGS = ("#117733", "#882255", "#DDAA33", "#44AA99", "#999933")
+# The yellow-orange is last: it is the one a reader may take for the machine's vermilion.
+SETTINGS = ("#117733", "#882255", "#44AA99", "#999933", "#DDAA33")
 plt.rcParams["axes.prop_cycle"] = plt.cycler(color=SETTINGS)
 _NEAR = 0.25        # RGB distance under which two colours read as one in a legend
+# A figure that compares kernels (variants) of one source draws each kernel in its own colour, the
+# same in every chapter (`kernel_style`): SETTINGS' colours, each kernel one of them, so a figure
+# that also draws settings must not draw them in a kernel's colour.
+KERNELS: dict[str, str] = {
+    "ws": "#44AA99", "ws_pingpong": "#882255", "fa3": "#117733", "overlap3": "#999933",
+    "fa4": "#DDAA33",
+}
+
+
+def kernel_style(variant: str) -> dict:
+    """Matplotlib keywords that draw kernel `variant` in its colour (`KERNELS`), tagged for
+    `off_palette`."""
+    if variant not in KERNELS:
+        raise ValueError(f"no colour for kernel {variant!r}: one of {sorted(KERNELS)}")
+    return {"color": KERNELS[variant], "gid": f"kernel:{variant}"}
 
 # what each way of drawing takes from the series' style
 _DRAWN = {"line": ("color", "marker", "linestyle"),      # ax.plot
@@ -200,14 +216,16 @@ def _expected(gid: str) -> dict[str, str] | None:
         return {"color": PALETTE[name][0]}
     if what == "unit" and name in UNIT_KIND:
         return {"color": PALETTE[UNIT_KIND[name]][0]}
+    if what == "kernel" and name in KERNELS:
+        return {"color": KERNELS[name]}
     return None
 
 
 def off_palette(figures) -> list[str]:
     """What the drawn `figures` (matplotlib Figures) do against the one palette, as readable
     lines; empty if nothing. Checked on the artists themselves: every artist tagged by `style`,
-    `unit_style` or a timeline bar has its series' (kind's, unit's) colour, and a series' line its
-    marker and line style; every legend entry is a palette kind under the palette's label and
+    `unit_style`, `kernel_style` or a timeline bar has its series' (kind's, unit's, kernel's)
+    colour, and a series' line its marker and line style; every legend entry is a palette kind under the palette's label and
     colour, or a drawn artist whose tag matches; and a legend entry that names a source of numbers
     (model, measured, paper, a peer, a bound) is drawn in a series' style."""
     problems = []
