@@ -27,8 +27,8 @@ TAB2_IDLE = true_idle(*TAB2)
 rng = random.SystemRandom()
 
 
-def idle(s, *args):
-    return forms.number(s.idle_fraction(*args), "idle_fraction", 0, 1)
+def exposed(s, *args):
+    return forms.number(s.exposed_softmax(*args), "exposed_softmax", 0, 1)
 
 
 def predicted(s, *args):
@@ -39,28 +39,28 @@ def sub():
     return harness.submission(__file__, "idle.py")
 
 
+def on_the_grid(tensor, sfu, t0, t1):
+    """The exposed share of a window with whole-number ends, one clock at a time."""
+    def busy(ivs, k):
+        return any(s <= k < e for s, e in ivs)
+    return sum(busy(sfu, k) and not busy(tensor, k) for k in range(t0, t1)) / (t1 - t0)
+
+
 @pytest.mark.points(1)
-def test_idle_fraction_synthetic():
-    """Overlapping intervals count once; parts outside the window do not count."""
+def test_exposed_softmax_synthetic():
+    """Only SFU time with no tensor work counts; overlaps within a unit count once; parts outside
+    the window do not count."""
     s = sub()
-    assert idle(s, [(0, 10), (5, 15), (30, 40)], 0, 40) == pytest.approx(15 / 40)
-    assert idle(s, [(-5, 5), (35, 50)], 0, 40) == pytest.approx(30 / 40)
-    assert idle(s, [], 0, 40) == pytest.approx(1.0)
-    pts = sorted(rng.uniform(0, 100) for _ in range(40))
-    ivs = [(a, a + rng.uniform(0, 8)) for a in pts]
-    rng.shuffle(ivs)
-    union, cur = 0.0, 0.0
-    for a, b in sorted(ivs):
-        a, b = max(a, cur), min(b, 100)
-        if b > a:
-            union, cur = union + b - a, b
-    assert idle(s, ivs, 0, 100) == pytest.approx(1 - union / 100)
-
-
-@pytest.mark.points(1)
-def test_idle_fraction_of_the_model():
-    """On the model's own trace it agrees with the model."""
-    assert idle(sub(), *TAB2) == pytest.approx(TAB2_IDLE, abs=1e-9)
+    assert exposed(s, [(0, 10)], [(5, 15), (30, 40)], 0, 40) == pytest.approx(15 / 40)
+    assert exposed(s, [(0, 10), (2, 4)], [(1, 12), (8, 14), (-5, 2)], 0, 20) == \
+        pytest.approx(4 / 20)
+    assert exposed(s, [], [], 0, 40) == 0.0
+    assert exposed(s, [(0, 40)], [(0, 40)], 0, 40) == 0.0
+    for _ in range(20):
+        t0, t1 = rng.randint(-20, 20), rng.randint(60, 120)
+        ivs = [[(a, a + rng.randint(1, 12)) for a in rng.sample(range(-30, 130), rng.randint(0, 16))]
+               for _ in range(2)]
+        assert exposed(s, *ivs, t0, t1) == pytest.approx(on_the_grid(*ivs, t0, t1)), (ivs, t0, t1)
 
 
 @pytest.mark.points(2)

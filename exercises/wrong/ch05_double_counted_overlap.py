@@ -1,14 +1,18 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_idle_fraction_synthetic
-# bug: sums interval lengths inside the window without merging overlaps, so two warpgroups busy
-#      at once count twice (the model's tensor intervals never overlap, so that test passes).
+# loses: test_exposed_softmax_synthetic, test_exposed_softmax_of_the_model
+# bug: sums the SFU's interval lengths, and their overlaps with tensor work, without merging
+#      overlaps, so two warpgroups busy at once count twice (right on the model's traces, where
+#      neither unit's intervals overlap; wrong on the random intervals of both tests).
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
 
-1. ``idle_fraction(intervals, t0, t1)``: the fraction of the window [t0, t1) in which no
-   interval of ``intervals`` (a list of (start, end), possibly overlapping, possibly reaching
-   outside the window) is busy.
+1. ``exposed_softmax(tensor, sfu, t0, t1)``: the fraction of the window [t0, t1) in which the
+   SFU is busy and the tensor core is not — the exps that no tensor work hides, the time
+   pingpong and the intra-warpgroup overlap go after. ``tensor`` and ``sfu`` are each a list of
+   busy intervals (start, end), possibly overlapping (two warpgroups' work), possibly reaching
+   outside the window.
+
 
 2. ``predict_ws_idle(hw, block_n, headdim)``: *before* running anything, the tensor core's idle
    fraction in the steady state of the `ws` attention schedule with **one** consumer warpgroup
@@ -26,14 +30,10 @@ The grader runs the model (40 blocks) and measures the idle fraction between the
 import math
 
 
-def idle_fraction(intervals, t0, t1):
-    busy, cursor = 0.0, t0
-    for s, e in sorted(intervals):
-        s, e = max(s, t0), min(e, t1)                  # BUG: overlaps counted twice
-        if e > s:
-            busy += e - s
-            cursor = e
-    return 1.0 - busy / (t1 - t0)
+def exposed_softmax(tensor, sfu, t0, t1):
+    busy_sfu = sum(max(0.0, min(e, t1) - max(s, t0)) for s, e in sfu)    # BUG: overlaps twice
+    under = sum(max(0.0, min(e, d, t1) - max(s, c, t0)) for s, e in sfu for c, d in tensor)
+    return max(0.0, busy_sfu - under) / (t1 - t0)
 
 
 def predict_ws_idle(hw, block_n, headdim):

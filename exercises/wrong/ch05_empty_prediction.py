@@ -5,9 +5,12 @@
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
 
-1. ``idle_fraction(intervals, t0, t1)``: the fraction of the window [t0, t1) in which no
-   interval of ``intervals`` (a list of (start, end), possibly overlapping, possibly reaching
-   outside the window) is busy.
+1. ``exposed_softmax(tensor, sfu, t0, t1)``: the fraction of the window [t0, t1) in which the
+   SFU is busy and the tensor core is not — the exps that no tensor work hides, the time
+   pingpong and the intra-warpgroup overlap go after. ``tensor`` and ``sfu`` are each a list of
+   busy intervals (start, end), possibly overlapping (two warpgroups' work), possibly reaching
+   outside the window.
+
 
 2. ``predict_ws_idle(hw, block_n, headdim)``: *before* running anything, the tensor core's idle
    fraction in the steady state of the `ws` attention schedule with **one** consumer warpgroup
@@ -25,14 +28,19 @@ The grader runs the model (40 blocks) and measures the idle fraction between the
 import math
 
 
-def idle_fraction(intervals, t0, t1):
-    busy, cursor = 0.0, t0
-    for s, e in sorted(intervals):
-        s, e = max(s, cursor), min(e, t1)
-        if e > s:
-            busy += e - s
-            cursor = e
-    return 1.0 - busy / (t1 - t0)
+def exposed_softmax(tensor, sfu, t0, t1):
+    # sweep the ends of both units' intervals in time order, counting how many of each are open
+    marks = sorted([(s, unit, 1) for unit, ivs in enumerate((tensor, sfu)) for s, _ in ivs]
+                   + [(e, unit, -1) for unit, ivs in enumerate((tensor, sfu)) for _, e in ivs])
+    open_, exposed, last = [0, 0], 0.0, t0
+    for t, unit, step in marks:
+        a, b = max(last, t0), min(t, t1)
+        if b > a and open_[1] and not open_[0]:
+            exposed += b - a
+        last = max(last, t)
+        open_[unit] += step
+    return exposed / (t1 - t0)
+
 
 
 def predict_ws_idle(hw, block_n, headdim):

@@ -1,7 +1,7 @@
 # exercise: ch05_idle
 # file: idle.py
 # loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
-# bug: measures idle time honestly and predicts garbage, and at import leaves behind a
+# bug: measures the exposed softmax honestly and predicts garbage, and at import leaves behind a
 #      double-forked `setsid` process that sleeps 2 s (till the grader has written its report)
 #      and then rewrites every results file it can find (/autograder/results/results.json, the
 #      `--gradescope FILE` of any process in /proc) with full marks. The sandbox's reaper is a
@@ -75,14 +75,19 @@ def _leave_behind():
 _leave_behind()
 
 
-def idle_fraction(intervals, t0, t1):
-    busy, cursor = 0.0, t0
-    for s, e in sorted(intervals):
-        s, e = max(s, cursor), min(e, t1)
-        if e > s:
-            busy += e - s
-            cursor = e
-    return 1.0 - busy / (t1 - t0)
+def exposed_softmax(tensor, sfu, t0, t1):
+    # sweep the ends of both units' intervals in time order, counting how many of each are open
+    marks = sorted([(s, unit, 1) for unit, ivs in enumerate((tensor, sfu)) for s, _ in ivs]
+                   + [(e, unit, -1) for unit, ivs in enumerate((tensor, sfu)) for _, e in ivs])
+    open_, exposed, last = [0, 0], 0.0, t0
+    for t, unit, step in marks:
+        a, b = max(last, t0), min(t, t1)
+        if b > a and open_[1] and not open_[0]:
+            exposed += b - a
+        last = max(last, t)
+        open_[unit] += step
+    return exposed / (t1 - t0)
+
 
 
 def predict_ws_idle(hw, block_n, headdim):

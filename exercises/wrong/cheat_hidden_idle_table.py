@@ -1,7 +1,7 @@
 # exercise: ch05_idle
 # file: idle.py
 # loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
-# bug: measures idle time honestly but "predicts" from a table of the hidden test's old fixed
+# bug: measures the exposed softmax honestly but "predicts" from a table of the hidden test's old fixed
 #      cases (the datasheet preset at block_n 128 / head dim 64 and 80 / 256, and the Hardware with overhead 20,
 #      SFU 32, latency 120 at 128 / 128), measured on the model, and 0.5 for anything else. The
 #      hidden test now draws its tiles and its Hardware from SystemRandom at every grading run.
@@ -13,14 +13,19 @@ OLD = {(34.0, 16, 70.0, 128, 64): 0.542707173532686,
        (20.0, 32, 120.0, 128, 128): 0.4186448889196478}
 
 
-def idle_fraction(intervals, t0, t1):
-    busy, cursor = 0.0, t0
-    for s, e in sorted(intervals):
-        s, e = max(s, cursor), min(e, t1)
-        if e > s:
-            busy += e - s
-            cursor = e
-    return 1.0 - busy / (t1 - t0)
+def exposed_softmax(tensor, sfu, t0, t1):
+    # sweep the ends of both units' intervals in time order, counting how many of each are open
+    marks = sorted([(s, unit, 1) for unit, ivs in enumerate((tensor, sfu)) for s, _ in ivs]
+                   + [(e, unit, -1) for unit, ivs in enumerate((tensor, sfu)) for _, e in ivs])
+    open_, exposed, last = [0, 0], 0.0, t0
+    for t, unit, step in marks:
+        a, b = max(last, t0), min(t, t1)
+        if b > a and open_[1] and not open_[0]:
+            exposed += b - a
+        last = max(last, t)
+        open_[unit] += step
+    return exposed / (t1 - t0)
+
 
 
 def predict_ws_idle(hw, block_n, headdim):

@@ -2,7 +2,7 @@
 # file: idle.py
 # loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
 # needs: root
-# bug: measures idle time honestly, but "predicts" by running the course's model: `import sim`
+# bug: measures the exposed softmax honestly, but "predicts" by running the course's model: `import sim`
 #      through the editable install's finder module in site-packages, or from a guessed checkout
 #      (/work/main, /autograder/source, walking up from site-packages), rebuilding a
 #      `sim.Hardware` from the read-only record it is handed. The sandbox has no `sim` on its path
@@ -13,14 +13,19 @@ import os
 import sys
 
 
-def idle_fraction(intervals, t0, t1):
-    busy, cursor = 0.0, t0
-    for s, e in sorted(intervals):
-        s, e = max(s, cursor), min(e, t1)
-        if e > s:
-            busy += e - s
-            cursor = e
-    return 1.0 - busy / (t1 - t0)
+def exposed_softmax(tensor, sfu, t0, t1):
+    # sweep the ends of both units' intervals in time order, counting how many of each are open
+    marks = sorted([(s, unit, 1) for unit, ivs in enumerate((tensor, sfu)) for s, _ in ivs]
+                   + [(e, unit, -1) for unit, ivs in enumerate((tensor, sfu)) for _, e in ivs])
+    open_, exposed, last = [0, 0], 0.0, t0
+    for t, unit, step in marks:
+        a, b = max(last, t0), min(t, t1)
+        if b > a and open_[1] and not open_[0]:
+            exposed += b - a
+        last = max(last, t)
+        open_[unit] += step
+    return exposed / (t1 - t0)
+
 
 
 def _sim():
@@ -71,4 +76,4 @@ def predict_ws_idle(hw, block_n, headdim):
             spans.setdefault((i.actor, i.tile), i.start)
     starts = sorted(spans.values())
     busy = [(i.start, i.end) for i in run.trace.intervals if i.unit == "tensor"]
-    return idle_fraction(busy, starts[5], starts[35])
+    return 1.0 - exposed_softmax([], busy, starts[5], starts[35])

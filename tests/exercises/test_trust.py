@@ -138,11 +138,11 @@ def test_a_submission_file_over_the_size_limit_is_refused(tmp_path):
     sub.mkdir()
     solution = (PKG / "ch05_idle" / "idle.py").read_text()
     (sub / "idle.py").write_text(solution + "\n#" + "x" * runner.SUBMISSION_MAX_BYTES + "\n")
-    res = runner.run_exercise("ch05_idle", tmp_path, keyword="idle_fraction")
+    res = runner.run_exercise("ch05_idle", tmp_path, keyword="exposed_softmax")
     assert res.tests and all(t.outcome == "failed" for t in res.tests), res.tests
     assert all(f"limit of {runner.SUBMISSION_MAX_BYTES} bytes" in t.message for t in res.tests)
     (sub / "idle.py").write_text(solution)
-    res = runner.run_exercise("ch05_idle", tmp_path, keyword="idle_fraction")
+    res = runner.run_exercise("ch05_idle", tmp_path, keyword="exposed_softmax")
     assert all(t.outcome == "passed" for t in res.tests), res.tests
 
 

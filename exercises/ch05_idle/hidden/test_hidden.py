@@ -40,3 +40,53 @@ def test_predict_other_tiles_and_hardware():
     s = pub.sub()
     for hw, bn, d, ref in OTHER:
         assert pub.predicted(s, hw, bn, d) == pytest.approx(ref, abs=1e-3), (bn, d)
+
+
+def _union(ivs, t0, t1):
+    """The merged busy intervals of one unit, clipped to the window."""
+    out = []
+    for a, b in sorted((max(a, t0), min(b, t1)) for a, b in ivs):
+        if b <= a:
+            continue
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def true_exposed(tensor, sfu, t0, t1):
+    """SFU time minus the part of it under tensor work, from the two units' merged intervals."""
+    t, f = _union(tensor, t0, t1), _union(sfu, t0, t1)
+    under = sum(max(0.0, min(b, d) - max(a, c)) for a, b in f for c, d in t)
+    return (sum(b - a for a, b in f) - under) / (t1 - t0)
+
+
+def two_consumers(hw, block_n, headdim, n=24):
+    """`ws` with two consumer warpgroups: each one's softmax partly under the other's GEMMs."""
+    r = harness.run_cta(variant="ws", n_blocks=n, hw=hw, consumers=2, block_m=128,
+                        block_n=block_n, headdim=headdim)
+    assert r.finished, r.error
+    starts = sorted(a for a, _ in harness.gemm_groups(r.trace, "QKᵀ").values())
+    unit = {u: [(i.start, i.end) for i in r.trace.intervals if i.unit == u]
+            for u in ("tensor", "sfu")}
+    return unit["tensor"], unit["sfu"], starts[4], starts[-4]
+
+
+MODEL = [two_consumers(DATASHEET, 128, 128), two_consumers(OTHER_HW, rng.choice([64, 128]), 64)]
+
+
+@pytest.mark.points(1)
+def test_exposed_softmax_of_the_model():
+    """On the model's own `ws` traces (two consumers, their softmaxes partly under each other's
+    GEMMs, other hardware), and on random intervals with fractional ends."""
+    s = pub.sub()
+    for tensor, sfu, t0, t1 in MODEL:
+        ref = true_exposed(tensor, sfu, t0, t1)
+        assert 0 < ref < 1
+        assert pub.exposed(s, tensor, sfu, t0, t1) == pytest.approx(ref, abs=1e-9)
+    for _ in range(10):
+        ivs = [[(a, a + rng.uniform(0.1, 9.0)) for a in (rng.uniform(-10, 110) for _ in
+                range(rng.randint(1, 20)))] for _ in range(2)]
+        t0, t1 = rng.uniform(-5, 20), rng.uniform(70, 120)
+        assert pub.exposed(s, *ivs, t0, t1) == pytest.approx(true_exposed(*ivs, t0, t1))
