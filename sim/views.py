@@ -126,8 +126,13 @@ class RoleView:
 
     # barriers and copies
     def wait(self, actor: str, bar: BarrierView, parity: int):
-        """try_wait.parity until the barrier's phase of this parity has completed."""
-        yield from self._cta.wait(actor, _bar(bar), parity)
+        """try_wait.parity until the barrier's phase of this parity has completed. `parity` is the
+        int 0 or 1 (the hardware reads its low bit: a 2 would pass here at once and hang a fresh
+        barrier there)."""
+        if isinstance(parity, bool) or not isinstance(parity, numbers.Integral) or \
+                parity not in (0, 1):
+            raise ValueError(f"wait: a phase parity is the int 0 or 1, got {parity!r}")
+        yield from self._cta.wait(actor, _bar(bar), int(parity))
 
     def tma_copy(self, actor: str, op: str, nbytes: int, bar: BarrierView, tile=None) -> None:
         """Issue a TMA copy of `nbytes` that completes on `bar` (after your `bar.expect`)."""

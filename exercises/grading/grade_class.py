@@ -198,6 +198,9 @@ def collect(class_dir: Path, work: Path, names: list[str] | None = None) -> list
             s.refused = f"refused: {e}"
         except OSError as e:
             s.refused = f"refused: could not read the submission ({e})"
+        except Exception as e:  # noqa: BLE001 - a corrupt, encrypted or odd zip: this student's
+            s.refused = (f"refused: an unreadable zip ({type(e).__name__}: "   # alone
+                         f"{str(e)[:200]})")
     return sorted(students.values(), key=lambda s: s.name)
 
 

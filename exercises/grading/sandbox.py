@@ -95,6 +95,7 @@ class Isolation:
     solution_readable: bool | None = None              # without a namespace: can the uid read it?
     forked: bool = False                               # forked by a warm zygote (`zygote.py`)
     work_bytes: int | None = None                      # the run's folder a tmpfs of this size
+    network: bool = True                               # the host's network reachable
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -111,7 +112,8 @@ class Isolation:
         budget = f"cgroup {self.cgroup}" if self.cgroup else "rlimits only (no cgroup)"
         folder = (f"its folder a tmpfs of {self.work_bytes >> 20} MiB" if self.work_bytes and
                   self.pid_namespace else "its writes bounded per file only")
-        return f"{how}; {who}; {budget}; {folder}"
+        net = "the network reachable" if self.network else "no network"
+        return f"{how}; {who}; {budget}; {folder}; {net}"
 
 
 @dataclass
@@ -165,20 +167,32 @@ _UNSHARE: list = []
 
 
 def _unshare_prefix() -> list[str]:
-    """The unshare command line when it works here (root only), else []."""
+    """The unshare command line when it works here (root only), else []: PID, mount and network
+    namespaces (a run reaches no socket but its own loopback, which is down: it can neither send
+    its hidden inputs out nor fetch answers), or PID and mount alone where a network namespace
+    is refused (`network_isolated` says which)."""
     if not _UNSHARE:
-        cmd = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
-        ok = False
+        base = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
         if os.environ.get("EXERCISES_NO_NAMESPACES"):     # as a container without unshare
             _UNSHARE.append([])
             return []
+        found = []
         if sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("unshare"):
-            try:
-                ok = subprocess.run(cmd + ["true"], capture_output=True, timeout=10).returncode == 0
-            except (OSError, subprocess.SubprocessError):
-                ok = False
-        _UNSHARE.append(cmd if ok else [])
+            for cmd in (base + ["--net"], base):
+                try:
+                    if subprocess.run(cmd + ["true"], capture_output=True,
+                                      timeout=10).returncode == 0:
+                        found = cmd
+                        break
+                except (OSError, subprocess.SubprocessError):
+                    continue
+        _UNSHARE.append(found)
     return _UNSHARE[0]
+
+
+def network_isolated() -> bool:
+    """Whether runs get a network namespace of their own (see `_unshare_prefix`)."""
+    return "--net" in _unshare_prefix()
 
 
 def _nobody() -> tuple[int, int]:
@@ -492,6 +506,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                                                 else "drop_privileges=False"))
     prefix = _unshare_prefix() if namespaces else []
     iso.work_bytes = max_work_bytes if prefix else None
+    iso.network = "--net" not in prefix
     if not prefix:
         iso.notes.append("no PID/mount namespace (" + ("namespaces=False" if not namespaces else
                          "unshare --pid --mount-proc does not work here") + "): subreaper only")

@@ -93,6 +93,17 @@ def test_a_role_cannot_delay_by_nan_inf_or_a_negative_time(clk):
     assert math.isfinite(run.clk)
 
 
+@pytest.mark.parametrize("parity", [2, -1, 3, True, 0.0, "0", None])
+def test_a_role_cannot_wait_on_a_parity_other_than_0_or_1(parity):
+    """The model's barrier passes any parity but its phase's (`completed & 1 != parity`), so 2 or
+    -1 would never wait in the model and hang a fresh barrier on the machine (its low bit 0)."""
+    def wait(cta):
+        yield from cta.wait(cta.producer_name, cta.k.empty[0], parity)
+
+    run = _run_with(wait)
+    assert not run.finished and "a phase parity is the int 0 or 1" in run.error
+
+
 @pytest.mark.parametrize("nbytes", [float("nan"), float("inf"), -128, 12.5])
 def test_a_role_cannot_expect_or_copy_a_bad_byte_count(nbytes):
     def expect(cta):

@@ -231,6 +231,24 @@ def test_zip_symlink_is_refused(tmp_path):
         safe_extract(tmp_path / "s.zip", tmp_path / "x")
 
 
+def test_a_corrupt_zip_is_refused_for_its_student_alone(tmp_path):
+    """A zip whose data fails its CRC (or is encrypted, or uses a method zipfile cannot read)
+    refuses that student; the others are collected (main's collect raised BadZipFile and no one
+    was graded)."""
+    cls = tmp_path / "class"
+    (cls / "alice" / "exercises" / "ch00_rates").mkdir(parents=True)
+    (cls / "alice" / "exercises" / "ch00_rates" / "rates.py").write_text("x = 1\n")
+    _zip(cls / "mallory.zip", [("exercises/ch00_rates/rates.py", "y = 2\n" * 50, 0)])
+    data = bytearray((cls / "mallory.zip").read_bytes())
+    at = data.index(b"y = 2")
+    data[at] ^= 0xFF                                      # one byte of file data: a bad CRC
+    (cls / "mallory.zip").write_bytes(bytes(data))
+    (tmp_path / "work").mkdir()
+    got = {s.name: s for s in gc.collect(cls, tmp_path / "work")}
+    assert got["mallory"].refused.startswith("refused: an unreadable zip (BadZipFile")
+    assert not got["alice"].refused
+
+
 def test_staging_copies_only_submission_files(tmp_path):
     """Only the exercise.json files reach the private copy; a symlink stays a link (the sandbox
     refuses it) and is never followed; an oversized file is cut just past the sandbox's limit."""

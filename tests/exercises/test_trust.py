@@ -177,6 +177,41 @@ def test_all_a_run_writes_is_bounded(tmp_path):
     assert "its folder a tmpfs of 16 MiB" in out.isolation.summary()
 
 
+NET_PROBE = '''
+import socket
+def main(p):
+    out = {}
+    for host, port in p:
+        try:
+            socket.create_connection((host, port), timeout=2).close()
+            out[host] = "connected"
+        except OSError as e:
+            out[host] = type(e).__name__ + ": " + str(e)
+    return out
+'''
+
+
+@as_root
+def test_a_run_reaches_no_network(tmp_path):
+    """A run has a network namespace of its own: a server the grader's host listens on (here, on
+    its loopback) is out of reach, so a submission can neither send its hidden inputs out nor
+    fetch answers from an oracle (main's sandbox reached the host's loopback and DNS)."""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+    threading.Thread(target=lambda: srv.accept(), daemon=True).start()
+    (tmp_path / "net.py").write_text(NET_PROBE)
+    out = run_untrusted("net:main", [["127.0.0.1", port]], None, {"net.py": tmp_path / "net.py"},
+                        timeout_s=60)
+    srv.close()
+    assert out.ok, out.error
+    assert out.value["127.0.0.1"] != "connected", out.value
+    assert "no network" in out.isolation.summary()
+
+
 def test_no_namespace_report_says_so(tmp_path):
     """Without a namespace the report says what hides the solution (permissions) or that
     nothing does."""
