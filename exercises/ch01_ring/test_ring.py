@@ -145,14 +145,14 @@ def assert_runs(r, slots, bad, n_blocks):
 
 @pytest.mark.points(1)
 def test_slots_in_stream_order():
-    """K_0, V_0, K_1, ... go into the ring one slot after the other, starting at slot 0 (2 and 3
-    stages)."""
+    """K_0, V_0, K_1, ... go into the ring one slot after the other, starting at slot 0: stream
+    position n in slot n % stages (1, 2, 3 and 4 stages, 7 blocks: 14 tiles, over 3 laps of 4)."""
     m = sub()
-    for stages in (2, 3):
+    for stages in (1, 2, 3, 4):
         table = tables(m, stages, 7)
         got = [table[j, t][0] for j, t in itertools.product(range(7), TILES)]
-        after = [a for a, b in itertools.pairwise(got) if b != (a + 1) % stages]
-        assert got[0] == 0 and not after, f"{stages} stages: slots {got}, tile by tile"
+        want = [n % stages for n in range(len(got))]
+        assert got == want, f"{stages} stages: slots {got}, tile by tile; the stream order: {want}"
 
 
 @pytest.mark.points(2)

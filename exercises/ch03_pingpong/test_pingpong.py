@@ -41,6 +41,15 @@ def check_turn_order(s, n, rounds):
     assert [(w, k) for _, w, k in log] == [(w, k) for k in range(rounds) for w in range(n)], log
     assert log[0][0] == 0, "warpgroup 0's first turn must not wait"
     assert all(b[0] >= a[0] + 10 for a, b in itertools.pairwise(log)), f"turns overlap: {log}"
+    for w in range(n):       # every turn taken is a wait on the warpgroup's own turn barrier
+        waits = [(t1, parity) for kind, _t0, t1, actor, bar, parity, *_ in
+                 (e for e in run.events if e[0] == "wait")
+                 if actor == f"consumer{w}" and bar == f"turn[{w}]"]
+        took = [t for t, v, _ in log if v == w]
+        assert [p for _, p in waits] == [k & 1 for k in range(rounds)] and all(
+            prev <= t1 <= t for (t1, _), prev, t in zip(waits, [0.0] + took, took)), (
+            f"warpgroup {w}'s waits on turns.bar[{w}] (end clk, parity): {waits}; its turns at "
+            f"{took}: each turn k must come from a wait on its barrier for parity k & 1")
     arrives = {w: sum(e[0] == "arrive" and e[2] == f"turn[{w}]" for e in run.events)
                for w in range(n)}
     want = {w: rounds + (w == 0) for w in range(n)}
@@ -89,7 +98,8 @@ def handovers(r, n: int) -> list[str]:
 @pytest.mark.points(2)
 def test_turns_alternate():
     """Alone: 2 warpgroups × 4 turns go 0, 1, 0, 1, ... one at a time, starting at once, with
-    one opening arrive on warpgroup 0's barrier and one hand-over a turn."""
+    one opening arrive on warpgroup 0's barrier, one hand-over a turn, and every turn taken
+    after a wait on the warpgroup's own barrier (turns.bar[w], parity k & 1, from the log)."""
     check_turn_order(sub(), 2, 4)
 
 

@@ -1,9 +1,9 @@
 # exercise: ch01_ring
 # file: ring.py
-# loses: test_slots_in_stream_order
+# loses: test_slots_in_stream_order, test_every_depth_and_many_laps
 # bug: puts the stream one slot further on (slot 1 first). The ring still runs (every slot keeps its
-#      own laps in step with its phases), but the tiles are not where the ring says: only the
-#      slot test fails.
+#      own laps in step with its phases), but the tiles are not where the ring says: the slot test
+#      fails, and the hidden test, which reads each tile's slot from the run's log.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 01 — one ring for K and V: which slot a tile uses, and which phase parity to wait for.
 

@@ -29,6 +29,18 @@ OTHER = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 8),           # shapes one
 OTHER_SOFTMAX = rng.choice([(64, 16 * rng.randint(2, 12)), (128, 16 * rng.randint(2, 9))])
 OTHER_REF = [measure_wgmma(SLOW_HW, *c) for c in OTHER]
 OTHER_SOFTMAX_REF = measure_softmax(SLOW_HW, *OTHER_SOFTMAX, masked=True)
+# A from registers on a machine whose shared memory is slow beside its tensor core: an RS
+# instruction still reads B (n x 16 elements) from shared memory, and here that read takes 2-4
+# times its fp16 math (tensor FLOP/clk = ratio * 64 * smem bytes/clk, 64 where the two are equal
+# at 2 bytes an element) and 1.5-6 times its fp8 math (ratio * fp8 factor / 2). An RS group
+# charged its math alone is short whatever the shape: the shared-memory bound decides every draw.
+_RS_SMEM = rng.choice([16, 32, 64])
+RS_HW = SLOW_HW.with_(smem_bytes_per_clk=_RS_SMEM,
+                      tensor_flop_per_clk=rng.uniform(2, 4) * 64 * _RS_SMEM,
+                      fp8_speedup=rng.uniform(1.5, 3))
+RS = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16),
+       16 * rng.randint(0, 11) + rng.randint(1, 15), dt, False) for dt in ("fp16", "bf16", "fp8")]
+RS_REF = [measure_wgmma(RS_HW, *c) for c in RS]
 
 
 def _softmax_hw(fma_over_exp):
@@ -67,13 +79,16 @@ def test_wgmma_fp8_random():
 
 @pytest.mark.points(1)
 def test_other_hardware():
-    """The answer follows the Hardware it is given (every rate changed; fp16, bf16, fp8; the
-    softmax masked, and unmasked where the FMA pipe decides and where the SFU does), not a preset's
-    numbers."""
+    """The answer follows the Hardware it is given (every rate changed; fp16, bf16, fp8; A from
+    registers where B's shared-memory read decides; the softmax masked, and unmasked where the FMA
+    pipe decides and where the SFU does), not a preset's numbers."""
     s = sub()
     for case, ref in zip(OTHER, OTHER_REF):
         got = forms.number(s.wgmma_group_clk(SLOW_HW, *case), f"wgmma_group_clk{case}", 0)
         assert got == pytest.approx(ref, rel=1e-6), case
+    for case, ref in zip(RS, RS_REF):             # A from registers, B's read deciding
+        got = forms.number(s.wgmma_group_clk(RS_HW, *case), f"wgmma_group_clk{case}", 0)
+        assert got == pytest.approx(ref, rel=1e-6), (case, "A from registers, slow smem")
     got = forms.number(s.softmax_clk(SLOW_HW, *OTHER_SOFTMAX, masked=True), "softmax_clk", 0)
     assert got == pytest.approx(OTHER_SOFTMAX_REF, rel=1e-6)
     for (hw, (r, n)), ref in zip(UNMASKED, UNMASKED_REF):

@@ -37,12 +37,21 @@ class _Reference:
         yield from cta.epilogue(w)
 
 
-CASES = [(n, b) for n in (2, 3) for b in BLOCKS]
+# (consumers, blocks, stages): the course's 2-stage rings, and 1-stage ones over 2-5 blocks, where
+# a K slot held past its Q·Kᵀ (released only after P·V) keeps the producer from refilling it while
+# the softmax runs: 9-27% more cycles than FA3's release, far outside the ±0.5%
+CASES = [(n, b, 2) for n in (2, 3) for b in BLOCKS] + [(n, rng.randint(2, 5), 1) for n in (2, 3)]
+
+
+def _run(s, n, b, stages):
+    return pub.run_pingpong(s, b, stages=stages, **(pub.THREE if n == 3 else {}))
+
+
 REF = {}
-for n, b in CASES:
-    _r = pub.run_pingpong(_Reference, b, **(pub.THREE if n == 3 else {}))
-    assert _r.finished and not pub.handovers(_r, n), (_r.error, pub.handovers(_r, n))
-    REF[n, b] = _r.clk
+for _c in CASES:
+    _r = _run(_Reference, *_c)
+    assert _r.finished and not pub.handovers(_r, _c[0]), (_r.error, pub.handovers(_r, _c[0]))
+    REF[_c] = _r.clk
 
 
 @pytest.mark.points(1)
@@ -53,12 +62,12 @@ def test_three_warpgroups():
 
 @pytest.mark.points(2)
 def test_two_and_three_consumers_in_the_cta():
-    """The CTA with 2 and with 3 consumers over 1, 2-5 and 9-13 blocks: no deadlock, no read
-    before land, Q·Kᵀ issued in turn and each turn passed once issued, and the cycle count of
-    FA3's turns (±0.5%)."""
+    """The CTA with 2 and with 3 consumers over 1, 2-5 and 9-13 blocks on 2-stage rings, and over
+    2-5 blocks on 1-stage rings: no deadlock, no read before land, Q·Kᵀ issued in turn and each
+    turn passed once issued, and the cycle count of FA3's turns and releases (±0.5%)."""
     s = pub.sub()
-    for (n, b), ref in REF.items():
-        r = pub.run_pingpong(s, b, **(pub.THREE if n == 3 else {}))
+    for (n, b, stages), ref in REF.items():
+        r = _run(s, n, b, stages)
         try:
             assert r.finished, r.error
             assert not r.violations["read_before_land"], r.violations["read_before_land"][:3]
@@ -66,4 +75,4 @@ def test_two_and_three_consumers_in_the_cta():
             assert not bad, bad[:3]
             assert r.clk == pytest.approx(ref, rel=5e-3)
         except AssertionError as e:
-            raise AssertionError(f"{n} consumers, {b} blocks: {e}") from None
+            raise AssertionError(f"{n} consumers, {b} blocks, {stages}-stage rings: {e}") from None

@@ -11,8 +11,9 @@ pub = harness.public(__file__, "test_online_softmax.py")
 @pytest.mark.points(1)
 def test_masked_rows():
     """Rows masked (-inf) over their first 33-79 keys, a row whose trailing block is masked, a row
-    whose middle block is masked, and one row masked everywhere: no NaN, right answer; the head
-    dim d is not 16 (1-128, drawn): `init` and the state follow the d they are given."""
+    whose middle block is masked, and one row masked everywhere: no NaN, right answer, and after
+    every block a row masked so far in the state the statement gives it (m = -inf, l = 0, o = 0);
+    the head dim d is not 16 (1-128, drawn): `init` and the state follow the d they are given."""
     s_mod = pub.sub()
     d = int(pub.RNG.choice([x for x in range(1, 129) if x != 16]))
     s, v, _ = pub.blocks(rows=6, n=96, d=d)
@@ -21,8 +22,17 @@ def test_masked_rows():
     s[3, 64:] = -np.inf            # row 3: its last block masked, after unmasked ones
     s[4, 32:64] = -np.inf          # row 4: a masked block between two unmasked ones
     s[5, :] = -np.inf              # row 5: everything masked
-    parts = [(s[:, i:i + 32], v[i:i + 32]) for i in range(0, 96, 32)]
-    out, lse = pub.output(s_mod.finalize(*pub.run(s_mod, parts, 6, d)), 6, d)
+    m, l, o = pub.state(s_mod.init(6, d), 6, d, "init")
+    for i in range(0, 96, 32):
+        m, l, o = pub.state(s_mod.update(m, l, o, s[:, i:i + 32].copy(), v[i:i + 32].copy()), 6, d)
+        dark = np.isneginf(s[:, :i + 32]).all(axis=1)       # rows whose every key so far is masked
+        # by construction: rows 0-2 after the first block (and the second when cut >= 64), row 5
+        assert dark[5] and dark[:3].all() == (i == 0 or (i == 32 and cut >= 64))
+        assert np.isneginf(m[dark]).all(), (
+            f"keys 0-{i + 31}: a row masked so far must keep m = -inf, got {m[dark]}")
+        assert (l[dark] == 0).all() and (o[dark] == 0).all(), (
+            f"keys 0-{i + 31}: a row masked so far must keep l = 0 and o = 0")
+    out, lse = pub.output(s_mod.finalize(m, l, o), 6, d)
     ref, ref_lse = pub.reference(s[:5], v)
     np.testing.assert_allclose(out[:5], ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(lse[:5], ref_lse, rtol=1e-12)

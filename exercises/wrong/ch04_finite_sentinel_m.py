@@ -1,0 +1,47 @@
+# exercise: ch04_online_softmax
+# file: online_softmax.py
+# loses: test_masked_rows
+# bug: `init` starts m at -1e300, a finite 'minus infinity', not the -inf the statement asks for:
+#      a row masked so far keeps m = -1e300 (its l and o stay 0, every output and log-sum-exp
+#      is right), so only the state of a masked row after a block shows it. (Red team:
+#      ch04_finite_sentinel_m, full marks on the old tests.)
+# ruff: noqa  (known-wrong on purpose)
+"""Chapter 04 — the online softmax, one K/V block at a time (numpy, float64).
+
+A consumer keeps, per query row, the running max ``m``, the running sum ``l`` of exp(s - m) and
+the *unnormalized* output ``o`` = Σ exp(s - m)·v over the blocks seen so far. When block j brings
+scores ``s`` (rows × n, already scaled) and values ``v`` (n × d), the max may grow, and everything
+accumulated against the old max must be rescaled to the new one. FA3's alg. 1 prints that factor
+for the output upside down: use the factor that agrees with the running sum. Get it right, and
+keep rows whose scores so far are all -inf (masked) at m = -inf, l = 0, o = 0 without NaNs.
+"""
+import numpy as np
+
+
+def init(rows, d):
+    """The state before any block: m = -inf, l = 0, o = 0."""
+    return np.full(rows, -1e300), np.zeros(rows), np.zeros((rows, d))   # a finite 'minus infinity'
+
+
+def update(m, l, o, s, v):
+    """One block: return the new (m, l, o). Do not modify the arguments in place."""
+    ### BEGIN SOLUTION
+    m_new = np.maximum(m, s.max(axis=1))
+    safe = np.where(np.isneginf(m_new), 0.0, m_new)       # a row still fully masked
+    alpha = np.exp(m - safe)                              # exp(m_old - m_new) <= 1
+    p = np.exp(s - safe[:, None])
+    l_new = alpha * l + p.sum(axis=1)
+    o_new = alpha[:, None] * o + p @ v
+    return m_new, l_new, o_new
+    ### END SOLUTION
+
+
+def finalize(m, l, o):
+    """The attention output O = o / l and the log-sum-exp per row (m + log l). Rows with l = 0
+    (every score masked) give O = 0 and lse = -inf."""
+    ### BEGIN SOLUTION
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(l[:, None] > 0, o / np.where(l > 0, l, 1.0)[:, None], 0.0)
+        lse = np.where(l > 0, m + np.log(np.where(l > 0, l, 1.0)), -np.inf)
+    return out, lse
+    ### END SOLUTION
