@@ -439,5 +439,6 @@ if traced:
   that short wait ({pv['consumer0']['measured_mean_clk']:.0f} clk on consumer 0).""")
 
 # %% [markdown]
-# **Exercise** [`exercises/ch05_idle`](../exercises/ch05_idle/README.md): measure the tensor core's
-# idle fraction from busy intervals, and predict it for `ws` before running the model.
+# **Exercise** [`exercises/ch05_idle`](../exercises/ch05_idle/README.md): measure the softmax
+# nothing hides (the time the SFU runs exps while the tensor core has no work) from two units'
+# busy intervals, and predict the tensor core's idle fraction for `ws` before running the model.
