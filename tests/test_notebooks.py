@@ -284,5 +284,8 @@ def test_chapter_runs_as_a_plain_script_without_ipython(py):
     assert not off, f"{py.name} draws off the palette (sim.plot.SERIES, PALETTE):\n" + "\n".join(off)
     assert re.search(r"^FIGURES: [1-9]", p.stderr, re.M), f"{py.name} drew no figure to check"
     assert "IPython" not in p.stdout, "a display object printed instead of its text"
+    # each kernel-beside-model listing printed as text (its header row names the model's file)
+    listings = py.read_text().count("\nsteps_beside(")
+    assert p.stdout.count("\n   sim/") >= listings, f"{py.name}: a step listing is missing"
     prose = [c.source for c in jupytext.read(py).cells if c.cell_type == "code" and "md(" in c.source]
     assert not prose or len(p.stdout.strip()) > 200, "the chapter's sentences were not printed"
