@@ -15,13 +15,12 @@ The switches have one spelling: the model's keyword (``one_release``, the name i
 from the other. One model call has no kernel step: `issued` (the time a warp spends issuing its
 wgmmas), which the kernel spends inside its `qk` and `pv`; it is not listed.
 
-`diff_table` puts the two listings side by side (difflib's HTML table) for the chapters;
-`attention_pairs` and `gemm_pairs` are the pairs the tests hold to the same steps.
+`attention_pairs` and `gemm_pairs` are the pairs the tests hold to the same steps (the chapters
+set them side by side: `notebooks/course.py`, `steps_beside`).
 """
 from __future__ import annotations
 
 import ast
-import difflib
 import inspect
 import re
 import textwrap
@@ -125,11 +124,6 @@ def steps(fn, **switches) -> list[str]:
 
     walk(_function(fn).body, 0)
     return out
-
-
-def diff_table(a: list[str], b: list[str], a_name: str, b_name: str) -> str:
-    """The two listings side by side, differences marked (an HTML page with difflib's legend)."""
-    return difflib.HtmlDiff(tabsize=4, wrapcolumn=60).make_file(a, b, a_name, b_name)
 
 
 # the kernel's constexprs that the model spells as keywords (the others are the kernel's own)
