@@ -82,22 +82,14 @@ def run(*args: str) -> int:
     return subprocess.run([str(PY), *args], cwd=ROOT, env=env, check=False).returncode
 
 
-def workers() -> int:
-    """One pytest-xdist worker per core, and one more: the suite waits on Chromium, JupyterLab's
-    start and pip in part of its time, and a spare worker computes meanwhile (on a 2-core
-    machine 5:30 against 5:58 with two, results/lab-notebook.md)."""
-    return (os.cpu_count() or 1) + 1
-
-
 def test_args(args) -> list[str]:
-    """pytest's arguments for `tasks.py test`: the user's, run on every core (pytest-xdist,
-    `workers`) unless they choose the workers (-n, --numprocesses) or turn xdist off (-p
-    no:xdist). Each test file stays on one worker (--dist loadfile): its module's fixtures are
-    built once."""
+    """pytest's arguments for `tasks.py test`: the user's, run on every core (pytest-xdist)
+    unless they choose the workers (-n, --numprocesses) or turn xdist off (-p no:xdist). Each
+    test file stays on one worker (--dist loadfile): its module's fixtures are built once."""
     args = list(args)
     chosen = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in args)
     off = any(a in ("no:xdist", "-pno:xdist") for a in args)
-    return args if chosen or off else ["-n", str(workers()), "--dist", "loadfile", *args]
+    return args if chosen or off else ["-n", "auto", "--dist", "loadfile", *args]
 
 
 def lab(*args: str) -> int:

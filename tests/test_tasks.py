@@ -9,11 +9,8 @@ spec.loader.exec_module(tasks)
 
 
 def test_the_suite_runs_on_every_core_by_default():
-    """A worker per core and one more (to compute while another waits on a browser or pip)."""
-    import os
-    n = str((os.cpu_count() or 1) + 1)
-    assert tasks.test_args([]) == ["-n", n, "--dist", "loadfile"]
-    assert tasks.test_args(["-x", "tests/model"]) == ["-n", n, "--dist", "loadfile", "-x",
+    assert tasks.test_args([]) == ["-n", "auto", "--dist", "loadfile"]
+    assert tasks.test_args(["-x", "tests/model"]) == ["-n", "auto", "--dist", "loadfile", "-x",
                                                       "tests/model"]
 
 
