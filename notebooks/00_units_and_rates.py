@@ -30,7 +30,8 @@ from sim.paper import FA2_OF_PEAK, TAB2, TAB2_REPORTED
 from sim.plot import style, unit_style
 
 hw = H100
-datasheet = H200_DATASHEET    # the model's preset of the H100's SM from documents (the H200 has the same SM)
+# the model's preset of the H100's SM from documents (the H200 has the same SM)
+datasheet = H200_DATASHEET
 rows = [   # (unit, attribute, who gives the h200-datasheet value, where)
     ("tensor cores (fp16 FLOP)", "tensor_flop_per_clk", "NVIDIA",
      "whitepaper: 989 TF = 132·4096·1.83 GHz"),
@@ -212,7 +213,8 @@ else:
         print(f"{key:26s} {shown(field, getattr(H200_DATASHEET, field)):>14s} "
               f"{shown(field, now):>10s} {shown(field, preset):>11s}  "
               f"{'yes' if taken[key] else 'no'}")
-    assert all(taken[k] for k in MEASURED_FIELDS if k not in NOT_TAKEN and k != "clock_hz_under_load")
+    assert all(taken[k] for k in MEASURED_FIELDS
+               if k not in NOT_TAKEN and k != "clock_hz_under_load")
     for key in NOT_TAKEN:
         say(f"{key}: not taken, {NOT_TAKEN[key]}")
     rows = {r["N"]: r for r in micro["rows"]

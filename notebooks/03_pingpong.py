@@ -212,7 +212,7 @@ for ax in axes:                    # under each panel, where they hide no line
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
 fig.tight_layout()
 plt.show()
-drawn = [c for ax in axes for c in (ln.get_color() for ln in ax.lines if ln.get_label()[:2] == "d ")]
+drawn = [ln.get_color() for ax in axes for ln in ax.lines if ln.get_label()[:2] == "d "]
 assert not set(drawn) & {KERNELS["ws_pingpong"], SERIES["measured"]["color"]}
 
 # %%

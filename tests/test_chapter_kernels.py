@@ -55,7 +55,8 @@ def test_beside_lists_both_files_steps():
 
 
 def test_beside_marks_a_differing_step():
-    rows = course._aligned(["for j:", "    qk", "    pv"], ["for j:", "    qk", "    wait", "    pv"])
+    rows = course._aligned(["for j:", "    qk", "    pv"],
+                           ["for j:", "    qk", "    wait", "    pv"])
     assert rows == [(True, "for j:", "for j:"), (True, "    qk", "    qk"),
                     (False, "", "    wait"), (True, "    pv", "    pv")]
 

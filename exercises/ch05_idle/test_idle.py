@@ -58,8 +58,8 @@ def test_exposed_softmax_synthetic():
     assert exposed(s, [(0, 40)], [(0, 40)], 0, 40) == 0.0
     for _ in range(20):
         t0, t1 = rng.randint(-20, 20), rng.randint(60, 120)
-        ivs = [[(a, a + rng.randint(1, 12)) for a in rng.sample(range(-30, 130), rng.randint(0, 16))]
-               for _ in range(2)]
+        ivs = [[(a, a + rng.randint(1, 12))
+                for a in rng.sample(range(-30, 130), rng.randint(0, 16))] for _ in range(2)]
         assert exposed(s, *ivs, t0, t1) == pytest.approx(on_the_grid(*ivs, t0, t1)), (ivs, t0, t1)
 
 

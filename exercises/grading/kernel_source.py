@@ -79,21 +79,22 @@ class _Module:
         return ".".join([self.modules[d[0]], *d[1:]])
 
 
-def _allowed_module(name: str) -> bool:
-    return any(name == m or name.startswith(m + ".") for m in ALLOWED_MODULES)
+def _within(name: str, modules: tuple[str, ...]) -> bool:
+    """Whether dotted `name` is one of `modules` or below one."""
+    return any(name == m or name.startswith(m + ".") for m in modules)
 
 
 def _import(node, mod: _Module) -> None:
     if isinstance(node, ast.Import):
         for a in node.names:
-            if not _allowed_module(a.name):
+            if not _within(a.name, ALLOWED_MODULES):
                 _refuse(node, f"import of {a.name!r}")
             if a.asname:
                 mod.modules[a.asname] = a.name
             else:
                 mod.modules[a.name.split(".")[0]] = a.name.split(".")[0]
         return
-    if node.level or not node.module or not _allowed_module(node.module):
+    if node.level or not node.module or not _within(node.module, ALLOWED_MODULES):
         _refuse(node, f"import from {node.module!r}")
     for a in node.names:
         if a.name == "*":
@@ -130,10 +131,6 @@ def _constant(node: ast.AST, mod: _Module):
     _refuse(node, "a module-level value that is not a constant")
 
 
-def _in_language(name: str) -> bool:
-    return any(name == m or name.startswith(m + ".") for m in LANGUAGE_MODULES)
-
-
 def _resolve(path: str) -> list:
     """The objects along a dotted path from its top module (Triton imported here, in the
     grader's process: the path is read, never the submission's code run)."""
@@ -168,7 +165,7 @@ def _check_language_path(node: ast.Attribute, path: str, as_root: bool) -> None:
     parts = path.split(".")
     for i, obj in enumerate(chain):
         prefix = ".".join(parts[:i + 1])
-        if isinstance(obj, types.ModuleType) and not _in_language(obj.__name__) and \
+        if isinstance(obj, types.ModuleType) and not _within(obj.__name__, LANGUAGE_MODULES) and \
                 not any(m.startswith(prefix + ".") for m in LANGUAGE_MODULES):
             _refuse(node, f"{prefix} is the module {obj.__name__!r}, not Triton's language")
     last = chain[-1]
@@ -178,7 +175,7 @@ def _check_language_path(node: ast.Attribute, path: str, as_root: bool) -> None:
         return
     owner = getattr(last, "__module__", None) or type(last).__module__
     if path in LANGUAGE_NAMES or isinstance(last, PLAIN_VALUES) or \
-            (isinstance(owner, str) and _in_language(owner)):
+            (isinstance(owner, str) and _within(owner, LANGUAGE_MODULES)):
         return
     _refuse(node, f"{path} is defined in {owner!r}, not in Triton's language")
 

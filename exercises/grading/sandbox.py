@@ -170,7 +170,7 @@ def _unshare_prefix() -> list[str]:
     """The unshare command line when it works here (root only), else []: PID, mount and network
     namespaces (a run reaches no socket but its own loopback, which is down: it can neither send
     its hidden inputs out nor fetch answers), or PID and mount alone where a network namespace
-    is refused (`network_isolated` says which)."""
+    is refused (a run's `Isolation.network` says which)."""
     if not _UNSHARE:
         base = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
         if os.environ.get("EXERCISES_NO_NAMESPACES"):     # as a container without unshare
@@ -189,10 +189,6 @@ def _unshare_prefix() -> list[str]:
         _UNSHARE.append(found)
     return _UNSHARE[0]
 
-
-def network_isolated() -> bool:
-    """Whether runs get a network namespace of their own (see `_unshare_prefix`)."""
-    return "--net" in _unshare_prefix()
 
 
 def _nobody() -> tuple[int, int]:
@@ -736,8 +732,7 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
 
 _LIMITS = dict(memory_bytes=2 << 30, cpu_s=None, max_output_bytes=1 << 20,
                max_file_bytes=16 << 20, max_write_bytes=64 << 20, max_work_bytes=256 << 20,
-               max_open_files=256,
-               max_processes=64, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
+               max_open_files=256, max_processes=64, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
                namespaces=True, data_bytes=None, cpus=1.0, cgroup=True, zygote=None)
 
 

@@ -60,8 +60,8 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     tiles in pairs m, n_m-1-m of one head (``persistent.cta_tile``); an int n: persistent with
     at most n CTAs (tests: many tiles a CTA on small problems). None, with no ``tile``,
     ``stages`` or ``softmax`` named and the default fence: ``host.launch_defaults``'s rule (fa3
-    causal in pairs up to S 4K at d 64 and S 8448 beyond; not causal persistent at S <= 1K; d 64's persistent
-    launches at 128x128); otherwise not persistent.
+    causal in pairs up to S 4K at d 64 and S 8448 beyond; not causal persistent at S <= 1K;
+    d 64's persistent launches at 128x128); otherwise not persistent.
     Raises TypeError/ValueError for anything else.
     """
     check_inputs(q, k, v, variant)

@@ -61,24 +61,18 @@ def persistent_default(variant: str, head_dim: int, seqlen: int, causal: bool) -
     return seqlen <= SHORT_SEQ
 
 
-def short_tile(variant: str, head_dim: int, seqlen: int, causal: bool) -> tuple[int, int] | None:
-    """fa3's tile when the caller does not say: the head dim's SHORT_TILE where it runs
-    persistent unasked (None: its TILES entry)."""
-    on = persistent_default(variant, head_dim, seqlen, causal)
-    return SHORT_TILE.get(head_dim) if on else None
-
-
 def launch_defaults(variant: str, head_dim: int, seqlen: int, causal: bool, *, tile=None,
                     stages=None, softmax=None, fence=True, persistent=None):
     """(tile, persistent) a launch runs with: the caller's, or where it names none of tile,
-    stages, softmax, fence or persistent, the default rule (``persistent_default``,
-    ``short_tile``). ``persistent`` comes back as the caller gave it when not None."""
+    stages, softmax, fence or persistent, the default rule: ``persistent_default``, at the head
+    dim's SHORT_TILE where that runs persistent (else its TILES entry: None). ``persistent``
+    comes back as the caller gave it when not None."""
     if persistent is not None:
         return tile, persistent
     if tile is not None or stages is not None or softmax is not None or fence is not True:
         return tile, False
-    return (short_tile(variant, head_dim, seqlen, causal),
-            persistent_default(variant, head_dim, seqlen, causal))
+    on = persistent_default(variant, head_dim, seqlen, causal)
+    return (SHORT_TILE.get(head_dim) if on else None), on
 
 
 HEAD_DIMS = (64, 128, 256)

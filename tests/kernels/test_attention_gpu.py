@@ -178,7 +178,8 @@ CONSAN_SCRIPT = textwrap.dedent("""
     from kernels.attention import attention
     variant, softmax = sys.argv[1], tuple(sys.argv[2:]) or None
     for causal in (False, True):
-        q, k, v = (torch.randn(1, 2, 300, 128, device="cuda", dtype=torch.float16) for _ in range(3))
+        q, k, v = (torch.randn(1, 2, 300, 128, device="cuda", dtype=torch.float16)
+                   for _ in range(3))
         o = attention(q, k, v, causal=causal, variant=variant, softmax=softmax)
         torch.cuda.synchronize()
         ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
