@@ -3,22 +3,37 @@ the compiler's TTGIR (the text `_compile.compile_kernel` returns), not from PTX 
 
 `analyze(ttgir, stages, k_steps)` parses the MLIR ops (strings and locations removed first, so an
 op name inside an inline-asm string or a comment is never an op), finds `ttg.warp_specialize` and
-its partitions (default = the consumers, partition0 = the producer), and interprets the scalar
-`arith`/`scf` ops over k-steps it = 0..k_steps-1 of each partition's loop: every barrier op gets
-the slot it touches, its parity or byte count, and whether it runs in that k-step: "yes", "no"
-(a branch or predicate that is false) or "cond" (it depends on a run-time value; this does not
-count as running). `check(protocol)` turns that into violations by rule. The IR is untrusted
-data: it is only matched with regexes, never evaluated as code; size, depth, loop counts and
-shift amounts are bounded. Stdlib only: the grader does not import triton.
+its partitions (default = the consumers, the workers that copy = the loaders), and interprets the
+scalar `arith`/`scf` ops of the whole kernel: the prologue before `warp_specialize` (the barriers'
+inits), each partition before, in and after its k-loop (k-steps it = 0..k_steps-1). Every barrier
+op gets the slot it touches, its parity, byte or arrival count, every TMA copy its box coordinates,
+every wgmma wait its pending count, and each op whether it runs: "yes", "no" (a branch or
+predicate that is false) or "cond" (it depends on a run-time value: M, N, the tile's position,
+anything but K where K is bound; such an op is not a wait that runs, and is an op that may run).
+The program ids stay symbolic (`Lin`), so coordinates are checked for every tile while a branch
+on them stays a run-time one. `check(protocol)` turns that into violations by rule; `judge` (what
+the grader calls) checks two readings, K bound to the grader's value and K free. The IR
+is untrusted data: it is only matched with regexes, never evaluated as code; size, depth, loop
+counts, shift amounts and integer widths are bounded. Stdlib only: the grader does not import
+triton.
 """
 import re
 from dataclasses import dataclass, field
 
 MAX_CHARS, MAX_STEPS, MAX_DEPTH, MAX_OPS = 4_000_000, 256, 64, 2_000_000
-RULES = ("structure", "producer.wait", "producer.expect", "producer.copies", "consumer.wait",
-         "consumer.wgmma", "consumer.arrive", "setmaxnreg")
-RULES_BY_TEST = {"test_producer_protocol": RULES[:4], "test_setmaxnreg": RULES[7:],
-                 "test_consumer_protocol": (RULES[0],) + RULES[4:7]}
+RULES = ("structure", "barriers", "producer.wait", "producer.expect", "producer.copies",
+         "producer.extra", "consumer.wait", "consumer.wgmma", "consumer.arrive", "consumer.store",
+         "consumer.extra", "setmaxnreg")
+# the barriers' setup (inits, anything before or after warp_specialize) is part of both protocols
+RULES_BY_TEST = {"test_producer_protocol": ("structure", "barriers") + tuple(
+                     r for r in RULES if r.startswith("producer.")),
+                 "test_consumer_protocol": ("structure", "barriers") + tuple(
+                     r for r in RULES if r.startswith("consumer.")),
+                 "test_setmaxnreg": ("setmaxnreg",)}
+# the tt.func's scalar arguments the grader varies, bound to their values: K, as A's shape[1] and
+# row stride and B's shape[0] (each descriptor is expanded to desc, two shapes, two strides). The
+# CPU compile's M = BM and N = BN are one case of many: left unknown, a branch on them is "cond"
+K_ARGS = (2, 3, 6)
 _STR = re.compile(r'"[^"\n]*"')                    # MLIR prints a quote inside a string as \22
 _LOC = re.compile(r"\bloc\(")
 _VAL = re.compile(r"%[\w$.-]+(?:#\d+)?")
@@ -28,6 +43,8 @@ _MEM = re.compile(r"memdesc<((?:\d+x)*)([A-Za-z]\w*)")
 _FOR = re.compile(r"scf\.for\s+(%\S+)\s*=\s*(%\S+)\s+to\s+(%\S+)\s+step\s+(%[\w$.#-]+)")
 _PAIR = re.compile(r"(%[\w$.-]+)\s*=\s*(%[\w$.-]+(?:#\d+)?)")
 _BYTES = {"f16": 2, "bf16": 2, "i16": 2, "f32": 4, "i32": 4, "f64": 8, "i64": 8}
+_BARRIER_OPS = {"ttng.arrive_barrier": "arrive", "ttng.barrier_expect": "expect",
+                "ttng.init_barrier": "init"}
 _CMP = {"eq": int.__eq__, "ne": int.__ne__, "lt": int.__lt__, "le": int.__le__,
         "gt": int.__gt__, "ge": int.__ge__}
 _BIN = {"addi": int.__add__, "subi": int.__sub__, "muli": int.__mul__, "andi": int.__and__,
@@ -47,16 +64,35 @@ class Op:
     regions: list = field(default_factory=list)  # [(header line, [Op, ...]), ...]
 
 
+@dataclass(frozen=True)
+class Lin:
+    """c + k[0]·pid_x + k[1]·pid_y + k[2]·pid_z: a value known up to the CTA's program ids. A TMA
+    box's coordinates are checked in this form (right for every tile, not for one), while a branch
+    on it cannot be decided: the analysis has no integer for it."""
+    c: int = 0
+    k: tuple = (0, 0, 0)
+
+    def __str__(self):
+        terms = [f"{m}·pid_{a}" if m != 1 else f"pid_{a}" for m, a in zip(self.k, "xyz") if m]
+        return " + ".join(terms + [str(self.c)] * (self.c != 0 or not terms))
+
+
 @dataclass
 class Event:
-    kind: str            # wait | expect | arrive | copy | dot
+    kind: str            # wait | expect | arrive | copy | dot | dotwait | store | init | inval
+    #                      | asm | call | other (another op on a barrier or a ring)
     it: int | None       # k-step; None outside the k-loop
     status: str          # yes | no | cond
     order: int           # position in the partition's trace
     alloc: str | None    # the barrier's ttg.local_alloc (its SSA name)
     slot: int | None
-    value: int | None = None   # parity, expected bytes, or arrive count
+    value: int | None = None   # parity, expected bytes, arrive/init count, or pending wgmmas
     dest: tuple = ()           # copy: (ring alloc, slot, bytes); dot: two of those (A, B)
+    where: str = "loop"        # before | loop | after (the partition's k-loop), or prologue |
+    #                            epilogue (outside warp_specialize: before it, after it)
+    coords: tuple = ()         # copy, store: the box's coordinates (int, Lin or None)
+    box: tuple = ()            # copy, store: the box's shape
+    op: str = ""               # the op's name
 
 
 @dataclass
@@ -81,6 +117,7 @@ class Protocol:
     ring_bytes: dict = field(default_factory=dict)  # ring alloc -> bytes of one slot
     operands: dict = field(default_factory=dict)    # ring alloc -> "A" | "B" (the wgmma's operands)
     full_names: dict = field(default_factory=dict)  # full barrier alloc -> "full_a" | "full_b"
+    outside: list = field(default_factory=list)     # events outside warp_specialize (no role)
     notes: list = field(default_factory=list)
 
 
@@ -142,9 +179,7 @@ def _arith(name: str, body: str, args: list) -> int | None:
     """The scalar integer ops, with the type's wrap-around; None when anything is unknown."""
     if name == "arith.constant" and body.split()[:1] in (["true"], ["false"]):
         return int(body.split()[0] == "true")      # printed without a type: i1
-    t = re.search(r":\s*(?:\S+\s+to\s+)?(i\d+|index)\s*$", body)   # the type; casts: `to T`
-    w = 64 if t and t.group(1) == "index" else int(t.group(1)[1:]) if t else 0
-    op = name.split(".", 1)[-1]
+    w, op = _width(body), name.split(".", 1)[-1]
     if not 0 < w <= 64:
         return None
     if op == "constant":
@@ -173,6 +208,41 @@ def _arith(name: str, body: str, args: list) -> int | None:
     return r if w == 1 or not r >> (w - 1) else r - (1 << w)
 
 
+def _width(body: str) -> int:
+    """The bit width of an arith op's result type (casts: `X to T`), 0 when it is no integer."""
+    t = re.search(r":\s*(?:\S+\s+to\s+)?(i\d+|index)\s*$", body)
+    return 64 if t and t.group(1) == "index" else int(t.group(1)[1:]) if t else 0
+
+
+def _wrap(x: int, w: int) -> int:
+    x &= (1 << w) - 1
+    return x if not x >> (w - 1) else x - (1 << w)
+
+
+_CASTS = ("extsi", "extui", "trunci", "index_cast", "index_castui", "bitcast")
+
+
+def _lin(name: str, body: str, args: list):
+    """The ops that keep a value linear in the program ids (+, -, × by a constant, casts), with
+    the type's wrap-around on every coefficient; None for anything else (a comparison, a division:
+    unknown, so that a branch on the tile's position stays a run-time one)."""
+    w, op = _width(body), name.split(".", 1)[-1]
+    v = [Lin(a) if isinstance(a, int) and not isinstance(a, bool) else a for a in args]
+    if w < 32 or not v or not all(isinstance(a, Lin) for a in v):
+        return None                                # an i1 of a program id is a condition
+    if op in _CASTS and len(v) == 1:
+        r = v[0]
+    elif op in ("addi", "subi") and len(v) == 2:
+        sign = 1 if op == "addi" else -1
+        r = Lin(v[0].c + sign * v[1].c, tuple(a + sign * b for a, b in zip(v[0].k, v[1].k)))
+    elif op == "muli" and len(v) == 2 and not (any(v[0].k) and any(v[1].k)):
+        x, m = (v[0], v[1].c) if any(v[0].k) else (v[1], v[0].c)
+        r = Lin(x.c * m, tuple(a * m for a in x.k))
+    else:
+        return None
+    return Lin(_wrap(r.c, w), tuple(_wrap(a, w) for a in r.k))
+
+
 def _nbytes(body: str) -> int:
     ms = _MEM.findall(body)                        # the last memdesc type is the result's
     n = _BYTES.get(ms[-1][1], 1) if ms else 0
@@ -184,16 +254,18 @@ def _nbytes(body: str) -> int:
 class _Run:
     """Executes the op tree once, iterating each partition's first scf.for (its k-loop)."""
 
-    def __init__(self, p: Protocol, scalar_args, num_warps):
+    def __init__(self, p: Protocol, scalar_args, num_warps, bound):
         self.p, self.args, self.num_warps = p, list(scalar_args or [])[:4096], num_warps
+        self.bound = set(range(len(self.args)) if bound is None else bound)
         self.part, self.pending = None, False      # pending: the k-loop is still to come
+        self.where = "prologue"
         self.budget = MAX_OPS
 
-    def event(self, kind, it, status, mem, value=None, dest=()):
-        if self.part is not None:                  # outside warp_specialize: nobody's role
-            alloc, slot = (mem[1], mem[2]) if isinstance(mem, tuple) else (None, None)
-            self.part.events.append(Event(kind, it, status, len(self.part.events), alloc,
-                                          slot if isinstance(slot, int) else None, value, dest))
+    def event(self, kind, it, status, mem, value=None, dest=(), **more):
+        alloc, slot = (mem[1], mem[2]) if isinstance(mem, tuple) else (None, None)
+        trace = self.p.outside if self.part is None else self.part.events
+        trace.append(Event(kind, it, status, len(trace), alloc, slot if isinstance(slot, int)
+                           else None, value, dest, self.where, **more))
 
     def region(self, ops, env, status, it):
         self.budget -= len(ops)
@@ -212,14 +284,23 @@ class _Run:
         res = None
 
         def runs(pred):            # under a predicate: false never runs, unknown is "cond"
+            pred = pred if isinstance(pred, int) else None
             return "no" if "no" == status or pred == 0 else "cond" if pred is None or \
                 status == "cond" else "yes"
         if n.startswith("arith."):
             res = _arith(n, body, [a if isinstance(a, int) else None for a in args])
+            if res is None and n == "arith.select" and len(args) == 3 and \
+                    isinstance(args[0], int):
+                res = args[1 if args[0] else 2]    # a value of another kind: a Lin, a memdesc
+            elif res is None and any(isinstance(a, Lin) for a in args):
+                res = _lin(n, body, args)
+        elif n == "tt.get_program_id":
+            axis = "xyz".find(body.split()[0] if body.split() else "?")
+            res = Lin(0, tuple(int(i == axis) for i in range(3))) if axis >= 0 else None
         elif n in ("module", "builtin.module", "tt.func"):
             for i, a in enumerate(_ARG.findall(body) if n == "tt.func" else []):
-                if i < len(self.args) and isinstance(self.args[i], int):
-                    env[a] = self.args[i]          # the kernel's shapes and strides
+                if i in self.bound and i < len(self.args) and isinstance(self.args[i], int):
+                    env[a] = self.args[i]          # K, in the kernel's shapes and strides
             for _, ops in op.regions:
                 self.region(ops, env, status, it)
         elif n == "ttg.local_alloc":
@@ -229,18 +310,24 @@ class _Run:
             res = ("mem", args[0][1], slot, _nbytes(body))
         elif n == "ttng.wait_barrier" and len(args) >= 2:          # bar, phase[, pred]
             self.event("wait", it, runs(args[2] if len(args) > 2 else 1), args[0], args[1])
-        elif n in ("ttng.arrive_barrier", "ttng.barrier_expect") and args:  # bar, N[, pred]
-            lit = re.findall(r",\s*(\d{1,12})\b", head)
-            self.event("arrive" if "arrive" in n else "expect", it,
-                       runs(args[1] if len(args) > 1 else 1), args[0], int(lit[0]) if lit else None)
-        elif n == "ttng.async_tma_copy_global_to_local":        # desc[coords] dest, bar[, pred]
-            a = [env.get(v) for v in _VAL.findall(head.rsplit("]", 1)[-1])]
-            if len(a) >= 2 and isinstance(a[0], tuple):
-                self.event("copy", it, runs(a[2] if len(a) > 2 else 1), a[1], dest=a[0][1:])
-        elif n == "ttng.warp_group_dot":
-            self.event("dot", it, runs(1), None,
+        elif n in _BARRIER_OPS and args:
+            lit = re.findall(r",\s*(\d{1,12})\b", head)          # bar, N[, pred]
+            self.event(_BARRIER_OPS[n], it, runs(args[1] if len(args) > 1 else 1), args[0],
+                       int(lit[0]) if lit else None)
+        elif n == "ttng.inval_barrier" and args:
+            self.event("inval", it, runs(1), args[0])
+        elif n in ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global"):
+            self.tma(n, head, body, env, it, runs)
+        elif n == "ttng.warp_group_dot":            # value: 1 if async (it runs on after issue)
+            self.event("dot", it, runs(1), None, int(bool(re.search(r"isAsync\s*=\s*true", body))),
                        dest=tuple(a[1:] if isinstance(a, tuple) else (None, None, 0)
                                   for a in args[:2]))
+        elif n == "ttng.warp_group_dot_wait":
+            m = re.search(r"pendings\s*=\s*(\d{1,6})", body)
+            self.event("dotwait", it, runs(1), None, int(m.group(1)) if m else None)
+        elif n.endswith("inline_asm") or n == "tt.call":
+            # what inline PTX or another function does to a barrier is not read: it may be anything
+            self.event("asm" if n.endswith("inline_asm") else "call", it, runs(1), None, op=n)
         elif n == "ttg.warp_specialize":
             self.warp_specialize(op, args, env)
         elif n == "scf.if" and op.regions:
@@ -253,16 +340,32 @@ class _Run:
         elif n == "scf.for" and op.regions and self.pending and it is None:
             return self.k_loop(op, env, status)
         else:            # another loop or region op: its ops may run, how often is not known
+            for mem in {a[1]: a for a in args if isinstance(a, tuple)}.values():
+                self.event("other", it, runs(1), mem, op=n)   # judged if on a barrier or ring
             for _, ops in op.regions:
                 self.region(ops, dict(env), "no" if status == "no" else "cond", it)
         env.update(zip(op.results, [res]))
+
+    def tma(self, n, head, body, env, it, runs):
+        """A TMA copy, global to shared (`desc[coords] dest, bar[, pred]`) or a store, shared to
+        global (`desc[coords] src`): its box coordinates and shape with it."""
+        inner = head.split("[", 1)[1].rsplit("]", 1) if "[" in head and "]" in head else ["", ""]
+        coords = tuple(env.get(v) for v in _VAL.findall(inner[0]))
+        box = re.search(r"tensordesc<tensor<((?:\d{1,6}x)+)", body)
+        box = tuple(int(d) for d in box.group(1).split("x")[:-1]) if box else ()
+        a = [env.get(v) for v in _VAL.findall(inner[1])]
+        if n.endswith("global_to_local") and len(a) >= 2 and isinstance(a[0], tuple):
+            self.event("copy", it, runs(a[2] if len(a) > 2 else 1), a[1], dest=a[0][1:],
+                       coords=coords, box=box)
+        elif n.endswith("local_to_global"):
+            self.event("store", it, runs(1), a[0] if a else None, coords=coords, box=box)
 
     def k_loop(self, op, env, status):
         header = op.regions[0][0]
         m = _FOR.search(header)
         if not m:
             return
-        self.pending = False
+        self.pending, self.where = False, "loop"
         iv, lb, ub, step = m.group(1), *(env.get(m.group(i)) for i in (2, 3, 4))
         pairs = _PAIR.findall(header.split("iter_args", 1)[1]) if "iter_args" in header else []
         carried = [env.get(b) for _, b in pairs]
@@ -274,6 +377,7 @@ class _Run:
             carried = (self.region(op.regions[0][1], env, status, j) + [None] * len(pairs))[
                 :len(pairs)]
         env.update((r, None) for r in op.results)
+        self.where = "after"
 
     def warp_specialize(self, op, captures, env):
         p = self.p
@@ -289,20 +393,21 @@ class _Run:
                                   int(w.group(1)) if w else self.num_warps)
             # partitions other than the default see only their block arguments = the captures
             penv = dict(env) if name == "default" else dict(zip(_ARG.findall(header), captures))
-            self.pending = True
+            self.pending, self.where = True, "before"
             self.region(ops, penv, "yes", None)
             if self.pending:
                 self.part.trips, self.pending = 0, False    # no loop: no k-step runs anything
             p.partitions[self.part.name] = self.part
-        self.part = None
+        self.part, self.where = None, "epilogue"
 
 
-def analyze(ttgir: str, stages: int, k_steps: int, scalar_args=None) -> Protocol:
+def analyze(ttgir: str, stages: int, k_steps: int, scalar_args=None, bound=K_ARGS) -> Protocol:
     """The protocol the TTGIR describes, for k-steps 0..k_steps-1 of a ring of `stages` slots.
     scalar_args: the integer passed for each tt.func argument (None for the others), as
-    compile_kernel returns them; without them a loop bound that depends on K is unknown and the
-    k-loop is taken to run k_steps times. Prefer compile_kernel's "ttgir_ws" (it also has the
-    registers setmaxnreg will set); the plain "ttgir" works too."""
+    compile_kernel returns them; only the positions in `bound` (None: all) are bound, the others
+    are run-time values; without them a loop bound that depends on K is unknown and the k-loop is
+    taken to run k_steps times. Prefer compile_kernel's "ttgir_ws" (it also has the registers
+    setmaxnreg will set); the plain "ttgir" works too."""
     p = Protocol(max(1, min(int(stages), 64)), max(1, min(int(k_steps), MAX_STEPS)))
     if not isinstance(ttgir, str) or len(ttgir) > MAX_CHARS:
         p.notes.append("the IR is not text, or is larger than the analysis reads")
@@ -312,7 +417,7 @@ def analyze(ttgir: str, stages: int, k_steps: int, scalar_args=None) -> Protocol
             for k in ("ttg.maxnreg", "ttg.num-warps")]
     p.maxnreg, warps = (int(m.group(1)) if m else None for m in attr)
     try:
-        _Run(p, scalar_args, warps).region(parse(ttgir), {}, "yes", None)
+        _Run(p, scalar_args, warps, bound).region(parse(ttgir), {}, "yes", None)
     except ValueError as e:
         p.notes.append(str(e))
         return p
@@ -342,8 +447,40 @@ def analyze(ttgir: str, stages: int, k_steps: int, scalar_args=None) -> Protocol
 def _label(p: Protocol, kind, alloc, slot, value, role=None) -> str:
     name = role or p.full_names.get(alloc) or p.roles.get(alloc, alloc or "?")
     where = f"{name}[{'?' if slot is None else slot}]"
-    return {"wait": f"wait on {where} with parity {value}", "arrive": f"arrive on {where}",
-            "expect": f"expect of {value} bytes on {where}"}[kind]
+    count = f" (count {value})" if value not in (1, None) else ""
+    return {"wait": f"wait on {where} with parity {value}", "arrive": f"arrive on {where}{count}",
+            "expect": f"expect of {value} bytes on {where}", "init": f"init of {where}{count}",
+            "inval": f"invalidate of {where}"}[kind]
+
+
+def _show(e: Event, p: Protocol) -> str:
+    """What an event is, in words."""
+    if e.kind in ("wait", "arrive", "expect", "init", "inval"):
+        return _label(p, e.kind, e.alloc, e.slot, e.value)
+    ring = f"{e.dest[0]}[{e.dest[1]}]" if e.dest and not isinstance(e.dest[0], tuple) else ""
+    return {"copy": f"a TMA copy into {ring}", "dot": "a wgmma", "store": "a TMA store",
+            "dotwait": f"a wgmma wait({e.value})", "asm": "inline assembly (what it does to a "
+            "barrier is not read)", "call": "a call of another function (not followed)"}.get(
+        e.kind, f"{e.op} on {p.full_names.get(e.alloc) or p.roles.get(e.alloc) or e.alloc}")
+
+
+def _coords(values) -> str:
+    return "[" + ", ".join("?" if v is None else str(v) for v in values) + "]"
+
+
+def _box_at(operand, box, it=0):
+    """Where k-step it's box of an operand lies: A's BM × BK box at [pid_x·BM, it·BK], B's BK × BN
+    box at [it·BK, pid_y·BN], C's BM × BN box at [pid_x·BM, pid_y·BN]; None if not known."""
+    if len(box) != 2 or operand not in ("A", "B", "C"):
+        return None
+    r, c = box
+    row = Lin(0, (r, 0, 0)) if operand != "B" else Lin(it * r)
+    col = Lin(0, (0, c, 0)) if operand != "A" else Lin(it * c)
+    return row, col
+
+
+def _as_lin(v):
+    return Lin(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
 
 def _at(part, it, kind, status="yes"):
@@ -378,10 +515,132 @@ def _name(p: Protocol, part) -> str:
     return f"loader of {'+'.join(ops)}" if ops else part.name
 
 
+def _misplaced(p: Protocol, c: Event, who: str, it: int) -> list:
+    """A copy whose box is not k-step it's of its operand, for this CTA's tile."""
+    operand = p.operands.get(c.dest[0], "?")
+    exp = _box_at(operand, c.box, it)
+    if operand == "?" or exp == tuple(map(_as_lin, c.coords)):
+        return []                       # an operand no wgmma reads is the structure's to report
+    where = "[pid_x·BM, it·BK]" if operand == "A" else "[it·BK, pid_y·BN]"
+    return [f"{who}, k-step {it}: its TMA box is at {_coords(c.coords)}; expected "
+            + (_coords(exp) if exp else "the box of the k-step") + f" ({operand}'s box lies at "
+            f"{where}, in elements)"]
+
+
+# where each role's barrier, TMA and wgmma ops may run: its k-loop's ops, and outside the loop only
+# what the protocol has there (the consumers' last wgmma wait and their store of C); before
+# warp_specialize the inits, after it an invalidate. A wgmma wait is harmless anywhere.
+_ALLOWED = {"loader": {"loop": {"wait", "expect", "copy", "dotwait"}, "before": {"dotwait"},
+                       "after": {"dotwait"}},
+            "consumer": {"loop": {"wait", "dot", "dotwait", "arrive"}, "before": {"dotwait"},
+                         "after": {"dotwait", "store"}},
+            "outside": {"prologue": {"init", "dotwait"}, "epilogue": {"inval", "dotwait"}}}
+_PLACE = {"before": "before its k-loop", "after": "after its k-loop",
+          "prologue": "before warp_specialize", "epilogue": "after warp_specialize"}
+_COUNT_WHY = {"full": "one arrival a phase: its loader's expect",
+              "empty": "one arrival a phase: the consumers' release"}
+
+
+def _relevant(p: Protocol, e: Event) -> bool:
+    """Another op counts only on a barrier or a ring slot (the epilogue's store to C's buffer is
+    the consumers' own)."""
+    return e.kind != "other" or e.alloc in p.roles or e.alloc in p.ring_bytes
+
+
+def _extras(p: Protocol, who: str, events: list, allowed: dict, out: list):
+    """Ops the protocol does not have where they run, and the protocol's own ops on a run-time
+    condition: each of them runs in a k-step or not, whatever M, N, K and the tile's position,
+    and a wait that may not run is no wait while an arrive that may run can free a slot."""
+    for e in events:
+        if e.status == "no" or not _relevant(p, e):
+            continue
+        place = (f"{who}, " if who else "") + (f"k-step {e.it}" if e.where == "loop"
+                                               else _PLACE[e.where])
+        if e.kind not in allowed[e.where]:
+            out.append(f"{place}: {_show(e, p)} {'runs' if e.status == 'yes' else 'may run'}; "
+                       "the protocol has no such op there")
+        elif e.status == "cond" and e.kind != "dotwait":
+            out.append(f"{place}: {_show(e, p)} runs only on a run-time condition (on M, N, K "
+                       "or the tile's position); expected it to run, or not, in every case")
+
+
+def _setup(p: Protocol, out: list):
+    """Every slot of every barrier initialised once before warp_specialize, with the arrivals a
+    phase of it gets (a count the arrivals never reach deadlocks; one they pass frees a slot
+    early), and no other barrier, TMA or wgmma op outside the partitions."""
+    inits = [e for e in p.outside if e.kind == "init" and e.where == "prologue"
+             and e.status == "yes"]
+    for alloc, role in sorted(p.roles.items()):
+        name = p.full_names.get(alloc) or role
+        for s in range(p.stages):
+            got = [e.value for e in inits if e.alloc == alloc and e.slot == s]
+            if got != [1]:
+                out.append(f"{name}[{s}] is " + ("not initialised" if not got else
+                           "initialised with count " + " and ".join(map(str, got)))
+                           + f" before warp_specialize; expected one init with count 1 "
+                           f"({_COUNT_WHY[role]})")
+    _extras(p, "", p.outside, _ALLOWED["outside"], out)
+
+
+def _releases(p: Protocol, cons: Partition, arrive_out: list, store_out: list):
+    """No slot goes back to the loaders while a wgmma that reads it may still run, and C is not
+    stored while any may: a wgmma wait with pending count n finishes all but the n wgmmas issued
+    last (warpgroup_mma_wait(1) after k-step it's wgmma finishes k-step it-1's)."""
+    running = []
+    for e in cons.events:
+        if e.status != "yes":
+            continue
+        if e.kind == "dot" and e.value:              # a synchronous wgmma is done once issued
+            running.append(e)
+        elif e.kind == "dotwait" and isinstance(e.value, int):
+            running = running[len(running) - e.value:] if e.value < len(running) else running
+        elif e.kind == "arrive" and p.roles.get(e.alloc) == "empty":
+            busy = [d for d in running if any(sl in (e.slot, None) for _, sl, _ in d.dest)]
+            arrive_out += [f"consumer, k-step {e.it}: the release of empty[{e.slot}] comes while "
+                           f"k-step {busy[0].it}'s wgmma, which reads that slot, may still run; "
+                           "expected it only after a wgmma wait that has finished every wgmma "
+                           "reading the slot"] if busy else []
+        elif e.kind == "store" and running:
+            store_out.append(f"consumer: C is stored while {len(running)} wgmma(s) may still "
+                             "run; expected a wgmma wait with a pending count of 0 before")
+
+
+def _store(p: Protocol, cons: Partition, out: list):
+    """The epilogue: one TMA store of C, after the k-loop, at this CTA's tile."""
+    stores = [e for e in cons.events if e.kind == "store" and e.status == "yes"]
+    if [e.where for e in stores] != ["after"]:
+        out.append(f"consumer: {len(stores)} TMA store(s) of C run"
+                   + (f" ({', '.join(_PLACE.get(e.where, 'in a k-step') for e in stores)})"
+                      if stores else "") + "; expected one, after the k-loop")
+    for e in stores:
+        exp = _box_at("C", e.box)
+        if exp != tuple(map(_as_lin, e.coords)):
+            out.append(f"consumer: C's TMA box is at {_coords(e.coords)}; expected "
+                       + (_coords(exp) if exp else "[pid_x·BM, pid_y·BN]") + " (this CTA's tile)")
+
+
+def judge(ttgir: str, stages: int, k_steps: int, scalar_args=None) -> dict:
+    """check() of two readings of the IR, violations by rule: K bound to the grader's value (the
+    k-loops' trip counts) and K a run-time value like M and N. A branch on K is decided in the
+    first for the grader's few K only; the GPU's other K may take it the other way, so the second
+    judges it as it judges one on M: a wait behind it is no wait, an arrive behind it may run."""
+    bound = _violations(analyze(ttgir, stages, k_steps, scalar_args))
+    free = _violations(analyze(ttgir, stages, k_steps, scalar_args, bound=()))
+    return _cap({r: bound[r] + [m for m in free[r] if m not in bound[r]] for r in RULES})
+
+
 def check(p: Protocol) -> dict:
     """Violations by rule (every name in RULES); an empty list is a rule kept. The kernel has two
     loader partitions, one for A and one for B, each with its own `full` barrier per slot and
     both waiting on one `empty`; the consumers wait on both `full` barriers of a slot."""
+    return _cap(_violations(p))
+
+
+def _cap(v: dict) -> dict:
+    return {r: m[:6] + [f"... and {len(m) - 6} more"] * (len(m) > 6) for r, m in v.items()}
+
+
+def _violations(p: Protocol) -> dict:
     cons = p.partitions.get("consumer")
     loaders = [p.partitions[k] for k in p.loaders]
     if not p.found or cons is None or not loaders:
@@ -397,7 +656,8 @@ def check(p: Protocol) -> dict:
         f"the {_name(p, q)}'s k-loop runs {q.trips} times; expected {n} (one per k-step)"
         for q in [*loaders, cons] if q.trips is not None and q.trips != n] + [
         f"{q.name} does barrier/TMA/wgmma work but copies nothing; expected only the two loaders"
-        for k, q in p.partitions.items() if k != "consumer" and k not in p.loaders and q.events]
+        for k, q in p.partitions.items() if k != "consumer" and k not in p.loaders and any(
+            e.status != "no" and _relevant(p, e) for e in q.events)]
     if len(loaders) != 2 or sorted(p.operands.get(r, "?") for c in copied.values()
                                    for r in c) != ["A", "B"]:
         v["structure"].append(
@@ -440,6 +700,7 @@ def check(p: Protocol) -> dict:
                 out += [f"{who}, k-step {it}: a TMA copy is issued before {what}"
                         for before, what in ((w, "the wait on empty"), (x, "the expect"))
                         if before and c.order < before.order]
+                out += _misplaced(p, c, who, it)
             if w and x and x.order < w.order:
                 v["producer.wait"].append(f"{who}, k-step {it}: the expect comes before the wait")
         waits, out = _at(cons, it, "wait"), v["consumer.wait"]
@@ -463,16 +724,24 @@ def check(p: Protocol) -> dict:
         out += [f"consumer, k-step {it}: {_label(p, 'wait', e.alloc, e.slot, e.value)} runs; "
                 "expected only the waits on the two full barriers" for e in waits
                 if e.alloc not in own.values()]
-        if not dots:
-            v["consumer.wgmma"].append(f"consumer, k-step {it}: no wgmma runs" + (
-                " (one depends on a run-time value)" if _at(cons, it, "dot", "cond") else ""))
+        if len(dots) != 1:
+            v["consumer.wgmma"].append(f"consumer, k-step {it}: {len(dots) or 'no'} wgmma"
+                                       f"{'s' * (len(dots) > 1)} run" + (
+                " (one depends on a run-time value)" if _at(cons, it, "dot", "cond") else "")
+                + "; expected one")
         v["consumer.wgmma"] += [f"consumer, k-step {it}: the wgmma reads {a}[{sl}]; expected "
                                 f"slot {s}" for d in dots for a, sl, _ in d.dest if a and sl != s]
         if it > 0:     # k-step it-1's wgmma is done (wgmma_wait(1)): release its slot
-            _one(v["consumer.arrive"], p, cons, it, "arrive", "empty", (it - 1) % S)
+            _one(v["consumer.arrive"], p, cons, it, "arrive", "empty", (it - 1) % S, 1)
         v["consumer.arrive"] += [f"consumer, k-step 0: {_label(p, 'arrive', e.alloc, e.slot, 0)}"
                                  " runs; no earlier k-step has a slot to release"
                                  for e in _at(cons, 0, "arrive")] if it == 0 else []
+    _setup(p, v["barriers"])
+    for q in loaders:
+        _extras(p, _name(p, q), q.events, _ALLOWED["loader"], v["producer.extra"])
+    _extras(p, "consumer", cons.events, _ALLOWED["consumer"], v["consumer.extra"])
+    _releases(p, cons, v["consumer.arrive"], v["consumer.store"])
+    _store(p, cons, v["consumer.store"])
     regs, cap, out = p.actual_regs or p.requested_regs, p.maxnreg, v["setmaxnreg"]
     index = {q.name: int(q.name[len("partition"):]) for q in loaders
              if q.name.startswith("partition") and q.name[len("partition"):].isdigit()}
@@ -489,4 +758,4 @@ def check(p: Protocol) -> dict:
         out += [f"the {_name(p, q)} requests {p.requested_regs[index[q.name]]} registers; "
                 f"expected fewer than the {cap} at entry" for q in loaders
                 if q.name in index and p.requested_regs[index[q.name]] >= cap]
-    return {r: m[:6] + [f"... and {len(m) - 6} more"] * (len(m) > 6) for r, m in v.items()}
+    return v

@@ -1,8 +1,10 @@
 """Grader for chapter 02: the warp-specialized Gluon GEMM. The submission compiles its kernel for
 sm_90a in its sandbox (on a CPU) and hands back the IR; the grader reads the loaders'/consumers'
 protocol from the compiler's TTGIR (`protocol.py`: which barrier each partition waits on with
-which parity, what it expects and copies, in every k-step, only what runs), never from text the
-submission could spell. On a Hopper GPU, the submission's kernel runs on the grader's inputs."""
+which parity, what it expects and copies from which box, in every k-step, only what runs; the
+barriers' inits and whatever runs outside the k-loops; M, N, the tile's position and, in a
+second reading, K as run-time values), never from text the submission could spell. On a Hopper
+GPU, the submission's kernel runs on the grader's inputs."""
 import importlib.util
 from pathlib import Path
 
@@ -40,7 +42,7 @@ def violations(test):
     if not isinstance(ir, str) or not isinstance(k.get("stages"), int) or \
             not isinstance(k.get("k_steps"), int):
         pytest.fail("the compile handed back no IR", pytrace=False)
-    found = protocol.check(protocol.analyze(ir, k["stages"], k["k_steps"], k.get("scalar_args")))
+    found = protocol.judge(ir, k["stages"], k["k_steps"], k.get("scalar_args"))
     return {r: found[r] for r in protocol.RULES_BY_TEST[test] if found.get(r)}
 
 
@@ -63,8 +65,10 @@ def test_compiles_for_sm90a():
 def test_producer_protocol():
     """Two loaders, one copying A and one copying B, each completing on its own full barrier;
     each, in every k-step it: waits on empty[it % S] with parity ((it // S) & 1) ^ 1, expects its
-    tile's bytes on its full[it % S], then copies its tile into slot it % S (read from the TTGIR:
-    only ops that run count)."""
+    tile's bytes on its full[it % S], then copies its tile into slot it % S from the k-step's box
+    (A at [pid_x·BM, it·BK], B at [it·BK, pid_y·BN]), and does nothing else (read from the TTGIR:
+    only ops that run count; one on a condition on M, N, K or the tile may run). Every barrier slot
+    initialised once with count 1 before warp_specialize, nothing else run there."""
     bad = violations("test_producer_protocol")
     assert not bad, "\n".join(f"{r}: {m}" for r, ms in bad.items() for m in ms)
 
@@ -73,8 +77,10 @@ def test_producer_protocol():
 @pytest.mark.timeout(300)
 def test_consumer_protocol():
     """The consumers, in every k-step it: wait on both full barriers of slot it % S (A's and B's)
-    with parity (it // S) & 1 before their wgmma reads the slot, and release the previous slot on
-    empty."""
+    with parity (it // S) & 1 before their one wgmma reads the slot, and release the previous slot
+    on empty once a wgmma wait has finished the wgmma that read it; after the loop, one store of C
+    at [pid_x·BM, pid_y·BN] once every wgmma is done; nothing else. The barriers' setup as in
+    test_producer_protocol."""
     bad = violations("test_consumer_protocol")
     assert not bad, "\n".join(f"{r}: {m}" for r, ms in bad.items() for m in ms)
 

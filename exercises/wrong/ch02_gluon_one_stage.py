@@ -1,9 +1,10 @@
 # exercise: ch02_ws_gluon
 # file: ws_gemm.py
-# loses: test_many_laps, test_gpu_correct, test_gpu_consan
-# bug: a ring of one stage. Every rule of the protocol holds step by step, but the consumers
-#      release slot it - 1 only after their wait in k-step it, which needs that same slot
-#      refilled first: on the GPU the kernel deadlocks in its second k-step.
+# loses: test_consumer_protocol, test_many_laps, test_gpu_correct, test_gpu_consan
+# bug: a ring of one stage. The consumers release slot it - 1 only after their wait in k-step it,
+#      which needs that same slot refilled first: on the GPU the kernel deadlocks in its second
+#      k-step. And slot it - 1 is slot it: the release comes while k-step it's wgmma still reads
+#      it (wgmma_wait(1) leaves that one running).
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 02 — a warp-specialized GEMM in Gluon (triton 3.6.0), one 128 × 128 tile per CTA, with
 ONE LOADER PER OPERAND.

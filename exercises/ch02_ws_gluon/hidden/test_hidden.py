@@ -40,6 +40,6 @@ def test_many_laps():
         "a slot one k-step late, so a ring needs at least 2 stages")
     n = stages * LAPS + rng.randint(0, stages - 1)
     ir = k.get("ttgir_ws") or k.get("ttgir")
-    found = pub.protocol.check(pub.protocol.analyze(ir, stages, n, _longer_k(k, n)))
+    found = pub.protocol.judge(ir, stages, n, _longer_k(k, n))
     bad = {r: m for r, m in found.items() if m}
     assert not bad, f"{n} k-steps: " + "\n".join(f"{r}: {m}" for r, ms in bad.items() for m in ms)
