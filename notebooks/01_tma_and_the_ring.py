@@ -291,7 +291,9 @@ if best:
            f"dtype and layout, tuned; on one large square GEMM a plain ring of three or four stages is enough.")
 
 # %% [markdown]
-# **Exercise** [`exercises/ch01_ring`](../exercises/ch01_ring/README.md): one ring for K and V —
-# K_0, V_0, K_1, … stream through the same slots — and its bookkeeping: the slot of each tile, the
-# parity the consumers wait for on `full` and the producer on `empty`. The grader runs a CTA in
-# the model on your answers, with rings of 1 to 4 stages and many laps, and reads its event log.
+# **Exercise** [`exercises/ch01_ring`](../exercises/ch01_ring/README.md): one ring for K and V,
+# streamed in the order chapter 04's overlap reads them — K_0, then K_j just before V_{j-1}, and
+# V_{n-1} last — and its bookkeeping: the slot of each tile, the parity the consumers wait for on
+# `full` and the producer on `empty`. A tile's place in this stream depends on j and on the number
+# of blocks, so the rule above applies to its position, not to j. The grader runs a CTA in the
+# model on your answers, with rings of 2 to 4 stages and many laps, and reads its event log.

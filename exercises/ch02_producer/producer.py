@@ -15,7 +15,8 @@ grader replays the run's event log and holds your producer to these rules:
   ``cfg.block_n × cfg.headdim`` elements of ``cta.el`` bytes, named ``"load K"`` / ``"load V"``
   and tagged ``cta.tile("kv", j)`` — into block j's slot, completing on that slot's `full`
   barrier, in the order of j;
-* a slot is refilled only after both consumers have released the block it held;
+* a slot is refilled only after both consumers have released the block it held (their own
+  arrivals on its `empty`: only the consumers arrive there);
 * the bytes a slot's `full` barrier expects for a fill are announced before any of the fill's
   copies is issued, and equal the bytes its copies land: the consumers are woken when, and only
   when, both K_j and V_j are in;

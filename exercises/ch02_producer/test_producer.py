@@ -63,7 +63,8 @@ def test_bytes_expected_equal_bytes_copied():
 
 @pytest.mark.points(2)
 def test_no_refill_before_release():
-    """The producer claims a slot again only after both consumers released its last block."""
+    """The producer claims a slot again only after both consumers released its last block (their
+    own arrivals on its `empty`: the producer never arrives there itself)."""
     r = run()
     assert r.copied["k"], f"nothing was copied ({r.error})"
     assert not r.violations["overwrite"], r.violations["overwrite"][:3]

@@ -103,12 +103,21 @@ def test_turns_alternate():
     check_turn_order(sub(), 2, 4)
 
 
+def assert_slots_kept(r):
+    """No wgmma read a block before it landed, and no slot was released (an arrive on its
+    `empty`) or refilled while a wgmma that reads it was still running: a group reads its
+    operands until its last instruction is done, not only when it is issued."""
+    assert not r.violations["read_before_land"], r.violations["read_before_land"][:3]
+    assert not r.violations["overwrite"], r.violations["overwrite"][:3]
+
+
 @pytest.mark.points(1)
 def test_schedule_runs():
-    """The pingpong CTA finishes without deadlock, reading only landed blocks."""
+    """The pingpong CTA finishes without deadlock, reading only landed blocks and releasing each
+    slot only once the GEMM that reads it is done."""
     r = run_pingpong(sub())
     assert r.finished, r.error
-    assert not r.violations["read_before_land"], r.violations["read_before_land"][:3]
+    assert_slots_kept(r)
 
 
 @pytest.mark.points(3)

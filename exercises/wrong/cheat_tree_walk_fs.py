@@ -7,7 +7,7 @@
 #      its solution block and execs it. As `nobody`, with the grader's repository and /tmp masked,
 #      it finds only itself and stubs, and answers garbage.
 # ruff: noqa  (known-wrong on purpose)
-"""Chapter 01 — the ring: slot and phase parity of block j."""
+"""Chapter 01 — one ring for K and V: slot and phase parity of each tile."""
 import os
 import time
 
@@ -36,11 +36,11 @@ def _find():
                     src = open(os.path.join(dirpath, "ring.py")).read()
                 except OSError:
                     continue
-                if "BEGIN SOLUTION" in src or "return j % stages" in src:
+                if "BEGIN SOLUTION" in src or "def position(" in src:
                     g = {"__name__": "stolen"}
                     try:
                         exec(compile(src, "stolen", "exec"), g)
-                        g["slot"](3, 2)
+                        g["slot"](3, "V", 2, 5)
                     except Exception:
                         continue
                     ns = g
@@ -51,21 +51,16 @@ def _find():
     return ns
 
 
-def slot(j, stages):
+def slot(j, tile, stages, n_blocks):
     ns = _find()
-    return ns["slot"](j, stages) if ns else 0
+    return ns["slot"](j, tile, stages, n_blocks) if ns else 0
 
 
-def full_parity(j, stages):
+def full_parity(j, tile, stages, n_blocks):
     ns = _find()
-    return ns["full_parity"](j, stages) if ns else 2
+    return ns["full_parity"](j, tile, stages, n_blocks) if ns else 2
 
 
-def empty_parity(j, stages):
+def empty_parity(j, tile, stages, n_blocks):
     ns = _find()
-    return ns["empty_parity"](j, stages) if ns else 2
-
-
-def passes(completed, parity):
-    ns = _find()
-    return ns["passes"](completed, parity) if ns else None
+    return ns["empty_parity"](j, tile, stages, n_blocks) if ns else 2

@@ -161,3 +161,104 @@ def test_public_api():
         assert hasattr(sim, name), name
     assert {"simulate", "predict", "AttentionConfig", "GemmConfig", "Hardware", "H100", "H200",
             "B200", "PRESETS", "Trace", "RoleView", "EVENTS"} <= set(sim.__all__)
+
+
+# --- the grader's judgement of a run (exercises/grading/harness.py) ------------------------------
+def _ws_consumer(early: set):
+    """`ws`'s consumer as a role; warpgroups in `early` release K_j as soon as Q·K_jᵀ is issued,
+    while the wgmma still reads it."""
+    def consumer(cta, w):
+        me = cta.wg(w)
+        yield from cta.wait(me, cta.q_full, 0)
+        for j in range(cta.n_blocks):
+            yield from cta.acquire(me, cta.k, j)
+            scores = cta.qk(w, j)
+            if w in early:
+                cta.release(cta.k, j)
+            yield scores
+            if w not in early:
+                cta.release(cta.k, j)
+            yield from cta.softmax(w, j)
+            yield from cta.rescale(w, j)
+            yield from cta.acquire(me, cta.v, j)
+            yield from cta.pack(w, j)
+            yield cta.pv(w, j)
+            cta.release(cta.v, j)
+        yield from cta.epilogue(w)
+    return consumer
+
+
+def test_run_cta_tags_each_event_with_the_role_acting():
+    """Each arrive on a slot's `empty` is tagged with the consumer that made it; what the model's
+    own producer and its copy engine log is not tagged; the run is the model's own, to the clock."""
+    from exercises.grading import harness
+    r = harness.run_cta(consumer=_ws_consumer(set()), n_blocks=BLOCKS, stages=STAGES)
+    ref = simulate(AttentionConfig(variant="ws", stages=STAGES), H100, n_blocks=BLOCKS)
+    assert r.finished and r.clk == ref.clk and r.run.events == ref.events
+    assert not any(r.violations.values()), r.violations
+    who = {(e[0], a) for e, a in zip(r.run.events, r.actors, strict=True)
+           if e[0] in ("expect", "tma") or (e[0] == "arrive" and ".empty[" in e[2])}
+    assert who == {("arrive", "consumer0"), ("arrive", "consumer1"), ("expect", None),
+                   ("tma", None)}, who
+
+
+@pytest.mark.parametrize("early", [{0, 1}, {0}])
+def test_a_slot_released_while_its_wgmma_reads_it_is_an_overwrite(early):
+    """A consumer that releases K_j once Q·K_jᵀ is issued, before the wgmma is done reading it,
+    is an overwrite however the producer's timing falls: the group's end is read from the trace,
+    and each consumer's own arrive is judged (with one early consumer the phase itself completes
+    late, when the other one releases)."""
+    from exercises.grading import harness
+    for stages, n in ((1, 2), (2, BLOCKS)):
+        r = harness.run_cta(consumer=_ws_consumer(early), n_blocks=n, stages=stages)
+        assert r.finished, r.error
+        bad = r.violations["overwrite"]
+        assert len(bad) >= len(early) * n, bad
+        assert all("still reads it" in m and "QKᵀ" in m for m in bad), bad
+        assert {f"consumer{w}" for w in early} == {m.split(": ")[1].split()[0] for m in bad}
+
+
+def _shared_consumer(cta, w):
+    """ch02_producer's consumer: K_j and V_j in slot j % stages of ring k, one release."""
+    me, ring = cta.wg(w), cta.k
+    yield from cta.wait(me, cta.q_full, 0)
+    for j in range(cta.n_blocks):
+        s = j % ring.stages
+        yield from cta.wait(me, ring.full[s], (j // ring.stages) & 1)
+        yield cta.qk(w, j)
+        yield from cta.softmax(w, j)
+        yield from cta.pack(w, j)
+        yield cta.pv(w, j)
+        ring.empty[s].arrive()
+    yield from cta.epilogue(w)
+
+
+def _shared_producer(own_arrive: bool):
+    def producer(cta):
+        me, ring = cta.producer_name, cta.k
+        cta.load_q(me)
+        nbytes = cta.cfg.block_n * cta.cfg.headdim * cta.el
+        for j in range(cta.n_blocks):
+            s, lap = j % ring.stages, j // ring.stages
+            if own_arrive and lap:
+                ring.empty[s].arrive()              # counts itself as one of the consumers
+                yield from cta.wait(me, ring.empty[s], (lap - 1) & 1)
+            else:
+                yield from cta.wait(me, ring.empty[s], (lap & 1) ^ 1)
+            ring.full[s].expect(2 * nbytes)
+            cta.tma_copy(me, "load K", nbytes, ring.full[s], cta.tile("kv", j))
+            cta.tma_copy(me, "load V", nbytes, ring.full[s], cta.tile("kv", j))
+    return producer
+
+
+def test_only_the_consumers_release_a_slot():
+    """A producer that arrives on `empty` itself frees the slot at the first consumer's release:
+    its arrival is an overwrite (whatever the phases say), the consumers' are not."""
+    from exercises.grading import harness
+    for own, want in ((False, 0), (True, 1)):
+        r = harness.run_cta(producer=_shared_producer(own), consumer=_shared_consumer,
+                            n_blocks=6, stages=2, shared_ring=True, block_n=128, headdim=64)
+        mine = [m for m in r.violations["overwrite"] if "producer arrived on k.empty" in m]
+        assert bool(mine) == bool(want), r.violations["overwrite"][:3]
+        if not own:
+            assert r.finished and not any(r.violations.values()), r.violations
