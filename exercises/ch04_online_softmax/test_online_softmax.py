@@ -22,6 +22,20 @@ def blocks(rows=32, n=160, d=16, block=32, spread=6.0):
     return s, v, [(s[:, i:i + block], v[i:i + block]) for i in range(0, n, block)]
 
 
+HUGE = 250.0    # blocks(spread=HUGE): scores of about ±1000; float64's exp overflows past 709
+
+
+def masked_blocks(rows=6, n=96, d=16, block=32):
+    """blocks() with rows masked (-inf) at every edge: leading keys (past the first block), a
+    trailing block after unmasked ones, a middle block, a whole row."""
+    s, v, _ = blocks(rows=rows, n=n, d=d)
+    s[:rows - 3, :int(RNG.integers(block + 1, n - block))] = -np.inf
+    s[rows - 3, n - block:] = -np.inf
+    s[rows - 2, block:2 * block] = -np.inf
+    s[rows - 1, :] = -np.inf
+    return s, v, [(s[:, i:i + block], v[i:i + block]) for i in range(0, n, block)]
+
+
 def state(value, rows, d, what="update", o_compared=True):
     """(m, l, o) as returned, its form checked: arrays of shapes (rows,), (rows,), (rows, d); m
     finite or -inf (a row masked so far), l finite, and o finite where a test compares it."""
@@ -66,13 +80,15 @@ def test_running_max_and_sum():
 
 @pytest.mark.points(2)
 def test_output_rescale():
-    """o / l after all blocks equals softmax(s) @ v (relative error 1e-9): the rescale of o."""
+    """o / l after all blocks equals softmax(s) @ v (relative error 1e-9): the rescale of o; last
+    with scores of about ±1000, where exp without the max subtracted overflows."""
     s_mod = sub()
-    for block in (16, 32, 48):
-        s, v, parts = blocks(block=block)
+    for block, spread in ((16, 6.0), (32, 6.0), (48, 6.0), (32, HUGE)):
+        s, v, parts = blocks(block=block, spread=spread)
         _, l, o = run(s_mod, parts, 32, 16)
         ref, _ = reference(s, v)
-        np.testing.assert_allclose(o / l[:, None], ref, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(o / l[:, None], ref, rtol=1e-9, atol=1e-12,
+                                   err_msg=f"blocks of {block}, scores up to {np.abs(s).max():.0f}")
 
 
 @pytest.mark.points(1)
@@ -88,16 +104,62 @@ def test_finalize():
     np.testing.assert_allclose(lse, ref_lse, rtol=1e-12)
 
 
+def graded_runs():
+    """(what, s, v, block) of every kind of block the graded tests give `update`: the moving
+    max at each block width, scores of ±1000, rows masked at every edge at a head dim drawn in
+    1-128."""
+    runs = [(f"blocks of {b}", *blocks(block=b)[:2], b) for b in (16, 32, 48)]
+    runs.append(("scores of ±1000", *blocks(spread=HUGE)[:2], 32))
+    d = int(RNG.integers(1, 129))
+    runs.append((f"rows masked, d = {d}", *masked_blocks(d=d)[:2], 32))
+    return runs
+
+
+def state_after(s, v, seen):
+    """The right state (m, l, o) after the first `seen` keys, computed here."""
+    rows, d = s.shape[0], v.shape[1]
+    if seen == 0:
+        return np.full(rows, -np.inf), np.zeros(rows), np.zeros((rows, d))
+    m = s[:, :seen].max(axis=1)
+    p = np.exp(s[:, :seen] - np.where(np.isneginf(m), 0.0, m)[:, None])
+    return m, p.sum(axis=1), p @ v[:seen]
+
+
+def own_or_right(value, s, v, seen):
+    """The state a graded run would pass on, the submission's own (as `run` does), where it has
+    the form; the right state where it has not (a wrong `update` does not change what this test
+    asks it)."""
+    try:
+        return state(value, s.shape[0], v.shape[1], o_compared=False)
+    except AssertionError:
+        return state_after(s, v, seen)
+
+
+def same_arguments(given, after, where):
+    assert isinstance(after, list) and len(after) == len(given), "update's echo is malformed"
+    for name, a, b in zip(("m", "l", "o", "s", "v"), given, after):
+        np.testing.assert_array_equal(b, a, err_msg=f"update changed its argument {name} ({where})")
+
+
 @pytest.mark.points(1)
 def test_update_leaves_its_arguments():
-    """`update` returns new arrays and leaves the state and the block it was given as they were."""
+    """`update` returns new arrays and leaves the state and the block it was given as they were:
+    in the session the other tests use, after `init`, on every kind of block they give it, each
+    argument sent back as the call left it; and in a process of its own whose arrays the grader
+    reads from memory it shares with that process."""
     s_mod = sub()
-    s, v, parts = blocks(rows=8, n=64)
-    m, l, o = state(s_mod.init(8, 16), 8, 16, "init")
-    for s_j, v_j in parts:
-        args = (m, l, o, s_j.copy(), v_j.copy())
-        new, after, _ = s_mod.echo("update", *args)
-        new = state(new, 8, 16, o_compared=False)      # compared: the arguments, not o
-        for name, a, b in zip(("m", "l", "o", "s", "v"), args, after):
-            np.testing.assert_array_equal(b, a, err_msg=f"update changed its argument {name}")
-        m, l, o = new
+    for what, s, v, block in graded_runs():          # as a graded run goes, the arguments echoed
+        try:
+            m, l, o = own_or_right(s_mod.init(s.shape[0], v.shape[1]), s, v, 0)
+        except AssertionError:                       # init failed: the other tests judge it
+            m, l, o = state_after(s, v, 0)
+        for i in range(0, s.shape[1], block):
+            args = (m, l, o, s[:, i:i + block].copy(), v[i:i + block].copy())
+            new, after, _ = s_mod.echo_in_session("update", *args)
+            same_arguments(args, after, f"{what}, in the session")
+            m, l, o = own_or_right(new, s, v, i + block)
+    s, v, _ = blocks(rows=8, n=64)
+    for i in range(0, 64, 32):                       # in a process of its own
+        args = (*state_after(s, v, i), s[:, i:i + 32].copy(), v[i:i + 32].copy())
+        _, after, _ = s_mod.echo("update", *args)
+        same_arguments(list(args), list(after), "in a process of its own")

@@ -7,6 +7,13 @@ not data is NaN. A load past ``seqlen_k`` (or past the last batch) that is not m
 and poisons the output. O starts as NaN too: a row the kernel should write and does not stays NaN,
 and the rows past ``seqlen_q`` must still be NaN after the run (a store that is not masked shows).
 The grader, in its own process, reads all of it.
+
+Under the interpreter every load and store is also checked where it happens (`_Bounds`): each
+address a mask leaves on must lie in the data (rows below ``seqlen_q`` / ``seqlen_k`` of a batch
+that exists; O and LSE for stores). The poison shows only a read whose value reaches O; a kernel
+that loads past the end unmasked and throws the values away after (``tl.where``) reads out of
+bounds all the same, and on a GPU past the end of the tensor. Such lanes are not carried out (no
+read or write lands outside the data), and the case fails with the first of them named.
 """
 import math
 
@@ -79,8 +86,114 @@ def _run(kernel, c, device, torch):
     ob = torch.full((B + 1, S_pad, D), float("nan"), dtype=torch.float32, device=device)
     lse = torch.full(((B + 1) * Sq,), float("nan"), dtype=torch.float32, device=device)
     grid = (math.ceil(Sq / bm), B)
-    kernel[grid](qb, kb, vb, ob, lse, Sq, Sk, float(c["scale"]), qb.stride(0), qb.stride(1),
-                 HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn)
+
+    def launch():
+        kernel[grid](qb, kb, vb, ob, lse, Sq, Sk, float(c["scale"]), qb.stride(0), qb.stride(1),
+                     HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=bn)
     if device != "cpu":
+        launch()
         torch.cuda.synchronize()
+    else:
+        row = S_pad * D * 4                               # bytes of one batch of a buffer
+        data = [_Region("Q", qb.data_ptr(), row, Sq * D * 4, B, D, "seqlen_q", Sq),
+                _Region("K", kb.data_ptr(), row, Sk * D * 4, B, D, "seqlen_k", Sk),
+                _Region("V", vb.data_ptr(), row, Sk * D * 4, B, D, "seqlen_k", Sk)]
+        out = [_Region("O", ob.data_ptr(), row, Sq * D * 4, B, D, "seqlen_q", Sq),
+               _Region("LSE", lse.data_ptr(), Sq * 4, Sq * 4, B, 1, "seqlen_q", Sq)]
+        bounds = _Bounds(reads=data + out, writes=out)
+        with bounds.watching():
+            launch()
+        if bounds.bad:
+            return {"error": bounds.message()}
     return {"o": ob.cpu().numpy(), "lse": lse.cpu().numpy()}
+
+
+class _Region:
+    """A buffer laid out (batch, row, d) of float32: `batches` batches `stride` bytes apart, the
+    first `data` bytes of each the data; `bound`/`rows` name the limit on its rows."""
+
+    def __init__(self, name, base, stride, data, batches, d, bound, rows):
+        self.name, self.base, self.stride, self.data = name, base, stride, data
+        self.batches, self.d, self.bound, self.rows = batches, d, bound, rows
+
+    def holds(self, addr):
+        off = addr.astype(np.int64) - self.base
+        return (off >= 0) & (off < self.batches * self.stride) & (off % self.stride < self.data)
+
+    def where(self, addr):
+        """`addr` as this buffer's [batch, row] (None when it lies outside the whole buffer,
+        padding and the extra batch included)."""
+        off = int(addr) - self.base
+        if not 0 <= off < (self.batches + 1) * self.stride:
+            return None
+        b, rest = divmod(off, self.stride)
+        return f"{self.name}[batch {b}, row {rest // (4 * self.d)}]"
+
+
+class _Bounds:
+    """The interpreter's loads and stores (and atomics), each active lane checked against the
+    regions it may touch while `watching`; lanes outside them are recorded and turned off."""
+
+    def __init__(self, reads, writes):
+        self.reads, self.writes = reads, writes
+        self.bad = []                                   # (op, first address, lanes)
+
+    def allowed(self, op, ptrs, mask, regions):
+        addr = np.asarray(ptrs)
+        on = np.broadcast_to(np.asarray(mask, dtype=bool), addr.shape)
+        inside = np.zeros(addr.shape, dtype=bool)
+        for r in regions:
+            inside |= r.holds(addr)
+        out = on & ~inside
+        if out.any():
+            self.bad.append((op, addr[out].flat[0], int(out.sum())))
+        return on & inside
+
+    def message(self):
+        op, addr, _ = self.bad[0]
+        lanes = sum(n for _, _, n in self.bad)
+        regions = self.reads if op == "load" else self.writes
+        place = next((w for w in (r.where(addr) for r in regions + self.reads) if w), None)
+        limits = ", ".join(sorted({f"{r.bound} = {r.rows}" for r in self.reads if r.name != "LSE"}))
+        return (f"the kernel's {op} reached past the data: {place or 'an address in no buffer'} "
+                f"({limits}; {lanes} lane(s) in all). A load or store must be masked wherever "
+                "its row is past the sequence, even when the values loaded are thrown away after "
+                "(tl.where): on a GPU that read is out of bounds.")
+
+    def watching(self):
+        import contextlib
+
+        from triton.runtime import interpreter
+        b, bounds = interpreter.interpreter_builder, self
+
+        def load(ptrs, mask, other, *rest, **kw):
+            keep = bounds.allowed("load", ptrs.data, mask.data, bounds.reads)
+            return real_load(ptrs, interpreter.TensorHandle(keep, mask.dtype), other, *rest, **kw)
+
+        def store(ptrs, value, mask, *rest, **kw):
+            keep = bounds.allowed("store", ptrs.data, mask.data, bounds.writes)
+            return real_store(ptrs, value, interpreter.TensorHandle(keep, mask.dtype), *rest, **kw)
+
+        def rmw(op, ptr, val, mask, *rest, **kw):
+            keep = bounds.allowed("atomic", ptr.data, mask.data, bounds.writes)
+            return real_rmw(op, ptr, val, interpreter.TensorHandle(keep, mask.dtype), *rest, **kw)
+
+        def cas(ptr, cmp, val, *rest, **kw):
+            if not bounds.allowed("atomic", ptr.data, True, bounds.writes).all():
+                raise RuntimeError("an atomic compare-and-swap past the data")
+            return real_cas(ptr, cmp, val, *rest, **kw)
+
+        real_load, real_store = b.create_masked_load, b.create_masked_store
+        real_rmw, real_cas = b.create_atomic_rmw, b.create_atomic_cas
+
+        @contextlib.contextmanager
+        def hooked():
+            b.create_masked_load, b.create_masked_store = load, store
+            b.create_atomic_rmw, b.create_atomic_cas = rmw, cas
+            try:
+                yield
+            finally:                                    # back to the class's methods
+                for name in ("create_masked_load", "create_masked_store", "create_atomic_rmw",
+                             "create_atomic_cas"):
+                    b.__dict__.pop(name, None)
+        return hooked()

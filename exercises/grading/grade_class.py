@@ -6,8 +6,11 @@ absolute path, no ``..``, no symlink, bounded size); a zip or folder holding one
 and nothing else is graded from that folder. Each student's submission files (only those named in
 the exercises' ``exercise.json``) are then copied into that private folder (mode 0700, under the
 temp dir the sandbox hides), so a submission's process, which may read what its user can read,
-does not find the other students' files where the class folder leaves them; a symlink stays a
-symlink (the sandbox refuses it), a file past the sandbox's size limit is copied only that far.
+does not find the other students' files where the class folder leaves them; a file past the
+sandbox's size limit is copied only that far. A symbolic link anywhere between the student's entry
+and a submission file (the file itself, ``exercises/``, the exercise's folder) refuses that
+exercise for that student, with the link named in the status: what it reaches is not the
+student's upload (a classmate's folder, the instructor's tree), as ``grade PATH`` refuses it.
 
 Workers. The parent imports every exercise's tests once (``runner.warm``: their references are
 computed once) and forks ``--jobs`` worker processes from that state (multiprocessing's 'fork'
@@ -35,7 +38,11 @@ Dedup (default on; ``--no-dedup`` off). Identical submission files give identica
 each distinct (exercise, file contents) is graded once and its verdict reused by every student who
 handed in the same bytes (the stub left untouched, a shared solution); the report names the
 student it came from. A reused verdict is one sample of a test that depends on chance or on time
-(fresh random data, a hang at the timeout, a GPU race). There is no shared Triton cache: each
+(fresh random data, a GPU race). A verdict that tells of its student's circumstances as much as
+of the bytes is never reused: one that died (the budget spent, the item killed, a dead worker) or
+in which a limit stopped a test (the student's cgroup, the test's time run out beside the
+student's other items); every other student who handed in those bytes is graded afresh, under
+their own budget, after the first round. There is no shared Triton cache: each
 sandbox compiles in its own private folder (a cache writable by every sandbox could be poisoned by
 one student for the next).
 
@@ -61,7 +68,7 @@ import time
 import traceback
 import zipfile
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import wait as mp_wait
 from pathlib import Path, PurePosixPath
 
@@ -88,6 +95,7 @@ class Student:
     refused: str = ""
     used: float = 0.0                                  # seconds of grading charged so far
     spent: bool = False                                # the budget ran out
+    refused_ex: dict[str, str] = field(default_factory=dict)   # exercise -> why not graded
 
 
 # ------------------------------------------------------------------------------ the entries
@@ -140,27 +148,49 @@ def _descend(root: Path) -> Path:
     return root
 
 
-def _stage(root: Path, dest: Path, names: list[str]) -> None:
-    """Copy the submission files `runner.find_submission` finds under root into
-    dest/exercises/EX/: regular files (at most FILE_MAX_BYTES + 1 bytes, so that the sandbox still
-    refuses an oversized one), symlinks as symlinks (the sandbox refuses them); nothing else."""
+def _stage(root: Path, dest: Path, names: list[str], entry: Path | None = None
+           ) -> dict[str, str]:
+    """Copy the submission files `runner.find_submission` finds under root (in the student's
+    entry: `entry`, root by default) into dest/exercises/EX/: regular files only, at most
+    FILE_MAX_BYTES + 1 bytes (so that the sandbox still refuses an oversized one). Returns
+    {exercise: why} for each exercise reached through a symbolic link (`_linked_from`), none of
+    whose files is copied."""
+    refused = {}
     for ex in names:
         sub = runner.find_submission(root, ex)
         if sub is None:
             continue
-        for rel in submission_files(runner.PACKAGE / ex):
-            src, dst = sub / rel, dest / "exercises" / ex / rel
-            try:
-                st = os.lstat(src)
-            except OSError:
-                continue
+        srcs = [(rel, sub / rel) for rel in submission_files(runner.PACKAGE / ex)
+                if os.path.lexists(sub / rel)]
+        why = next((w for w in (_linked_from(entry or root, src) for _, src in srcs) if w), "")
+        if why:
+            refused[ex] = why
+            continue
+        for rel, src in srcs:
+            if not stat.S_ISREG(os.lstat(src).st_mode):
+                continue                               # a fifo, a device: nothing to grade
+            dst = dest / "exercises" / ex / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
-            if stat.S_ISLNK(st.st_mode):
-                os.symlink(os.readlink(src), dst)
-            elif stat.S_ISREG(st.st_mode):
-                fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                with os.fdopen(fd, "rb") as f, open(dst, "wb") as out:
-                    out.write(f.read(FILE_MAX_BYTES + 1))
+            fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as f, open(dst, "wb") as out:
+                out.write(f.read(FILE_MAX_BYTES + 1))
+    return refused
+
+
+def _linked_from(entry: Path, path: Path) -> str:
+    """Why `path` is not the student's own file: the first symbolic link on the way down from
+    the entry (a folder or the file), named with its target; "" when there is none."""
+    if not path.is_relative_to(entry):
+        return f"{path} lies outside the student's folder"
+    link = runner._linked(entry, path)
+    if link is None:
+        return ""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = "?"
+    return (f"{link.relative_to(entry)} is a symbolic link (to {target}): only the student's own "
+            "files are graded")
 
 
 def collect(class_dir: Path, work: Path, names: list[str] | None = None) -> list[Student]:
@@ -191,7 +221,8 @@ def collect(class_dir: Path, work: Path, names: list[str] | None = None) -> list
                 src = _descend(unpacked)
             s.root = work / f"student-{i:04d}"
             s.root.mkdir()
-            _stage(src, s.root, names)
+            s.refused_ex = _stage(src, s.root, names,
+                                  s.entry.resolve() if unpacked is None else unpacked)
             if unpacked is not None:
                 shutil.rmtree(unpacked, ignore_errors=True)
         except Refused as e:
@@ -460,6 +491,13 @@ def run_items(items: list[tuple[Student, str]], jobs: int, timeout: int, student
 
 
 # ------------------------------------------------------------------------------ the class
+def _owner_bound(verdict: dict) -> bool:
+    """Whether a verdict tells of the student it was graded for, not only of the bytes: it died
+    (that student's budget spent, the item killed, its worker dead) or a limit stopped a test
+    (that student's cgroup; the test's time, run out beside that student's other items)."""
+    return "died" in verdict or bool(verdict.get("limits"))
+
+
 def _results(exjs: list[dict]) -> list[runner.ExerciseResult]:
     out = []
     for e in exjs:
@@ -501,6 +539,7 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
     out.mkdir(parents=True, exist_ok=True)
     (out / "reports").mkdir(exist_ok=True)
     released = runner.released()
+    runner.seed_salt()                 # made here, once, if the tree has none: the workers read it
     with tempfile.TemporaryDirectory(prefix="grade-class-") as work:
         work = Path(work)
         students = collect(class_dir, work, names)
@@ -512,6 +551,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
             if s.refused:
                 continue
             for ex in names:
+                if ex in s.refused_ex:
+                    continue
                 k = content_key(s.root, ex, timeout) if dedup else f"{s.name}\0{ex}"
                 keys[s.name, ex] = k
                 tasks.setdefault(k, (s, ex))
@@ -530,14 +571,24 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
         got = run_items([tasks[k] for k in order], jobs, timeout, student_timeout, released,
                         progress, recycle)
         verdicts = dict(zip(order, got))
+        # (verdict, whose grading it is) per student and exercise; a verdict bound to its owner's
+        # circumstances is graded again for each other student who shares its bytes
+        mine = {who_ex: (verdicts[k], tasks[k][0].name) for who_ex, k in keys.items()}
+        again = [(s, ex) for s in students for ex in names
+                 if (s.name, ex) in mine and mine[s.name, ex][1] != s.name
+                 and _owner_bound(mine[s.name, ex][0])]
+        if again:
+            for (s, ex), v in zip(again, run_items(again, jobs, timeout, student_timeout,
+                                                   released, None, recycle)):
+                mine[s.name, ex] = (v, s.name)
         maxes = _max_scores(names)
         # the maximum of an exercise a student's grading never reached: what the others' show
-        ex_max = {ex: max([v["max_score"] for k, v in verdicts.items()
-                           if "died" not in v and tasks[k][1] == ex] or [maxes[ex]]) for ex in names}
+        ex_max = {ex: max([v["max_score"] for (_, e), (v, _) in mine.items()
+                           if "died" not in v and e == ex] or [maxes[ex]]) for ex in names}
         timing = {ex: {"items": 0, "seconds": 0.0, "max_item": 0.0} for ex in names}
-        for k, v in verdicts.items():
-            if "died" not in v:
-                t = timing[tasks[k][1]]
+        for (s_name, ex), (v, who) in mine.items():
+            if "died" not in v and who == s_name:          # each grading counted once
+                t = timing[ex]
                 t["items"] += 1
                 t["seconds"] += v.get("seconds", 0.0)
                 t["max_item"] = max(t["max_item"], v.get("seconds", 0.0))
@@ -547,7 +598,9 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
             if s.refused:
                 status.append(s.refused)
             for ex in names:
-                v = verdicts.get(keys.get((s.name, ex), ""), {"died": s.refused or "not graded"})
+                v, owner = mine.get((s.name, ex), ({"died": s.refused or "not graded"}, s.name))
+                if ex in s.refused_ex:
+                    v = {"died": f"refused: {s.refused_ex[ex]}"}
                 if "died" in v:
                     if not s.refused:
                         status.append(f"{ex}: {v['died'].strip().splitlines()[0]}")
@@ -559,7 +612,6 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
                     for lim in v.get("limits", [])[:1]:
                         test, _, named = lim.partition(": ")
                         status.append(f"{ex}: stopped by the {named} in {test}")
-                    owner = tasks[keys[s.name, ex]][0].name
                     exjs.append({**v, "graded": True,
                                  **({"same_bytes_as": owner} if owner != s.name else {})})
             total = sum(e["score"] for e in exjs)
@@ -590,7 +642,7 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
                         _fmt(r["max"]), r["status"]])
     seconds = time.monotonic() - t0
     timing_doc = {"wall_seconds": round(seconds, 1), "jobs": jobs, "cores": os.cpu_count(),
-                  "students": len(students), "items": len(tasks), "dedup": dedup,
+                  "students": len(students), "items": len(tasks) + len(again), "dedup": dedup,
                   "unpack_and_stage_seconds": round(t_collect, 2), "warm_seconds": round(t_warm, 2),
                   "exercises": {ex: {"items": t["items"], "seconds": round(t["seconds"], 1),
                                      "mean": round(t["seconds"] / t["items"], 2) if t["items"] else 0,
@@ -600,7 +652,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
     from .budget import cleanup
     cleanup()                                          # the students' cgroups, now empty
     return {"rows": rows, "exercises": names, "seconds": seconds, "students": len(students),
-            "distinct": len(tasks), "complete": all(r["complete"] for r in rows),
+            "distinct": len(tasks), "regraded": len(again),
+            "complete": all(r["complete"] for r in rows),
             "timing": timing_doc}
 
 
@@ -614,7 +667,9 @@ def summary_table(res: dict) -> str:
                      + f"  {_fmt(r['total']):>4}/{_fmt(r['max']):<4}  {r['status'][:80]}")
     tm = res.get("timing", {})
     lines.append(f"{res['students']} students, {res['distinct']} gradings"
-                 f"{'' if tm.get('dedup', True) else ' (no dedup)'}, {res['seconds']:.0f} s wall"
+                 f"{'' if tm.get('dedup', True) else ' (no dedup)'}"
+                 + (f" and {res['regraded']} again (same bytes, but a verdict that died or hit a "
+                    "limit)" if res.get("regraded") else "") + f", {res['seconds']:.0f} s wall"
                  + (f" with {tm['jobs']} workers" if tm else ""))
     if tm:
         lines.append("worker-seconds by exercise: " + ", ".join(

@@ -25,7 +25,7 @@ import shutil
 import zipfile
 from pathlib import Path
 
-from .runner import PACKAGE, ROOT, exercises, find_submission
+from .runner import PACKAGE, ROOT, SALT_FILE, exercises, find_submission, seed_salt
 from .source import meta, solution_lines, strip
 
 REQUIREMENTS = """\
@@ -75,7 +75,10 @@ __pycache__/
 LAB_LINE = "export PYTHONPATH=$PWD JUPYTER_CONFIG_PATH=$PWD/jupyter-config && jupyter lab"
 COURSE_SKIP = ("__pycache__", "*.pyc", ".pytest_cache", ".ipynb_checkpoints", "build", "archive")
 NOTEBOOK_SKIP = ("__pycache__", "*.pyc", "*.ipynb", ".ipynb_checkpoints")
-SKIP = ("__pycache__", "*.pyc", "wrong", "hidden", "RELEASED", ".pytest_cache")
+# what the release leaves out of exercises/: the known-wrong files, the hidden tests and the
+# secret of their per-student draws (`runner.seed_salt`)
+SKIP = ("__pycache__", "*.pyc", "wrong", "hidden", "RELEASED", ".pytest_cache", "SEED_SALT",
+        ".SEED_SALT.*")
 
 
 class LeakError(RuntimeError):
@@ -187,8 +190,19 @@ def release(dest: Path, force: bool = False) -> Path:
     (wf / "classroom.yml").write_text(classroom_workflow(tests))
     (dest / "README.md").write_text(student_readme(dest))
     check_no_leak(dest, secrets)
+    check_no_salt(dest)
     check_whole_release(dest)
     return dest
+
+
+def check_no_salt(dest: Path) -> None:
+    """No released file holds the seed salt (with it a student computes the hidden draws)."""
+    salt = SALT_FILE.read_text(encoding="ascii").strip() if SALT_FILE.exists() else ""
+    if len(salt) < 16:
+        return
+    for p in dest.rglob("*"):
+        if p.is_file() and salt.encode() in p.read_bytes():
+            raise LeakError(f"the seed salt is in the release: {p.relative_to(dest)}")
 
 
 def student_readme(dest: Path) -> str:
@@ -503,18 +517,25 @@ def submission_root(path: Path, max_depth: int = 4, max_dirs: int = 2000) -> Pat
 
 
 def gradescope_zip(out_zip: Path) -> Path:
-    """The Gradescope autograder: ``exercises/`` as the instructor has it (solutions and hidden
-    tests; ``wrong/`` left out), ``sim/`` (everything the model reads is in it: it opens no data
-    file), the requirements, ``setup.sh`` and ``run_autograder``."""
+    """The Gradescope autograder: ``exercises/`` as the instructor has it (solutions, hidden
+    tests and the seed salt; ``wrong/`` left out), ``sim/`` (everything the model reads is in
+    it: it opens no data file), the requirements, ``setup.sh`` and ``run_autograder``."""
     out_zip = out_zip.resolve()
     out_zip.parent.mkdir(parents=True, exist_ok=True)
+    salt = seed_salt()             # the tree's (made now if it has none), or EXERCISES_SEED_SALT
     with zipfile.ZipFile(out_zip, "w", zipfile.ZIP_DEFLATED) as z:
         for base in ("exercises", "sim"):
             for p in sorted((ROOT / base).rglob("*")):
                 rel = p.relative_to(ROOT)
                 if p.is_file() and not any(x in ("wrong", "__pycache__", ".pytest_cache")
-                                           for x in rel.parts) and p.suffix != ".pyc":
+                                           for x in rel.parts) and p.suffix != ".pyc" \
+                        and not p.name.startswith(("SEED_SALT", ".SEED_SALT")):
                     z.write(p, str(rel))
+        # each Gradescope run starts from the image: the salt must come with it, or a regrade
+        # (or every run) would make its own
+        info = zipfile.ZipInfo(str(SALT_FILE.relative_to(ROOT)))
+        info.external_attr = 0o600 << 16
+        z.writestr(info, salt + "\n")
         z.writestr("requirements.txt", REQUIREMENTS)
         z.writestr("requirements-kernels.txt", REQUIREMENTS_KERNELS)
         z.writestr("requirements-autograder.txt", REQUIREMENTS_AUTOGRADER)

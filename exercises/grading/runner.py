@@ -18,7 +18,7 @@ left in the submission's process.
 Per student (`identity`, the student's name in ``grade-class``, ``--student`` for ``grade``): the
 sandboxes run under a uid of the student's own (`budget.student_uid`) and in its cgroup where the
 host allows one, and every NumPy generator the test modules hold (``RNG`` ...) is reseeded before
-each test from the identity, the test's name and the course's salt (``EXERCISES_SEED_SALT``), and
+each test from the identity, the test's name and the course's secret salt (`seed_salt`), and
 the hidden test modules are imported once per student with their ``random.SystemRandom()`` draws
 seeded the same way (`_seeded_import`), so each student draws hidden values of its own, the same
 ones again in a regrade (`seed`). Each test has a
@@ -245,13 +245,56 @@ def _where(exc: BaseException) -> str:
                      for f in tb[-2:])
 
 
+# The secret of the per-student draws: the instructor's alone (never released: `release.SKIP`;
+# carried by the Gradescope zip; git-ignored beside this file), made once on first use.
+SALT_FILE = PACKAGE / "grading" / "SEED_SALT"
+_salt_read: dict[Path, str] = {}
+
+
+def seed_salt() -> str:
+    """The salt of every per-student seed: ``EXERCISES_SEED_SALT`` where set, else the contents
+    of `SALT_FILE`, written the first time it is needed from the system's entropy, so that a
+    regrade with the same file draws the same values. Without it a student could compute the
+    seeds, and so the hidden values, from their own name. A released copy has none and no hidden
+    tests: ""."""
+    env = os.environ.get("EXERCISES_SEED_SALT", "")
+    if env:
+        return env
+    if released():
+        return ""
+    if SALT_FILE not in _salt_read:
+        if not SALT_FILE.exists():
+            _write_salt(SALT_FILE)
+        _salt_read[SALT_FILE] = SALT_FILE.read_text(encoding="ascii").strip()
+    return _salt_read[SALT_FILE]
+
+
+def _write_salt(path: Path) -> None:
+    """A fresh secret in `path`, readable by its owner alone; the first of processes racing to
+    write it wins (a hard link never replaces a file), so all of them read one salt."""
+    import secrets
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, (secrets.token_hex(32) + "\n").encode("ascii"))
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)
+        print(f"exercises: wrote a new seed salt to {path}: keep it (the Gradescope zip carries "
+              "it); a regrade without it draws other hidden values", file=sys.stderr)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+
+
 def seed(identity: str, *key) -> int:
     """The seed of `identity`'s draws for `key` (the test, the generator's name): the same for
-    one student in every run, different between students; the course's salt
-    (``EXERCISES_SEED_SALT``) keeps a student from computing another's."""
+    one student in every run, different between students; the course's secret salt
+    (`seed_salt`) keeps a student from computing their own or another's."""
     import hashlib
-    salt = os.environ.get("EXERCISES_SEED_SALT", "")
-    text = "\x00".join([salt, identity, *map(str, key)])
+    text = "\x00".join([seed_salt(), identity, *map(str, key)])
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 

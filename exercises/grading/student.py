@@ -265,6 +265,24 @@ class Student:
             return codec.decode(reply["value"])
         raise SubmissionFailed(f"an unexpected answer to a call: {str(reply)[:200]}")
 
+    def call_in_session(self, target: str, *args, **kwargs):
+        """(value, args, kwargs) of a call made as every call is made: in the submission's
+        session, after the calls before it, on the serving path up to the function, with the
+        arguments sent back as the call left them. So a function cannot tell this call from a
+        graded one; the echo is the session's word (a serving loop the submission patched could
+        lie), which `call_echo` checks in a process of its own."""
+        self._live()
+        reply = self._ask({"op": "call", "target": target, "echo": True,
+                           "args": codec.encode(list(args), self._encode_arg),
+                           "kwargs": codec.encode(kwargs, self._encode_arg)})
+        try:
+            out = codec.decode(reply["value"]) if "value" in reply else None
+        except (TypeError, ValueError):
+            out = None
+        if not (isinstance(out, list) and len(out) == 3):
+            raise SubmissionFailed(f"an unexpected answer to an echoed call: {str(reply)[:200]}")
+        return tuple(out)
+
     def call_echo(self, target: str, *args, **kwargs):
         """(value, args, kwargs) of a call, the arguments as the call left them. The call runs in
         a fresh sandbox where every array argument is a view of a memory file (`serve.
@@ -388,6 +406,11 @@ class SubmissionModule:
     def echo(self, fn: str, *args, **kwargs):
         """Call `fn`; (its value, args, kwargs), the arguments as it left them."""
         return self._student.call_echo(f"{self._name}:{fn}", *args, **kwargs)
+
+    def echo_in_session(self, fn: str, *args, **kwargs):
+        """Call `fn` as every call is made (`Student.call_in_session`); (its value, args,
+        kwargs), the arguments as it left them."""
+        return self._student.call_in_session(f"{self._name}:{fn}", *args, **kwargs)
 
 
 __all__ = ["Student", "SubmissionFailed", "SubmissionModule", "SubmissionRaised", "support_dir"]

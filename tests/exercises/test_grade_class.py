@@ -250,8 +250,9 @@ def test_a_corrupt_zip_is_refused_for_its_student_alone(tmp_path):
 
 
 def test_staging_copies_only_submission_files(tmp_path):
-    """Only the exercise.json files reach the private copy; a symlink stays a link (the sandbox
-    refuses it) and is never followed; an oversized file is cut just past the sandbox's limit."""
+    """Only the exercise.json files reach the private copy, regular files alone; a symlinked file
+    refuses its exercise (nothing of it is staged); an oversized file is cut just past the
+    sandbox's limit."""
     src = tmp_path / "src" / "exercises"
     (src / "ch00_rates").mkdir(parents=True)
     (src / "ch00_rates" / "rates.py").write_text("x = 1\n")
@@ -262,11 +263,63 @@ def test_staging_copies_only_submission_files(tmp_path):
     with open(src / "ch05_idle" / "idle.py", "wb") as f:
         f.truncate(gc.FILE_MAX_BYTES + 4096)
     dest = tmp_path / "dest"
-    gc._stage(src.parent, dest, runner.exercises())
+    refused = gc._stage(src.parent, dest, runner.exercises())
     assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if not p.is_dir()) == [
-        "exercises/ch00_rates/rates.py", "exercises/ch01_ring/ring.py", "exercises/ch05_idle/idle.py"]
-    assert (dest / "exercises/ch01_ring/ring.py").is_symlink()
+        "exercises/ch00_rates/rates.py", "exercises/ch05_idle/idle.py"]
+    assert refused == {"ch01_ring": "exercises/ch01_ring/ring.py is a symbolic link (to "
+                                    "/etc/passwd): only the student's own files are graded"}
     assert (dest / "exercises/ch05_idle/idle.py").stat().st_size == gc.FILE_MAX_BYTES + 1
+
+
+def test_symlinked_folders_refuse_the_exercise_alone(tmp_path):
+    """A student whose files are reached through a symlinked folder (a classmate's clone beside
+    his, the instructor's tree, one exercise's folder) is refused those exercises, with the link
+    in the status; the classmates are graded as they would be alone, and the linked-to files are
+    never graded as his."""
+    cls = tmp_path / "class"
+    _write(cls / "alice", "source")
+    (cls / "bob").mkdir()
+    (cls / "bob" / "exercises").symlink_to("../alice/exercises")       # a classmate's folder
+    _write(cls / "carol", "stub")
+    shutil.rmtree(cls / "carol" / "exercises" / "ch00_rates")
+    (cls / "carol" / "exercises" / "ch00_rates").symlink_to(PKG / "ch00_rates")   # the solutions
+    out = tmp_path / "out"
+    res = gc.grade_class(cls, out, jobs=2, only=["ch00_rates", "ch04_online_softmax"], quiet=True)
+    rows = {r["student"]: r for r in res["rows"]}
+    full = rows["alice"]["max"]
+    assert rows["alice"]["total"] == full > 0 and rows["alice"]["status"] == "ok"
+    assert rows["bob"]["total"] == 0 and rows["bob"]["status"] == "; ".join(
+        f"{ex}: refused: exercises is a symbolic link (to ../alice/exercises): only the "
+        "student's own files are graded" for ex in ("ch00_rates", "ch04_online_softmax"))
+    assert rows["carol"]["total"] == 0 and rows["carol"]["status"] == (
+        f"ch00_rates: refused: exercises/ch00_rates is a symbolic link (to {PKG / 'ch00_rates'}): "
+        "only the student's own files are graded")
+    assert not res["complete"] and rows["bob"]["max"] == rows["carol"]["max"] == full
+
+
+def test_a_shared_verdict_that_died_is_graded_again(tmp_path):
+    """Dedup grades identical bytes once, as the first student's; when that student's budget runs
+    out before the item is reached (his own hang spends it), the item is not graded for him, and
+    his classmate who handed in the same bytes is graded on her own budget, not given his "not
+    graded"."""
+    cls = tmp_path / "class"
+    _write(cls / "aaron", "source", HANG)            # ch00_rates hangs until his budget is spent
+    _write(cls / "zoe", "source")                    # ch04: the same bytes as aaron's
+    assert (cls / "aaron/exercises/ch04_online_softmax/online_softmax.py").read_bytes() == \
+        (cls / "zoe/exercises/ch04_online_softmax/online_softmax.py").read_bytes()
+    res = gc.grade_class(cls, tmp_path / "out", jobs=1, only=["ch00_rates", "ch04_online_softmax"],
+                         timeout=10, student_timeout=5, quiet=True)
+    rows = {r["student"]: r for r in res["rows"]}
+    assert rows["aaron"]["total"] == 0, rows["aaron"]
+    assert "ch04_online_softmax: not graded: the student's wall-clock budget" in \
+        rows["aaron"]["status"], rows["aaron"]
+    assert rows["zoe"]["total"] == rows["zoe"]["max"] > 0 and rows["zoe"]["status"] == "ok", \
+        rows["zoe"]
+    assert res["regraded"] == 1
+    zoe = json.loads((tmp_path / "out" / "reports" / "zoe.json").read_text())
+    assert not any("same_bytes_as" in e for e in zoe["exercises"])
+    assert gc._owner_bound({"died": "killed"}) and gc._owner_bound({"limits": ["t: memory"]})
+    assert not gc._owner_bound({"score": 0, "limits": []})
 
 
 TREE = r"""

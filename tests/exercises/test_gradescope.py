@@ -66,6 +66,9 @@ def test_zip_holds_the_grader_and_scripts_use_a_venv(autograder_zip, tmp_path):
     assert {"setup.sh", "run_autograder", "requirements-autograder.txt",
             "requirements-kernels.txt", "exercises/__main__.py", "sim/engine.py"} <= names
     assert not any(n.startswith("exercises/wrong/") or "__pycache__" in n for n in names)
+    salt = z.getinfo("exercises/grading/SEED_SALT")     # each run starts from the image: the
+    assert z.read(salt).decode().strip() == runner.seed_salt()    # salt the instructor's tree has
+    assert (salt.external_attr >> 16) & 0o777 == 0o600
     for ex in runner.exercises():          # every exercise's tests and solutions, hidden included
         for f in (PKG / ex).rglob("*"):
             if f.is_file() and "__pycache__" not in f.parts:

@@ -262,6 +262,33 @@ def test_hidden_import_draws_per_student():
         type(random.SystemRandom()).__name__ == "SystemRandom"
 
 
+def test_seed_salt_is_the_instructors_secret(tmp_path, monkeypatch):
+    """The per-student seeds are salted with a secret the instructor's tree makes once (mode
+    0600, the same in every later run: a regrade draws the same values), never the empty salt a
+    student could hash their own name with; EXERCISES_SEED_SALT overrides it; the release leaves
+    the file out and refuses a copy that holds it."""
+    from exercises.grading import release
+    salt_file = tmp_path / "SEED_SALT"
+    monkeypatch.setattr(runner, "SALT_FILE", salt_file)
+    monkeypatch.delenv("EXERCISES_SEED_SALT", raising=False)
+    monkeypatch.setattr(runner, "released", lambda tree=PKG: False)
+    salt = runner.seed_salt()
+    assert len(salt) == 64 and salt_file.stat().st_mode & 0o777 == 0o600
+    assert runner.seed_salt() == salt and runner.seed("alice", "t") == runner.seed("alice", "t")
+    monkeypatch.setenv("EXERCISES_SEED_SALT", "")
+    unsalted = __import__("hashlib").sha256("\x00".join(["", "alice", "t"]).encode()).digest()
+    assert runner.seed("alice", "t") != int.from_bytes(unsalted[:8], "big")
+    monkeypatch.setenv("EXERCISES_SEED_SALT", "chosen")
+    assert runner.seed_salt() == "chosen"
+    assert shutil.ignore_patterns(*release.SKIP)(str(tmp_path), ["SEED_SALT", ".SEED_SALT.7"]) \
+        == {"SEED_SALT", ".SEED_SALT.7"}
+    monkeypatch.setattr(release, "SALT_FILE", salt_file)
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "notes.txt").write_text(f"salt: {salt}\n")
+    with pytest.raises(release.LeakError, match="seed salt"):
+        release.check_no_salt(tmp_path / "copy")
+
+
 # ------------------------------------------------------------------------------ class 7
 FAKE_EXERCISE = """
 def parity(j, stages):

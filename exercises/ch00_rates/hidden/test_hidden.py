@@ -41,6 +41,18 @@ RS_HW = SLOW_HW.with_(smem_bytes_per_clk=_RS_SMEM,
 RS = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16),
        16 * rng.randint(0, 11) + rng.randint(1, 15), dt, False) for dt in ("fp16", "bf16", "fp8")]
 RS_REF = [measure_wgmma(RS_HW, *c) for c in RS]
+# A from shared memory at small n on a machine where A's read tips the instruction: B's read alone
+# (n x 16 elements) is shorter than the math and A's and B's together (64 x 16 + n x 16) longer,
+# in fp16 and in fp8. With tensor FLOP/clk = r * 64 * smem bytes/clk, fp16's math over B's read is
+# 1/r and over both reads n / (r * (64 + n)): r in 0.55-0.9 puts the math between them for every
+# n of 16-48 (n / (64 + n) <= 0.43); fp8's factor 2 * r8 / r does the same for one-byte elements.
+# An SS bound that leaves A's read out charges the math: short on every draw (10 % or more).
+_SS_SMEM, _SS_R, _SS_R8 = rng.choice([32, 64, 128]), rng.uniform(0.55, 0.9), rng.uniform(0.55, 0.9)
+SS_HW = SLOW_HW.with_(smem_bytes_per_clk=_SS_SMEM, tensor_flop_per_clk=_SS_R * 64 * _SS_SMEM,
+                      fp8_speedup=2 * _SS_R8 / _SS_R)
+SS = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 3),
+       16 * rng.randint(0, 11) + rng.randint(1, 15), dt, True) for dt in ("fp16", "bf16", "fp8")]
+SS_REF = [measure_wgmma(SS_HW, *c) for c in SS]
 
 
 def _softmax_hw(fma_over_exp):
@@ -80,8 +92,9 @@ def test_wgmma_fp8_random():
 @pytest.mark.points(1)
 def test_other_hardware():
     """The answer follows the Hardware it is given (every rate changed; fp16, bf16, fp8; A from
-    registers where B's shared-memory read decides; the softmax masked, and unmasked where the FMA
-    pipe decides and where the SFU does), not a preset's numbers."""
+    registers where B's shared-memory read decides; A from shared memory at small n where A's read
+    decides; the softmax masked, and unmasked where the FMA pipe decides and where the SFU does),
+    not a preset's numbers."""
     s = sub()
     for case, ref in zip(OTHER, OTHER_REF):
         got = forms.number(s.wgmma_group_clk(SLOW_HW, *case), f"wgmma_group_clk{case}", 0)
@@ -89,6 +102,9 @@ def test_other_hardware():
     for case, ref in zip(RS, RS_REF):             # A from registers, B's read deciding
         got = forms.number(s.wgmma_group_clk(RS_HW, *case), f"wgmma_group_clk{case}", 0)
         assert got == pytest.approx(ref, rel=1e-6), (case, "A from registers, slow smem")
+    for case, ref in zip(SS, SS_REF):             # A from shared memory, A's read deciding
+        got = forms.number(s.wgmma_group_clk(SS_HW, *case), f"wgmma_group_clk{case}", 0)
+        assert got == pytest.approx(ref, rel=1e-6), (case, "A and B from shared memory, small n")
     got = forms.number(s.softmax_clk(SLOW_HW, *OTHER_SOFTMAX, masked=True), "softmax_clk", 0)
     assert got == pytest.approx(OTHER_SOFTMAX_REF, rel=1e-6)
     for (hw, (r, n)), ref in zip(UNMASKED, UNMASKED_REF):
