@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import matplotlib.pyplot as plt
+from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 from .trace import UNITS, Trace
@@ -340,11 +341,20 @@ class _Bars:
         return k
 
     def draw(self, ax) -> None:
-        """Each run in its kind's colour and height (`PALETTE`, `_HEIGHT`)."""
+        """Each run in its kind's colour and height (`PALETTE`, `_HEIGHT`): what `broken_barh`
+        draws, but the data limits are taken once for all runs, not once a run (each update
+        was most of a warm chapter's drawing); the axes' limits come out the same."""
+        corners = []
         for y, k, spans in self.runs:
             c, _, style = PALETTE[k]
-            h = _HEIGHT[style]
-            ax.broken_barh(spans, (y - h / 2, h), color=c, linewidth=0, gid=f"kind:{k}")
+            y0, y1 = y - _HEIGHT[style] / 2, y + _HEIGHT[style] / 2
+            boxes = [[(x, y0), (x, y1), (x + w, y1), (x + w, y0)] for x, w in spans]
+            ax.add_collection(PolyCollection(boxes, color=c, linewidth=0, gid=f"kind:{k}"),
+                              autolim=False)
+            corners += [(min(x for x, _ in spans), y0), (max(x + w for x, w in spans), y1)]
+        if corners:
+            ax.update_datalim(corners)
+            ax.autoscale_view()
 
 
 def _legend(ax, kinds) -> None:
