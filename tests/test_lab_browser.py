@@ -59,6 +59,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 CHAPTER_TIMEOUT_S = 300       # run all cells; chapter 05 is the slowest (~20-60 s of CPU)
 SLIDER_TIMEOUT_S = 120        # one redraw after a slider step
+POLL_MS = 100                 # how often a wait looks at the page again
+SETTLE_MS = 300               # after a click that starts work, before the first look
 
 pytestmark = pytest.mark.slow
 
@@ -293,7 +295,7 @@ def _wait_for_run(page, name: str) -> None:
         if time.monotonic() > deadline:
             page.screenshot(path=str(SHOTS / f"{name}-timeout.png"))
             pytest.fail(f"{name}: cells still running after {CHAPTER_TIMEOUT_S} s")
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(POLL_MS)
     assert not state["errors"], f"{name} raised in Lab:\n" + "\n".join(state["errors"])
     page.wait_for_function(KERNEL_IDLE, timeout=60_000)
 
@@ -337,7 +339,7 @@ def test_chapter_in_lab(lab, lab_page, py):
 
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-        page.wait_for_timeout(1000)
+        page.wait_for_timeout(SETTLE_MS)
         dialogs += _dismiss_dialogs(page)
         _wait_for_run(page, name)
         ran = time.perf_counter() - t0
@@ -346,7 +348,7 @@ def test_chapter_in_lab(lab, lab_page, py):
         deadline = time.monotonic() + 30
         while (missing := [i for i in figures if not _image_srcs(cells.nth(i))]) \
                 and time.monotonic() < deadline:
-            page.wait_for_timeout(500)
+            page.wait_for_timeout(POLL_MS)
         for k, i in enumerate(figures):     # every figure's output, for people to look at
             cells.nth(i).locator(".jp-OutputArea").first.scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / (f"{name}.png" if k == 0 else f"{name}-{i}.png")))
@@ -365,13 +367,13 @@ def test_chapter_in_lab(lab, lab_page, py):
                     handle.focus()
                     handle.press(key)
                 deadline = time.monotonic() + SLIDER_TIMEOUT_S
-                page.wait_for_timeout(1000)
+                page.wait_for_timeout(SETTLE_MS)
                 while (new := _image_srcs(cell)) in ([], old) and time.monotonic() < deadline:
                     if page.evaluate(KERNEL_IDLE) and not cell.locator(".jp-OutputArea-output img").count():
                         page.wait_for_timeout(1500)  # idle and no image: this value draws nothing
                         if not _image_srcs(cell):
                             break
-                    page.wait_for_timeout(500)
+                    page.wait_for_timeout(POLL_MS)
                 value = cell.locator(".widget-readout").first.inner_text()
                 tried.append(f"{key}: value {value}, " + ("redrawn" if new and new != old else
                              "no image" if not new else "same image"))
@@ -390,7 +392,7 @@ def test_chapter_in_lab(lab, lab_page, py):
         page.keyboard.press("Control+s")
         deadline = time.monotonic() + 30
         while py.stat().st_mtime_ns == mtime and time.monotonic() < deadline:
-            page.wait_for_timeout(250)
+            page.wait_for_timeout(POLL_MS)
         if page.locator(".jp-Dialog").count():  # e.g. "file changed on disk": do not overwrite
             text = page.locator(".jp-Dialog").first.inner_text()[:300]
             page.locator(".jp-Dialog .jp-mod-reject").first.click()
@@ -524,13 +526,13 @@ def test_release_chapter_in_lab(release_lab, release_page, py):
         cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(SETTLE_MS)
         _dismiss_dialogs(page)
         _wait_for_run(page, name)
         deadline = time.monotonic() + 30
         while (missing := [i for i in figures if not _image_srcs(cells.nth(i))]) \
                 and time.monotonic() < deadline:
-            page.wait_for_timeout(500)
+            page.wait_for_timeout(POLL_MS)
         for k, i in enumerate(figures):     # every figure's output, for people to look at
             cells.nth(i).locator(".jp-OutputArea").first.scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / (f"{name}.png" if k == 0 else f"{name}-{i}.png")))
