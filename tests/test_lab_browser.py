@@ -20,9 +20,12 @@ And the student release (`python -m exercises release`) as a student gets it: a 
 environment (no system site packages) with only the release's `requirements.txt` (so no triton),
 Lab started from the copy's root with the line its README gives (`release.LAB_LINE`), and each
 chapter opened by double-clicking `notebooks/` and the chapter in Lab's file browser: it must open
-as a notebook, run without an error, show an image in every figure cell, and its links to
-`../exercises/` must reach files of the copy. (The slider and the save are checked once, in the
-course repo: the chapters' code is the same.)
+as a notebook and its links to `../exercises/` must reach files of the copy. One chapter
+(`RELEASE_RUN`) is also run there to the end, with the course's checks of errors, images and
+wrapped lines: the chapters are the same files as the course's, each run in Lab above, so what
+the copy can break is its environment, and every module the chapters and the packages they use
+import must be found in the copy's venv (`test_release_venv_has_what_the_chapters_import`).
+(The slider and the save are checked in the course repo: the chapters' code is the same.)
 
 Screenshots for people to look at go to out/lab/ (gitignored: NN_*.png for the course repo,
 release-NN_*.png for the release), with Lab's logs (lab.log, release-lab.log; under
@@ -34,6 +37,7 @@ them it skips, unless COURSE_REQUIRE_BROWSER=1 (set by .ci/run), where it fails.
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -493,6 +497,43 @@ def release_lab(tmp_path_factory):
         log.close()
 
 
+# The packages a chapter's CPU path imports, in the copy; a module of requirements-kernels.txt
+# (imported only where a Hopper GPU is) is left out, and must be absent (no triton above).
+RELEASE_SCANNED = ("notebooks", "sim", "fidelity", "records")
+KERNELS_ONLY = {"torch", "triton"}
+
+
+def imported_modules(root: Path) -> set[str]:
+    """Top-level names of every module imported anywhere (function bodies too) in the .py
+    files of `root`'s RELEASE_SCANNED folders, less the standard library's and the copy's own."""
+    names = set()
+    for folder in RELEASE_SCANNED:
+        for path in (root / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    names |= {a.name.split(".")[0] for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names.add(node.module.split(".")[0])
+    own = {p.stem for p in root.iterdir()} | {p.stem for p in (root / "notebooks").glob("*.py")}
+    return names - set(sys.stdlib_module_names) - own
+
+
+def test_release_venv_has_what_the_chapters_import(release_lab):
+    """Every module the chapters and the packages they use import is found in the copy's venv
+    (requirements.txt brings it), but for the kernels' own, which it must not bring."""
+    _, _, copy = release_lab
+    wanted = imported_modules(copy)
+    assert {"matplotlib", "numpy", "simpy", "ipywidgets"} <= wanted, wanted  # the scan sees them
+    venv_python = copy.parent / "venv" / "bin" / "python"
+    probe = ("import importlib.util, json, sys; names = json.loads(sys.argv[1]); "
+             "print(json.dumps([n for n in names if importlib.util.find_spec(n) is None]))")
+    out = subprocess.run([str(venv_python), "-c", probe, json.dumps(sorted(wanted))],
+                         capture_output=True, text=True, check=True)
+    missing = set(json.loads(out.stdout))
+    assert missing == wanted & KERNELS_ONLY, \
+        f"requirements.txt does not bring {sorted(missing - KERNELS_ONLY)}"
+
+
 @pytest.fixture(scope="module")
 def release_page(release_lab, chromium):
     """The release's Lab in one page: notebooks/ double-clicked once (`LabPage`)."""
@@ -502,11 +543,33 @@ def release_page(release_lab, chromium):
     holder.close()
 
 
+RELEASE_RUN = "04_intra_warpgroup_overlap.py"   # links to both kinds of exercise, no triton here
+
+
+def _run_in_release(page, py, name: str, figures: list[int]) -> None:
+    """Run All in the release's Lab: no error, an image in every figure cell, nothing wraps."""
+    cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    page.wait_for_timeout(SETTLE_MS)
+    _dismiss_dialogs(page)
+    _wait_for_run(page, name)
+    deadline = time.monotonic() + 30
+    while (missing := [i for i in figures if not _image_srcs(cells.nth(i))]) \
+            and time.monotonic() < deadline:
+        page.wait_for_timeout(POLL_MS)
+    for k, i in enumerate(figures):     # every figure's output, for people to look at
+        cells.nth(i).locator(".jp-OutputArea").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / (f"{name}.png" if k == 0 else f"{name}-{i}.png")))
+    assert not missing, f"{py.name} in the release: no image in figure cell(s) {missing}"
+    _assert_nothing_wraps(page, f"release {py.name}")
+
+
 @pytest.mark.parametrize("py", CHAPTERS, ids=lambda p: p.stem)
 def test_release_chapter_in_lab(release_lab, release_page, py):
-    """In the student's copy: double-click notebooks/, then the chapter: it opens as a notebook;
-    Run All runs it without an error (no triton here) and every figure cell shows an image; its
-    links to ../exercises open the exercise, and a save leaves `git status` clean."""
+    """In the student's copy: double-click notebooks/, then the chapter: it opens as a notebook
+    and its links to ../exercises open the exercise. `RELEASE_RUN`: Run All runs it without an
+    error (no triton here), every figure cell shows an image and no printed line wraps."""
     import jupytext
 
     url, token, copy = release_lab
@@ -523,21 +586,8 @@ def test_release_chapter_in_lab(release_lab, release_page, py):
                                  "release: its jupyter-config/ must reach Lab")
         page.wait_for_function(KERNEL_IDLE, timeout=90_000)
         _dismiss_dialogs(page)
-        cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
-        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-        page.wait_for_timeout(SETTLE_MS)
-        _dismiss_dialogs(page)
-        _wait_for_run(page, name)
-        deadline = time.monotonic() + 30
-        while (missing := [i for i in figures if not _image_srcs(cells.nth(i))]) \
-                and time.monotonic() < deadline:
-            page.wait_for_timeout(POLL_MS)
-        for k, i in enumerate(figures):     # every figure's output, for people to look at
-            cells.nth(i).locator(".jp-OutputArea").first.scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / (f"{name}.png" if k == 0 else f"{name}-{i}.png")))
-        assert not missing, f"{py.name} in the release: no image in figure cell(s) {missing}"
-        _assert_nothing_wraps(page, f"release {py.name}")
+        if py.name == RELEASE_RUN:
+            _run_in_release(page, py, name, figures)
         # Lab rewrites a relative link to the server's /files/<path>: a file under the root
         links = page.locator(".jp-NotebookPanel .jp-RenderedMarkdown a[href*='exercises/']")
         written = (copy / "notebooks" / py.name).read_text().count("](../exercises/")
