@@ -193,7 +193,7 @@ class Student:
             limit = e.outcome.limit if e.outcome is not None else ""
             raise SubmissionFailed(f"the submission's process failed: {e}"
                                    + (f"\nstopped by the {limit}" if limit else "")) from None
-        if not isinstance(reply, dict) or len(reply) != 1:
+        if not isinstance(reply, dict) or not (len(reply) == 1 or set(reply) == {"value", "args"}):
             self.close()
             raise SubmissionFailed(f"the submission's process sent a malformed answer: "
                                    f"{str(reply)[:200]}")
@@ -275,18 +275,20 @@ class Student:
         session, after the calls before it, on the serving path up to the function, with the
         arguments sent back as the call left them. So a function cannot tell this call from a
         graded one; the echo is the session's word (a serving loop the submission patched could
-        lie), which `call_echo` checks in a process of its own."""
+        lie), which `call_echo` checks in a process of its own. The request is a graded call's,
+        byte for byte: every call's answer carries its arguments back (`serve._call`)."""
         self._live()
-        reply = self._ask({"op": "call", "target": target, "echo": True,
+        reply = self._ask({"op": "call", "target": target,
                            "args": codec.encode(list(args), self._encode_arg),
                            "kwargs": codec.encode(kwargs, self._encode_arg)})
         try:
-            out = codec.decode(reply["value"]) if "value" in reply else None
-        except (TypeError, ValueError):
-            out = None
-        if not (isinstance(out, list) and len(out) == 3):
-            raise SubmissionFailed(f"an unexpected answer to an echoed call: {str(reply)[:200]}")
-        return tuple(out)
+            value = codec.decode(reply["value"])
+            after = codec.decode(reply["args"])
+        except (KeyError, TypeError, ValueError):
+            after = None
+        if not (isinstance(after, list) and len(after) == 2):
+            raise SubmissionFailed(f"an unexpected answer to a call: {str(reply)[:200]}")
+        return (value, *after)
 
     def call_echo(self, target: str, *args, **kwargs):
         """(value, args, kwargs) of a call, the arguments as the call left them. The call runs in

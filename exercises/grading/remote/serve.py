@@ -3,9 +3,10 @@ grader asks for, step the generators it returns, and send back plain values.
 
 Requests (JSON, see `codec`):
   ``{"op": "call", "target": "module:function", "args": [...], "kwargs": {...}}`` ->
-      ``{"value": v}``, or ``{"gen": id}`` when the call made a generator, or ``{"raise": [type,
-      traceback]}``; with ``"echo": true``, ``{"value": [v, args, kwargs]}``: the arguments as the
-      call left them (so the grader can see whether it changed them);
+      ``{"value": v, "args": [args, kwargs]}`` (the arguments as the call left them, where they
+      encode: every call sends them back, so no call can tell the grader's check of them from a
+      graded call), or ``{"gen": id}`` when the call made a generator, or ``{"raise": [type,
+      traceback]}``;
   ``{"op": "next", "gen": id, "send": v}`` -> ``{"yield": v}``, ``{"return": v}`` or ``{"raise":
       ...}``; ``{"op": "close", "gen": id}`` -> ``{"value": null}``.
 While a call runs, a CTA (`cta.CTA`) sends ``{"req": ...}`` and waits for the grader's answer.
@@ -30,12 +31,15 @@ def _call(msg, gens):
     args = decode(msg.get("args", []), cta.build)
     kwargs = decode(msg.get("kwargs", {"d": []}), cta.build)
     out = fn(*args, **kwargs)
-    if msg.get("echo"):                    # the arguments as the call left them, too
-        return {"value": encode([out, args, kwargs])}
     if inspect.isgenerator(out):
         gens.append(out)
         return {"gen": len(gens) - 1}
-    return {"value": encode(out)}
+    reply = {"value": encode(out)}
+    try:
+        reply["args"] = encode([args, kwargs])
+    except (TypeError, ValueError):        # a CTA or another object the codec does not carry
+        pass
+    return reply
 
 
 def _next(msg, gens):
