@@ -112,6 +112,22 @@ def student_cgroup(uid: int, cpus: float, max_processes: int, memory_bytes: int 
     return f"{CG_NAME}/u{uid} ({'+'.join(made)}, v1)", procs
 
 
+def oom_kills(procs: list[str]) -> int:
+    """The OOM kills counted so far in the cgroups whose ``cgroup.procs`` files are `procs`: the
+    ``oom_kill`` line of the v2 ``memory.events`` or the v1 ``memory.oom_control`` (0 where
+    neither can be read)."""
+    n = 0
+    for p in procs:
+        for name in ("memory.events", "memory.oom_control"):
+            try:
+                text = (Path(p).parent / name).read_text()
+            except OSError:
+                continue
+            n += sum(int(line.split()[1]) for line in text.splitlines()
+                     if line.startswith("oom_kill ") and line.split()[1].isdigit())
+    return n
+
+
 def _register() -> None:
     if not _MADE:
         import atexit
@@ -119,4 +135,4 @@ def _register() -> None:
         _MADE.add(CG_ROOT)
 
 
-__all__ = ["cleanup", "student_cgroup", "student_uid"]
+__all__ = ["cleanup", "oom_kills", "student_cgroup", "student_uid"]

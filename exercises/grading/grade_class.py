@@ -11,6 +11,8 @@ sandbox's size limit is copied only that far. A symbolic link anywhere between t
 and a submission file (the file itself, ``exercises/``, the exercise's folder) refuses that
 exercise for that student, with the link named in the status: what it reaches is not the
 student's upload (a classmate's folder, the instructor's tree), as ``grade PATH`` refuses it.
+An entry of DIR that is itself a symbolic link (a folder or a zip) refuses that student, with the
+link named in the status; a zip is opened without following links.
 
 Workers. The parent imports every exercise's tests once (``runner.warm``: their references are
 computed once) and forks ``--jobs`` worker processes from that state (multiprocessing's 'fork'
@@ -39,12 +41,13 @@ each distinct (exercise, file contents) is graded once and its verdict reused by
 handed in the same bytes (the stub left untouched, a shared solution); the report names the
 student it came from. A reused verdict is one sample of a test that depends on chance or on time
 (fresh random data, a GPU race). A verdict that tells of its student's circumstances as much as
-of the bytes is never reused: one that died (the budget spent, the item killed, a dead worker) or
+of the bytes is never reused: one that died (the budget spent, the item killed, a dead worker), one
 in which a limit stopped a test (the student's cgroup, the test's time run out beside the
-student's other items); every other student who handed in those bytes is graded afresh, under
-their own budget, after the first round. There is no shared Triton cache: each
-sandbox compiles in its own private folder (a cache writable by every sandbox could be poisoned by
-one student for the next).
+student's other items) or one in which a signal killed the submission's process (SIGKILL from
+the kernel's OOM killer in the student's cgroup prints nothing); every other student who handed
+in those bytes is graded afresh, under their own budget, after the first round. There is no
+shared Triton cache: each sandbox compiles in its own private folder (a cache writable by every
+sandbox could be poisoned by one student for the next).
 
 Outputs: ``OUT/gradebook.csv`` (student, one column per exercise, total, max, status; rows by
 student name), ``OUT/reports/<student>.json`` and ``.txt`` (per test: points and outcome),
@@ -80,6 +83,7 @@ ZIP_MAX_BYTES = 256 * 1024 * 1024                   # uncompressed size a studen
 ZIP_MAX_FILES = 20000
 FILE_MAX_BYTES = 16 << 20                           # the sandbox's max_file_bytes default
 DEFAULT_STUDENT_TIMEOUT = 1800                      # seconds of grading per student
+KILLED_BY = "killed by signal"                      # what sandbox.py says of such a process
 RECYCLE = 100                                       # items a worker grades before a fresh one
 
 
@@ -101,11 +105,8 @@ class Student:
 # ------------------------------------------------------------------------------ the entries
 def safe_extract(zpath: Path, dest: Path) -> None:
     """Unpack zpath into dest, refusing absolute paths, '..', symlinks and oversized archives."""
-    try:
-        zf = zipfile.ZipFile(zpath)
-    except (zipfile.BadZipFile, OSError) as e:
-        raise Refused(f"not a readable zip ({e})") from e
-    with zf:
+    zf = _open_zip(zpath)
+    with zf.fp, zf:                                    # the zip, then the file it was read from
         infos = zf.infolist()
         if len(infos) > ZIP_MAX_FILES:
             raise Refused(f"the zip holds {len(infos)} entries (at most {ZIP_MAX_FILES})")
@@ -193,23 +194,62 @@ def _linked_from(entry: Path, path: Path) -> str:
             "files are graded")
 
 
+def _student_name(entry: Path) -> str | None:
+    """The student an entry of the class folder stands for (a folder, or a .zip less its
+    suffix, either one possibly a symbolic link, refused later); None for anything else."""
+    if entry.is_dir():
+        return entry.name
+    if entry.suffix.lower() == ".zip" and (entry.is_file() or entry.is_symlink()):
+        return entry.name[:-4]
+    return None
+
+
+def _entry_link(entry: Path) -> str:
+    """Why a student's entry is refused for being a symbolic link ("" when it is none): what it
+    reaches is not the student's upload (a classmate's, the instructor's solution)."""
+    if not entry.is_symlink():
+        return ""
+    try:
+        target = os.readlink(entry)
+    except OSError:
+        target = "?"
+    return (f"refused: {entry.name} is a symbolic link (to {target}): only the student's own "
+            "files are graded")
+
+
+def _open_zip(zpath: Path):
+    """The zip at zpath, opened without following a symbolic link (O_NOFOLLOW)."""
+    try:
+        fd = os.open(zpath, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        raise Refused(f"not a readable zip ({e})") from e
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        raise Refused("not a readable zip (not a regular file)")
+    try:
+        return zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, OSError) as e:
+        f.close()
+        raise Refused(f"not a readable zip ({e})") from e
+
+
 def collect(class_dir: Path, work: Path, names: list[str] | None = None) -> list[Student]:
     names = names or runner.exercises()
     students: dict[str, Student] = {}
     for entry in sorted(class_dir.iterdir()):
         if entry.name.startswith(".") or entry.name == "__MACOSX":
             continue
-        if entry.is_dir() and not entry.is_symlink():
-            name = entry.name
-        elif entry.is_file() and entry.suffix.lower() == ".zip":
-            name = entry.name[:-4]
-        else:
+        name = _student_name(entry)
+        if name is None:
             print(f"grade-class: skipping {entry.name} (neither a folder nor a .zip)", file=sys.stderr)
             continue
         if name in students:                     # alice/ and alice.zip: keep both, apart
             name = entry.name
-        students[name] = Student(name, entry)
+        students[name] = Student(name, entry, refused=_entry_link(entry))
     for i, s in enumerate(sorted(students.values(), key=lambda s: s.name)):
+        if s.refused:
+            continue
         try:
             if s.entry.is_dir():
                 src = _descend(s.entry.resolve())
@@ -495,7 +535,13 @@ def _owner_bound(verdict: dict) -> bool:
     """Whether a verdict tells of the student it was graded for, not only of the bytes: it died
     (that student's budget spent, the item killed, its worker dead) or a limit stopped a test
     (that student's cgroup; the test's time, run out beside that student's other items)."""
-    return "died" in verdict or bool(verdict.get("limits"))
+    return "died" in verdict or bool(verdict.get("limits")) or _killed(verdict)
+
+
+def _killed(verdict: dict) -> bool:
+    """Whether a signal killed a submission's process in one of the verdict's tests (the
+    kernel's OOM killer in the student's cgroup sends SIGKILL and nothing is printed)."""
+    return any(KILLED_BY in t.get("message", "") for t in verdict.get("tests", []))
 
 
 def _results(exjs: list[dict]) -> list[runner.ExerciseResult]:
@@ -668,8 +714,8 @@ def summary_table(res: dict) -> str:
     tm = res.get("timing", {})
     lines.append(f"{res['students']} students, {res['distinct']} gradings"
                  f"{'' if tm.get('dedup', True) else ' (no dedup)'}"
-                 + (f" and {res['regraded']} again (same bytes, but a verdict that died or hit a "
-                    "limit)" if res.get("regraded") else "") + f", {res['seconds']:.0f} s wall"
+                 + (f" and {res['regraded']} again (same bytes, but a verdict that died, hit a "
+                    "limit or was killed by a signal)" if res.get("regraded") else "") + f", {res['seconds']:.0f} s wall"
                  + (f" with {tm['jobs']} workers" if tm else ""))
     if tm:
         lines.append("worker-seconds by exercise: " + ", ".join(

@@ -61,6 +61,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -131,6 +132,7 @@ class Outcome:
 
     limits: dict = field(default_factory=dict)   # the limits the run had
     shared: bytes | None = None                  # the shared bytes as the run left them
+    oom_killed: bool = False                     # SIGKILLed by the OOM killer in its cgroup
 
     @property
     def ok(self) -> bool:
@@ -140,6 +142,9 @@ class Outcome:
     def limit(self) -> str:
         """The limit that stopped the run, named ("" when none did)."""
         lim = self.limits
+        if self.oom_killed:
+            return (f"memory limit ({lim.get('memory_bytes') or lim.get('data_bytes') or 8 << 30}"
+                    " bytes resident, the student's cgroup: killed by the OOM killer)")
         if self.returncode == -24:                      # SIGXCPU
             return f"CPU-time limit ({lim.get('cpu_s', '?')} s of CPU per process)"
         if self.returncode == -25:                      # SIGXFSZ
@@ -466,6 +471,7 @@ class _Child:
     st_sink: dict
     fds: list
     limits: dict = field(default_factory=dict)
+    oom_watch: tuple = ((), 0)        # (the cgroups' procs files, their OOM kills at the start)
 
 
 def _view(top: Path, hide: list[str], allow_list: bool, prefix: list[str]
@@ -629,7 +635,8 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                                      "data_bytes": data_bytes, "max_processes": max_processes,
                                      "max_output_bytes": max_output_bytes,
                                      "max_write_bytes": max_write_bytes,
-                                     "max_work_bytes": iso.work_bytes})
+                                     "max_work_bytes": iso.work_bytes},
+                      _oom_watch(cg_procs))
     except BaseException:
         for fd in fds:
             try:
@@ -642,6 +649,21 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
         _make_writable(top)
         shutil.rmtree(top, ignore_errors=True)
         raise
+
+
+def _oom_watch(procs: list[str]) -> tuple:
+    from .budget import oom_kills
+    return (tuple(procs), oom_kills(procs) if procs else 0)
+
+
+def _oom_killed(c: _Child, returncode: int | None) -> bool:
+    """Whether a SIGKILL that ended the run came from the OOM killer of the student's cgroup
+    (its count of OOM kills went up during the run)."""
+    procs, before = c.oom_watch
+    if returncode != -signal.SIGKILL or not procs:
+        return False
+    from .budget import oom_kills
+    return oom_kills(list(procs)) > before
 
 
 class _Forked:
@@ -706,6 +728,7 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
                                   else -os.WTERMSIG(ws) if os.WIFSIGNALED(ws) else None)
         elif c.proc.returncode not in (0, None):
             iso.notes.append(f"the reaper ended with status {c.proc.returncode}")
+        outcome.oom_killed = _oom_killed(c, outcome.returncode)
         if status.get("left"):
             iso.notes.append(f"processes still alive after the kill: {status['left']}")
         outcome.output = c.out_sink.get("data", b"").decode("utf-8", errors="replace")
@@ -794,6 +817,12 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
     return outcome
 
 
+def _signal_note(out: Outcome) -> str:
+    """The note that a signal ended the worker (its number), or nothing."""
+    rc = out.returncode
+    return f" (the worker was killed by signal {-rc})" if rc is not None and rc < 0 else ""
+
+
 class SessionEnded(RuntimeError):
     """The worker of a `Session` is gone (it exited, crashed, sent garbage or ran out of time);
     the message says why, `outcome` holds its output and status."""
@@ -841,7 +870,7 @@ class Session:
             while view:
                 view = view[os.write(self._c.payload_w, view):]
         except OSError:
-            self._end("the submission's process went away")
+            self._end("the submission's process went away", died=True)
         self.requests += 1
         return self._read(time.monotonic() + timeout_s, timeout_s)
 
@@ -858,7 +887,7 @@ class Session:
                     self._end(f"no answer within {timeout_s:g} s (wall clock)", timed_out=True)
                 chunk = os.read(self._c.result_r, min(1 << 20, n - len(buf)))
                 if not chunk:
-                    self._end("the submission's process ended")
+                    self._end("the submission's process ended", died=True)
                 buf += chunk
             return bytes(buf)
 
@@ -874,13 +903,15 @@ class Session:
         except (ValueError, RecursionError) as e:
             self._end(f"an answer that is not JSON ({str(e)[:200]})")
 
-    def _end(self, why: str, timed_out: bool = False):
+    def _end(self, why: str, timed_out: bool = False, died: bool = False):
         out = self.close(kill=True)
         out.timed_out = out.timed_out or timed_out
-        out.error = why
+        note = _signal_note(out) if died else ""        # ended on its own: say what ended it
+        out.error = why + note
         tail = out.output[-2000:]
-        raise SessionEnded(why + (f"; its output ended with:\n{tail}" if tail.strip() else ""),
-                           out)
+        told = f"; its output ended with:\n{tail}" if tail.strip() else ""
+        told += f"\n{note.strip()}" if told and note else note     # last: a cut message keeps it
+        raise SessionEnded(why + told, out)
 
     def close(self, kill: bool = False) -> Outcome:
         """End the worker (closing its input; killing the tree if it lingers or `kill`)."""

@@ -297,6 +297,79 @@ def test_symlinked_folders_refuse_the_exercise_alone(tmp_path):
     assert not res["complete"] and rows["bob"]["max"] == rows["carol"]["max"] == full
 
 
+def test_a_symlinked_zip_or_folder_refuses_its_student_alone(tmp_path):
+    """An entry of the class folder that is a symbolic link (a zip or a folder reaching the
+    solutions outside the class folder) refuses that student, with the link in the status; the
+    classmate beside it is graded as she would be alone, and the linked-to zip is never graded."""
+    outside = tmp_path / "outside"
+    _write(outside / "sol", "source")
+    with zipfile.ZipFile(outside / "solution.zip", "w") as z:
+        for f in sorted((outside / "sol").rglob("*.py")):
+            z.write(f, f.relative_to(outside / "sol").as_posix())
+    cls = tmp_path / "class"
+    _write(cls / "alice", "source")
+    (cls / "bob.zip").symlink_to(outside / "solution.zip")
+    (cls / "carol").symlink_to(outside / "sol")
+    res = gc.grade_class(cls, tmp_path / "out", jobs=2, only=["ch00_rates"], quiet=True)
+    rows = {r["student"]: r for r in res["rows"]}
+    assert rows["alice"]["total"] == rows["alice"]["max"] > 0 and rows["alice"]["status"] == "ok"
+    for who, entry, target in (("bob", "bob.zip", "solution.zip"), ("carol", "carol", "sol")):
+        assert rows[who]["total"] == 0, rows[who]
+        assert rows[who]["status"] == (
+            f"refused: {entry} is a symbolic link (to {outside / target}): only the student's "
+            "own files are graded"), rows[who]
+    assert not res["complete"]
+    with pytest.raises(Refused, match="not a readable zip"):          # opened without following
+        safe_extract(cls / "bob.zip", tmp_path / "x")
+
+
+def test_a_verdict_killed_by_a_signal_is_never_reused():
+    """A test whose submission's process a signal killed (the OOM killer's SIGKILL in the
+    student's cgroup prints no MemoryError and names no limit) binds the verdict to its student:
+    every sharer of those bytes is graded again; a plain failure is still reused."""
+    from exercises.grading.sandbox import Outcome
+    died = {"score": 0, "limits": [], "tests": [
+        {"name": "t", "outcome": "failed",
+         "message": "the submission's process failed: the submission's process ended "
+                    "(the worker was killed by signal 9)"}]}
+    assert gc._killed(died) and gc._owner_bound(died)
+    plain = {"score": 0, "limits": [], "tests": [
+        {"name": "t", "outcome": "failed", "message": "AssertionError: 3 != 4"}]}
+    assert not gc._killed(plain) and not gc._owner_bound(plain)
+    oom = Outcome(returncode=-9, oom_killed=True, limits={"memory_bytes": 4 << 30})
+    assert oom.limit.startswith(f"memory limit ({4 << 30} bytes")
+    assert Outcome(returncode=-9).limit == ""         # a SIGKILL not from the OOM killer
+
+
+def test_oom_kills_are_read_from_the_cgroup(tmp_path):
+    from exercises.grading.budget import oom_kills
+    v2, v1 = tmp_path / "v2", tmp_path / "v1"
+    v2.mkdir()
+    v1.mkdir()
+    (v2 / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 2\noom_kill 2\n")
+    (v1 / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+    assert oom_kills([str(v2 / "cgroup.procs"), str(v1 / "cgroup.procs")]) == 3
+    assert oom_kills([str(tmp_path / "none" / "cgroup.procs")]) == 0
+
+
+def test_shared_bytes_whose_process_is_killed_are_graded_for_each(tmp_path):
+    """Two students hand in the same file whose process SIGKILLs itself (what the OOM killer
+    does): the verdict is not shared, each is graded on their own, and the message says so."""
+    cls = tmp_path / "class"
+    for who in ("ann", "ben"):
+        (cls / who / "exercises" / "ch00_rates").mkdir(parents=True)
+        (cls / who / "exercises" / "ch00_rates" / "rates.py").write_text(
+            (PKG / "ch00_rates" / "rates.py").read_text()
+            + "\nimport os, signal\nprint('x' * 5000, flush=True)\n"     # a message cut short
+            + "os.kill(os.getpid(), signal.SIGKILL)\n")
+    res = gc.grade_class(cls, tmp_path / "out", jobs=2, only=["ch00_rates"], quiet=True)
+    assert res["distinct"] == 1 and res["regraded"] == 1
+    ben = json.loads((tmp_path / "out" / "reports" / "ben.json").read_text())
+    assert not any("same_bytes_as" in e for e in ben["exercises"])
+    assert "killed by signal 9" in ben["exercises"][0]["tests"][0]["message"]
+    assert {r["total"] for r in res["rows"]} == {0}
+
+
 def test_a_shared_verdict_that_died_is_graded_again(tmp_path):
     """Dedup grades identical bytes once, as the first student's; when that student's budget runs
     out before the item is reached (his own hang spends it), the item is not graded for him, and
