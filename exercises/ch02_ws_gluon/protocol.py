@@ -176,62 +176,122 @@ def parse(text: str) -> list:
 
 
 def _arith(name: str, body: str, args: list) -> int | None:
-    """The scalar integer ops, with the type's wrap-around; None when anything is unknown."""
+    """The scalar integer ops, exactly as the hardware computes them on N-bit two's complement
+    values (a value is kept as its signed reading, an i1 as 0 or 1); None when anything is unknown
+    or the op is not modeled (a rule that depends on it then fails)."""
     if name == "arith.constant" and body.split()[:1] in (["true"], ["false"]):
         return int(body.split()[0] == "true")      # printed without a type: i1
-    w, op = _width(body), name.split(".", 1)[-1]
-    if not 0 < w <= 64:
+    (n, w), op = _types(body), name.split(".", 1)[-1]
+    if not (0 < n <= 64 and 0 < w <= 64):
         return None
     if op == "constant":
         c = re.match(r"\s*(-?\d{1,20})\s*:", body)
-        args = [int(c.group(1))] if c else [None]
-    elif op == "select":
+        return _keep(int(c.group(1)), w) if c else None
+    if op == "select":
         return args[1 if args[0] else 2] if len(args) == 3 and args[0] is not None else None
     if not args or None in args:
         return None
-    mask = (1 << w) - 1
-    if op in ("constant", "extsi", "extui", "trunci", "index_cast", "index_castui", "bitcast"):
-        r = args[0]
-    elif op == "cmpi" and len(args) == 2:
-        pred = body.split(",")[0].strip()
-        a, b = (x & mask for x in args) if pred[0] == "u" else args
-        return int(_CMP[pred[1:] if pred[0] in "su" else pred](a, b)) if pred[-2:] in (
-            "eq", "ne", "lt", "le", "gt", "ge") else None
-    elif op in _BIN and len(args) == 2:
-        a, b = (x & mask for x in args) if op.endswith("ui") else args
-        if (b == 0 and ("div" in op or "rem" in op)) or (op[:2] == "sh" and not 0 <= b < w):
-            return None                            # division by zero, shift past width: poison
-        r = _BIN[op](a & mask if op == "shrui" else a, b)
-    else:
-        return None
-    r &= mask
-    return r if w == 1 or not r >> (w - 1) else r - (1 << w)
+    if op in _CASTS:
+        return _cast(op, args[0], n, w) if len(args) == 1 else None
+    if op == "cmpi" and len(args) == 2:
+        return _cmpi(body.split(",")[0].strip(), *args, w)
+    if op in _BIN and len(args) == 2:
+        return _binary(op, *args, w)
+    return None
 
 
-def _width(body: str) -> int:
-    """The bit width of an arith op's result type (casts: `X to T`), 0 when it is no integer."""
-    t = re.search(r":\s*(?:\S+\s+to\s+)?(i\d+|index)\s*$", body)
-    return 64 if t and t.group(1) == "index" else int(t.group(1)[1:]) if t else 0
+def _types(body: str) -> tuple:
+    """The bit widths of an arith op's operand and result (casts: `: iN to iM`; other ops have
+    one type), 0 for a type that is no integer."""
+    t = re.search(r":\s*(?:(\S+)\s+to\s+)?(\S+)\s*$", body)
+    if not t:
+        return 0, 0
+    w = _int_width(t.group(2))
+    return (_int_width(t.group(1)) if t.group(1) else w), w
+
+
+def _int_width(t: str) -> int:
+    return 64 if t == "index" else int(t[1:]) if re.fullmatch(r"i\d{1,2}", t) else 0
+
+
+def _bits(x: int, w: int) -> int:
+    """The w-bit pattern of x: its unsigned reading."""
+    return x & ((1 << w) - 1)
+
+
+def _signed(x: int, w: int) -> int:
+    """The signed (two's complement) reading of x's low w bits; an i1 true is -1."""
+    x = _bits(x, w)
+    return x - (1 << w) if x >> (w - 1) else x
+
+
+def _keep(x: int, w: int) -> int:
+    """How the interpreter keeps a w-bit result: its signed reading, an i1 as 0 or 1."""
+    return _bits(x, 1) if w == 1 else _signed(x, w)
 
 
 def _wrap(x: int, w: int) -> int:
-    x &= (1 << w) - 1
-    return x if not x >> (w - 1) else x - (1 << w)
+    return _signed(x, w)
 
 
-_CASTS = ("extsi", "extui", "trunci", "index_cast", "index_castui", "bitcast")
+# the casts, by the source bits they read: signed, unsigned (zero-extension), or the bits as
+# they are (truncation and a same-width bitcast); index_cast is extsi or trunci by the widths
+_CASTS = {"extsi": "s", "extui": "u", "trunci": "t", "index_cast": "s", "index_castui": "u",
+          "bitcast": "="}
+
+
+def _cast(op: str, x: int, n: int, w: int) -> int | None:
+    kind = _CASTS[op]
+    if (kind == "=" and n != w) or (op.startswith("ext") and w <= n) or (kind == "t" and w >= n):
+        return None                                # not a valid cast of these widths
+    if kind == "s" and w > n:
+        return _keep(_signed(x, n), w)
+    if kind == "u" and w > n:
+        return _keep(_bits(x, n), w)
+    return _keep(x, w)                             # truncation: the low w bits
+
+
+def _cmpi(pred: str, a: int, b: int, w: int) -> int | None:
+    """cmpi: eq/ne on the bits, s.. on the signed readings, u.. on the unsigned ones."""
+    rel = pred[1:] if pred[:1] in ("s", "u") and pred not in ("eq", "ne") else pred
+    if rel not in _CMP or (rel not in ("eq", "ne") and pred[:1] not in ("s", "u")):
+        return None
+    read = _bits if pred[0] == "u" or rel in ("eq", "ne") else _signed
+    return int(_CMP[rel](read(a, w), read(b, w)))
+
+
+def _binary(op: str, a: int, b: int, w: int) -> int | None:
+    """A two-operand op on w-bit values: an unsigned op (..ui) reads the operands' bits, a
+    signed one their signed readings; division by zero, a signed division that overflows and a
+    shift by the width or more are poison (None)."""
+    if op[:2] == "sh":
+        b = _bits(b, w)
+        if b >= w:
+            return None
+        return _keep((_bits(a, w) if op == "shrui" else _signed(a, w)) >> b if op != "shli"
+                     else a << b, w)
+    read = _bits if op.endswith("ui") else _signed
+    a, b = read(a, w), read(b, w)
+    if ("div" in op or "rem" in op) and (b == 0 or (read is _signed and b == -1
+                                                      and a == -(1 << (w - 1)))):
+        return None
+    return _keep(_BIN[op](a, b), w)
+
+
+# the program ids' largest values (a grid has fewer than 2**31 CTAs along x, 2**16 along y and z)
+_PID_MAX = ((1 << 31) - 1, (1 << 16) - 1, (1 << 16) - 1)
 
 
 def _lin(name: str, body: str, args: list):
     """The ops that keep a value linear in the program ids (+, -, × by a constant, casts), with
     the type's wrap-around on every coefficient; None for anything else (a comparison, a division:
     unknown, so that a branch on the tile's position stays a run-time one)."""
-    w, op = _width(body), name.split(".", 1)[-1]
+    (n, w), op = _types(body), name.split(".", 1)[-1]
     v = [Lin(a) if isinstance(a, int) and not isinstance(a, bool) else a for a in args]
     if w < 32 or not v or not all(isinstance(a, Lin) for a in v):
         return None                                # an i1 of a program id is a condition
     if op in _CASTS and len(v) == 1:
-        r = v[0]
+        r = _lin_cast(op, v[0], n, w)
     elif op in ("addi", "subi") and len(v) == 2:
         sign = 1 if op == "addi" else -1
         r = Lin(v[0].c + sign * v[1].c, tuple(a + sign * b for a, b in zip(v[0].k, v[1].k)))
@@ -240,7 +300,28 @@ def _lin(name: str, body: str, args: list):
         r = Lin(x.c * m, tuple(a * m for a in x.k))
     else:
         return None
-    return Lin(_wrap(r.c, w), tuple(_wrap(a, w) for a in r.k))
+    return Lin(_wrap(r.c, w), tuple(_wrap(a, w) for a in r.k)) if r is not None else None
+
+
+def _lin_cast(op: str, x: Lin, n: int, w: int):
+    """A cast of a linear value. Truncation (and a same-width cast) keeps it: the low bits of a
+    sum and product are those of the low bits. A widening cast is the form itself only where the
+    form stays, for every program id, within the source type's signed range (extsi, index_cast)
+    or its non-negative half (extui, index_castui); elsewhere its high bits are not known: None."""
+    kind = _CASTS[op]
+    if not 0 < n <= 64 or (kind == "=" and n != w) or (op.startswith("ext") and w <= n) \
+            or (kind == "t" and w >= n):
+        return None
+    if w <= n:
+        return x
+    lo, hi = _lin_range(x)
+    return x if -(1 << (n - 1)) * (kind == "s") <= lo and hi < 1 << (n - 1) else None
+
+
+def _lin_range(x: Lin) -> tuple:
+    """The smallest and largest value of the form over every program id."""
+    terms = [(0, k * m) for k, m in zip(x.k, _PID_MAX)]
+    return (x.c + sum(min(t) for t in terms), x.c + sum(max(t) for t in terms))
 
 
 def _nbytes(body: str) -> int:

@@ -433,3 +433,71 @@ def test_compile_cli_prints_one_json_line():
     bad = subprocess.run([sys.executable, str(EX / "_compile.py"), str(_tmp / "missing.py")],
                          capture_output=True, text=True, timeout=300, check=False)
     assert "error" in json.loads(bad.stdout.strip().splitlines()[-1])
+
+
+def _ar(name: str, body: str, *args):
+    return protocol._arith("arith." + name, body, list(args))
+
+
+def test_casts_read_the_source_type():
+    """extui and index_castui zero-extend from the source width, extsi and index_cast sign-extend
+    from it (an i1 true is -1), trunci keeps the low bits; a cast of widths that cannot be, or of
+    a type that is no integer, is unknown."""
+    lo = -(1 << 31) + 5
+    assert _ar("extui", "%x : i32 to i64", lo) == (1 << 31) + 5
+    assert _ar("extsi", "%x : i32 to i64", lo) == lo
+    assert _ar("index_castui", "%x : i32 to index", -1) == (1 << 32) - 1
+    assert _ar("index_cast", "%x : i32 to index", -1) == -1
+    assert _ar("index_cast", "%x : index to i32", (1 << 32) + 7) == 7
+    assert _ar("extsi", "%x : i1 to i32", 1) == -1 and _ar("extui", "%x : i1 to i32", 1) == 1
+    assert _ar("extui", "%x : i8 to i32", -1) == 255 and _ar("extsi", "%x : i8 to i32", 255) == -1
+    assert _ar("trunci", "%x : i64 to i32", 1 << 31) == -(1 << 31)
+    assert _ar("trunci", "%x : i32 to i1", 2) == 0 and _ar("trunci", "%x : i32 to i1", 3) == 1
+    assert _ar("bitcast", "%x : i32 to i32", -1) == -1
+    for name, body in (("extui", "%x : i64 to i32"), ("extsi", "%x : i32 to i32"),
+                       ("trunci", "%x : i32 to i64"), ("bitcast", "%x : f32 to i32"),
+                       ("bitcast", "%x : i32 to i64"), ("extui", "%x : i32 to i128"),
+                       ("extui", "%x to i64")):
+        assert _ar(name, body, 1) is None, (name, body)
+    # the red team's tell: ((it + INT_MIN) as uint32 as int64 >> 32) & 1 is 0 on the GPU
+    wide = _ar("extui", "%x : i32 to i64", _ar("addi", "%a, %b : i32", 3, -(1 << 31)))
+    assert _ar("andi", "%a, %b : i64", _ar("shrsi", "%a, %b : i64", wide, 32), 1) == 0
+
+
+def test_signed_and_unsigned_ops():
+    """Each op reads its operands' bits the way the hardware does: ..ui ops and u.. comparisons
+    unsigned, ..si ops and s.. comparisons signed; poison (division by zero, INT_MIN / -1, a shift
+    by the width or more) is unknown."""
+    b = "%a, %b : i32"
+    assert _ar("shrui", b, -1, 28) == 15 and _ar("shrsi", b, -1, 28) == -1
+    assert _ar("shli", b, 1, 31) == -(1 << 31) and _ar("shli", b, 1, 32) is None
+    assert _ar("shrsi", b, 1, -1) is None
+    assert _ar("divui", b, -2, 2) == (1 << 31) - 1 and _ar("divsi", b, -7, 2) == -3
+    assert _ar("remui", b, -1, 10) == 5 and _ar("remsi", b, -7, 2) == -1
+    assert _ar("floordivsi", b, -7, 2) == -4 and _ar("ceildivsi", b, -7, 2) == -3
+    assert _ar("ceildivui", b, -1, 1 << 31) == 2
+    assert _ar("divsi", b, -(1 << 31), -1) is None and _ar("remui", b, 1, 0) is None
+    assert _ar("maxui", b, -1, 1) == -1 and _ar("maxsi", b, -1, 1) == 1
+    assert _ar("minui", b, -1, 1) == 1 and _ar("minsi", b, -1, 1) == -1
+    assert _ar("cmpi", "ult, " + b, -1, 1) == 0 and _ar("cmpi", "slt, " + b, -1, 1) == 1
+    assert _ar("cmpi", "uge, " + b, -1, 1) == 1 and _ar("cmpi", "eq, " + b, -1, (1 << 32) - 1) == 1
+    assert _ar("cmpi", "sgt, %a, %b : i1", 0, 1) == 1          # an i1 true is -1 signed
+    assert _ar("constant", "-1 : i1") == 1 and _ar("constant", "4294967295 : i32") == -1
+    assert _ar("mulsi_extended", b, 2, 3) is None               # not modeled: unknown
+
+
+def test_linear_casts_are_exact_or_unknown():
+    """A widening cast of a value linear in the program ids is that value only where the form
+    cannot leave the source type's range (signed for extsi, non-negative for extui) for any
+    program id; a truncation keeps the low bits."""
+    lin, x = protocol.Lin, protocol.Lin(0, (1, 0, 0))
+    assert protocol._lin("arith.extui", "%a : i32 to i64", [x]) == x
+    assert protocol._lin("arith.index_castui", "%a : i32 to index", [x]) == x
+    assert protocol._lin("arith.extsi", "%a : i32 to i64", [lin(-5, (0, 1, 0))]) == \
+        lin(-5, (0, 1, 0))
+    for name, v in (("arith.extui", lin(-(1 << 31), (1, 0, 0))),
+                    ("arith.extui", lin(-1, (0, 1, 0))), ("arith.extsi", lin(0, (128, 0, 0))),
+                    ("arith.index_cast", lin(1, (1, 0, 0)))):
+        assert protocol._lin(name, "%a : i32 to i64", [v]) is None, (name, v)
+    assert protocol._lin("arith.trunci", "%a : i64 to i32", [lin(1 << 32, (1 + (1 << 32), 0, 0))]) \
+        == x
