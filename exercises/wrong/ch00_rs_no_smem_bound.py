@@ -5,7 +5,7 @@
 #      read from shared memory, and where that read outlasts the math (tensor FLOP/clk above 64
 #      times the shared-memory bytes/clk for fp16) the model charges the read. Right on the
 #      datasheet machine and on most drawn ones; wrong on the hidden machine built so the read
-#      decides. (Red team: ch00_rs_no_smem_bound; on the old draws, full marks in ~3 runs of 4.)
+#      decides.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.
 

@@ -4,7 +4,7 @@
 # bug: the softmax's exp step costs only the SFU's exps, never the FMA-pipe instructions that issue
 #      between them (the longer of the two): right wherever the exps are the longer (the datasheet
 #      preset, 16 exps against 128 / 2 FMA instructions a clk), wrong on a machine whose FMA-pipe
-#      work outlasts them. (Red team: ch00_softmax_exp_only.)
+#      work outlasts them.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.
 

@@ -4,7 +4,7 @@
 # bug: the unmasked softmax with the datasheet's rates typed in (128 FMA lanes, a 116-clk reduction,
 #      16 exps/clk, 2 FMA-pipe instructions and 0.02 clk of tail a score), the masked one from the
 #      Hardware it is given: right wherever the unmasked softmax runs on the datasheet preset (the
-#      public tests), wrong on any other machine. (Red team: ch00_softmax_unmasked_typed.)
+#      public tests), wrong on any other machine.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.
 

@@ -6,7 +6,7 @@
 #      if A were already in registers): right wherever the math or B's read decides (every public
 #      case), short wherever A's read tips an SS instruction over its math (small n on a machine
 #      with slow shared memory: the hidden machine built so, every draw; H200's fp8 at a small
-#      drawn n, some draws). (Red team: s03: full marks in about a quarter of the old draws.)
+#      drawn n, some draws).
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 00 — what one step costs, from the rates in ``sim/hardware.py``.
 

@@ -4,8 +4,7 @@
 # bug: a 4-stage ring run as a 2-stage one (slots 0 and 1 only, laps of two tiles; 2 and 3 stages
 #      right). It breaks no rule of the run, and over one block (the public 4-stage run) its two
 #      tiles are where a 4-stage ring puts them; over more, the tiles are not in stream order and
-#      the ring is slower. (Red team: ch01_four_stages_as_two; the old tests asked the stream order
-#      for 2 and 3 stages only.)
+#      the ring is slower.
 # ruff: noqa  (known-wrong on purpose)
 
 

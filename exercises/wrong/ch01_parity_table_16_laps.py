@@ -4,7 +4,7 @@
 # bug: the parities read from a table of the first 16 laps (0, 1, 0, 1, ...), then 0 on `full`
 #      and 1 on `empty` for every later lap: right through lap 16, then lap 17's producer passes
 #      `empty` on lap 15's release and refills a slot the consumers still hold (the run stops).
-#      No public test reaches lap 16. (Red team: ch01_parity_table_16_laps.)
+#      No public test reaches lap 16.
 # ruff: noqa  (known-wrong on purpose)
 
 

@@ -4,8 +4,7 @@
 # bug: a 4-stage ring fills its slots in the order 0, 2, 1, 3, 0, 2, 1, 3, ... (2 and 3 stages
 #      right). The parities are each lap's, so the ring runs by every rule and in a right ring's
 #      cycles (its slots are alike), but the tiles are not in stream order: the slot test and
-#      every 4-stage run (slots read from the log) see it. (Red team: ch01_slot_permuted_4_stages,
-#      full marks on the tests that asked only 2 and 3 stages for it.)
+#      every 4-stage run (slots read from the log) see it.
 # ruff: noqa  (known-wrong on purpose)
 
 

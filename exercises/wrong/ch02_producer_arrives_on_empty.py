@@ -4,8 +4,7 @@
 # bug: the producer adds an arrive of its own on the slot's `empty` barrier before it waits (as if
 #      it were one of the two consumers), so the phase completes at the first consumer's release
 #      and the slot is refilled while the second may still read it. Counted in completed phases
-#      of `empty`, not in the consumers' own arrivals, the refill looked released. (Red team: s14,
-#      4/10 with test_no_refill_before_release passed.)
+#      of `empty`, not in the consumers' own arrivals, the refill looked released.
 # ruff: noqa  (known-wrong on purpose)
 
 

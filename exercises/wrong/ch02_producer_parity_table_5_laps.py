@@ -3,7 +3,7 @@
 # loses: test_three_stages
 # bug: the `empty` parity read from a table of the first five laps (1, 0, 1, 0, 1), then 1 for
 #      every later lap: right up to lap 4, and lap 5 passes on the release of lap 3, refilling a
-#      slot the consumers still hold. (Red team: ch02p_parity_table_5_laps.)
+#      slot the consumers still hold.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 02 — the producer warpgroup of a K/V ring with ONE `full` barrier per slot.
 

@@ -5,7 +5,7 @@
 #      FA3 do): the producer cannot refill K while the softmax runs. On 2-stage rings the other
 #      slot mostly hides it (within 0.5%, or up to 2% faster with 3 consumers over 9-13 blocks:
 #      the old tests caught it only there, full marks in 6 of 25 runs measured); on the hidden
-#      1-stage rings it costs 9-27% more cycles. (Red team: ch03_holds_k_until_pv.)
+#      1-stage rings it costs 9-27% more cycles.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 03 — pingpong, FA3's way: consumer warpgroups take turns on the tensor core.
 

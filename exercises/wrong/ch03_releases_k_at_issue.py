@@ -4,8 +4,7 @@
 # bug: FA3's turns done right, but K_j's slot is released together with the hand-over, as soon as
 #      Q·K_jᵀ is issued, before warpgroup_mma_wait: the producer may refill the slot while the
 #      wgmma still reads K_j from it (a write-after-read race on the GPU). Judged at the wgmma's
-#      issue only, it passed every rule and, in most draws, the cycle count. (Red team: s10, full
-#      marks in 9 of 13 runs.)
+#      issue only, it passed every rule and, in most draws, the cycle count.
 # ruff: noqa  (known-wrong on purpose)
 
 

@@ -5,8 +5,7 @@
 #      clock ((k·n + w)·12 clk, the alone test's 10 clk of work plus slack), so the turns come in
 #      order there by timing alone. The consumer loop waits on the barrier itself (inline), so
 #      the CTA tests see FA3's turns. The turn-order tests now read from the log a wait on
-#      turns.bar[w] (parity k & 1) for every turn taken. (Red team: ch03_wait_turn_by_clock,
-#      full marks on the old tests.)
+#      turns.bar[w] (parity k & 1) for every turn taken.
 # ruff: noqa  (known-wrong on purpose)
 
 

@@ -3,8 +3,7 @@
 # loses: test_masked_rows
 # bug: `init` starts m at -1e300, a finite 'minus infinity', not the -inf the statement asks for:
 #      a row masked so far keeps m = -1e300 (its l and o stay 0, every output and log-sum-exp
-#      is right), so only the state of a masked row after a block shows it. (Red team:
-#      ch04_finite_sentinel_m, full marks on the old tests.)
+#      is right), so only the state of a masked row after a block shows it.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the online softmax, one K/V block at a time (numpy, float64).
 

@@ -2,7 +2,7 @@
 # file: online_softmax.py
 # loses: test_masked_rows
 # bug: `init` makes o of 16 columns whatever d it is given: right at the public tests' d = 16,
-#      wrong at any other head dim. (Red team: ch04_init_d16.)
+#      wrong at any other head dim.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the online softmax, one K/V block at a time (numpy, float64).
 

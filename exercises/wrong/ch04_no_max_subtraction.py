@@ -4,8 +4,7 @@
 # bug: no max subtracted before exp: the state is turned back into raw sums (l * e^m, o * e^m),
 #      the block's raw exp(s) added, and the result divided by e^m_new. Algebraically the same
 #      state, exact to 1e-13 at scores of a few tens; but exp overflows past 709 in float64, so at
-#      scores of about ±1000 l and o are inf or NaN. (Red team: s04, full marks while the scores
-#      stayed within ±60.)
+#      scores of about ±1000 l and o are inf or NaN.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the online softmax, one K/V block at a time (numpy, float64).
 

@@ -6,7 +6,7 @@
 #      grader's interpreter run checks the address of every load a mask leaves on: it fails every
 #      case whose Sk is not a multiple of BLOCK_N (ragged; hidden: the d = 128 case, Sk never a
 #      multiple of 16). On a GPU the run reads the NaN padding and the output is right, so the GPU
-#      test keeps its points. (Red team: s06.)
+#      test keeps its points.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the FlashAttention tile loop as a Triton (`tl`) kernel.
 

@@ -4,8 +4,7 @@
 # bug: keeps the running max of the unscaled q·kᵀ but exponentiates the scaled scores: exp(q·kᵀ ·
 #      scale - max q·kᵀ). One constant subtracted everywhere, so O is right while the scores are
 #      small or the scale is 1; at d = 128 (scale 0.088) with q·kᵀ of a few hundred the shift is
-#      some 200 too big, exp gives 0 in float32, l = 0 and O = NaN. (Red team: s12; the only
-#      large-score case then ran at scale 1.)
+#      some 200 too big, exp gives 0 in float32, l = 0 and O = NaN.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the FlashAttention tile loop as a Triton (`tl`) kernel.
 

@@ -3,7 +3,7 @@
 # loses: test_predict_other_tiles_and_hardware
 # bug: a wgmma's instruction costs its math alone, never the shared-memory reads of its operands
 #      (the longer of the two): right wherever the math decides (the datasheet preset at these
-#      tiles), wrong on a machine with slow shared memory. (Red team: ch05_math_only_wgmma.)
+#      tiles), wrong on a machine with slow shared memory.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
 

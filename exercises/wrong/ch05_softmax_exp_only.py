@@ -4,8 +4,7 @@
 # bug: the prediction's softmax charges the exp step as the SFU's exps alone, never the FMA-pipe
 #      instructions (softmax_fma_per_elem a score) that issue between them (the longer of the
 #      two, chapter 00's rule): right wherever the exps are the longer (the datasheet preset),
-#      wrong on the hidden machine built so the FMA-pipe work outlasts them. (Red team:
-#      ch05_softmax_exp_only; the old hidden draws let it score full marks in ~80% of runs.)
+#      wrong on the hidden machine built so the FMA-pipe work outlasts them.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
 

@@ -6,8 +6,7 @@
 #      `phase ^ 1` with (s, phase) = sim/engine.py's Ring.slot(pos), the MMA warp on full[s] for
 #      `phase`): FA4's stream order, not the overlap's (K_j before V_{j-1}). Its slots keep their
 #      laps in step, so the ring runs, but no tile but K_0 and the last V is where this ring puts
-#      it: the slot test and every run's log see it. (Red team: s16, full marks when the exercise
-#      asked for FA4's order.)
+#      it: the slot test and every run's log see it.
 # ruff: noqa  (known-wrong on purpose)
 
 

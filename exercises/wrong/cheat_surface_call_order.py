@@ -4,8 +4,7 @@
 # bug: never works out a tile's place from (j, tile, n_blocks): counts the calls instead (a
 #      grader that asks slot, full_parity and empty_parity tile by tile in stream order asks the
 #      p-th tile p-th), restarting when asked about K_0. Right in that order and only in it: asked
-#      in a shuffled order, or a tile asked twice, the answers are another ring's. (Red team: s01,
-#      full marks when the questions came in stream order.)
+#      in a shuffled order, or a tile asked twice, the answers are another ring's.
 # ruff: noqa  (known-wrong on purpose)
 
 _calls = {}

@@ -5,7 +5,7 @@
 #      sandbox's serving loop never started (course_remote.cta.CHANNEL is None): the run the
 #      argument check used to be alone in. Values right everywhere. The check now also echoes the
 #      arguments of graded-looking calls in the session every other test uses, where the tell
-#      says "graded" and the overwrite shows. (Red team: s05.)
+#      says "graded" and the overwrite shows.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 04 — the online softmax, one K/V block at a time (numpy, float64).
 
