@@ -4,7 +4,8 @@
     python3 tasks.py story   # set up .venv, then run the story: the model's ablation with our H200's
                              # measured ladder beside it (python -m fidelity story)
     python3 tasks.py test    # set up .venv, then run the whole test suite (CI runs this): in
-                             # parallel, a worker a core and one more (pytest-xdist) unless -n is given
+                             # parallel, a worker a core and one more (pytest-xdist), unless
+                             # -n is given
     python3 tasks.py lab     # set up .venv, then open JupyterLab on notebooks/
 
 Set-up is idempotent: the virtualenv is (re)installed only when pyproject.toml changed, so the

@@ -57,8 +57,8 @@ by = {who: listed([name.split(" (")[0] for name, _, w, _ in rows if w == who])
 md(f"The *h200-datasheet* column is the model's preset of that name: the SM as published, each "
    f"value from the source beside it — NVIDIA's documents for the {by['NVIDIA']}, the FA3 paper "
    f"for the {by['the FA3 paper']}, and for {by['calibrated']}, which no document gives, a value "
-   f"set above what cuBLAS's and CUTLASS's GEMMs pull (`sim/machine.py` says which). The *h100 preset* column is what the model computes "
-   f"with: those values where our H200 measured the same, our H200's measurements of the same SM "
+   f"set above what cuBLAS's and CUTLASS's GEMMs pull (`sim/machine.py` says which). The *h100 "
+   f"preset* column is what the model computes with: those values where our H200 measured the same, our H200's measurements of the same SM "
    f"where it did not ({listed(differ)}: the last section of this chapter shows the "
    f"measurements).")
 md(f"The H100's dense fp16 peak is {hw.peak_tflops:.0f} TFLOP/s. FlashAttention-2 reaches about "
@@ -180,8 +180,8 @@ md(f"The H100's ridge is at {ridge:.0f} FLOP per byte ({peak:.0f} TFLOP/s over {
 # ## What the machine measured
 #
 # The first table's *h200-datasheet* column is the SM as published (L2 aside). On our H200 (same
-# SM as the H100, faster HBM) small Gluon kernels measured each unit on its own (`python -m instruments.bench micro`, the kernels are in
-# `instruments/micro/`, the numbers in `results/h200-micro.json`, 2026-12-02): a stream of
+# SM as the H100, faster HBM) small Gluon kernels measured each unit on its own
+# (`python -m instruments.bench micro`, the kernels are in `instruments/micro/`, the numbers in `results/h200-micro.json`, 2026-12-02): a stream of
 # wgmmas, a chain of exp2s, a chain of FMAs, TMA copies one at a time (latency) and in a ring on
 # every SM (bandwidth), an mbarrier hand-off between two warps, and the clock under a full tensor
 # load. The `h200` preset of the model takes most of them as they are; the rows marked *no* it

@@ -465,5 +465,5 @@ md(f"A tie, not a win. In this run the two are {g[(8192, 8192, 8192)]:+.1%} apar
 # arrive completes, and the turn passes on as soon as the turn's GEMMs are issued, before their
 # wait: in the exercise's loop that is Q·Kⱼᵀ alone (FA3 and our `fa3` loop issue Q·Kⱼᵀ and P·Vⱼ₋₁
 # in one turn and pass it after both; our `ws_pingpong`, model and kernel, waits for the scores
-# first). The grader runs your consumer with 2 and 3 warpgroups and reads the event log: who issued when, who
-# handed over when.
+# first). The grader runs your consumer with 2 and 3 warpgroups and reads the event log: who
+# issued when, who handed over when.

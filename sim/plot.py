@@ -227,8 +227,9 @@ def off_palette(figures) -> list[str]:
     lines; empty if nothing. Checked on the artists themselves: every artist tagged by `style`,
     `unit_style`, `kernel_style` or a timeline bar has its series' (kind's, unit's, kernel's)
     colour, and a series' line its marker and line style; every legend entry is a palette kind
-    under the palette's label and colour, or a drawn artist whose tag matches; and a legend entry that names a source of numbers
-    (model, measured, paper, a peer, a bound) is drawn in a series' style."""
+    under the palette's label and colour, or a drawn artist whose tag matches; and a legend entry
+    that names a source of numbers (model, measured, paper, a peer, a bound) is drawn in a series'
+    style."""
     problems = []
     for fig in figures:
         for ax in fig.axes:

@@ -1,5 +1,6 @@
 """Shared test set-up: tests marked `gpu` run only where a Hopper (sm_90) GPU is present, and the
-order of the tests for pytest-xdist (`python3 tasks.py test` runs a worker a core and one more, --dist loadfile).
+order of the tests for pytest-xdist (`python3 tasks.py test` runs a worker a core and one more,
+--dist loadfile).
 
 Under xdist each file's tests stay on one worker (loadfile), so a module's shared fixtures (a
 graded class, compiled kernels, a model's grid of points) are built once. (`--dist loadgroup`

@@ -230,20 +230,24 @@ def _keep(x: int, w: int) -> int:
     return _bits(x, 1) if w == 1 else _signed(x, w)
 
 
-def _wrap(x: int, w: int) -> int:
-    return _signed(x, w)
-
-
 # the casts, by the source bits they read: signed, unsigned (zero-extension), or the bits as
 # they are (truncation and a same-width bitcast); index_cast is extsi or trunci by the widths
 _CASTS = {"extsi": "s", "extui": "u", "trunci": "t", "index_cast": "s", "index_castui": "u",
           "bitcast": "="}
 
 
-def _cast(op: str, x: int, n: int, w: int) -> int | None:
+def _valid_cast(op: str, n: int, w: int) -> bool:
+    """Whether `op` casts an n-bit integer to a w-bit one: an ext widens, a trunc narrows, a
+    bitcast keeps the width."""
     kind = _CASTS[op]
-    if (kind == "=" and n != w) or (op.startswith("ext") and w <= n) or (kind == "t" and w >= n):
-        return None                                # not a valid cast of these widths
+    return 0 < n <= 64 and not ((kind == "=" and n != w) or (op.startswith("ext") and w <= n)
+                                or (kind == "t" and w >= n))
+
+
+def _cast(op: str, x: int, n: int, w: int) -> int | None:
+    if not _valid_cast(op, n, w):
+        return None
+    kind = _CASTS[op]
     if kind == "s" and w > n:
         return _keep(_signed(x, n), w)
     if kind == "u" and w > n:
@@ -300,7 +304,7 @@ def _lin(name: str, body: str, args: list):
         r = Lin(x.c * m, tuple(a * m for a in x.k))
     else:
         return None
-    return Lin(_wrap(r.c, w), tuple(_wrap(a, w) for a in r.k)) if r is not None else None
+    return Lin(_signed(r.c, w), tuple(_signed(a, w) for a in r.k)) if r is not None else None
 
 
 def _lin_cast(op: str, x: Lin, n: int, w: int):
@@ -308,14 +312,12 @@ def _lin_cast(op: str, x: Lin, n: int, w: int):
     sum and product are those of the low bits. A widening cast is the form itself only where the
     form stays, for every program id, within the source type's signed range (extsi, index_cast)
     or its non-negative half (extui, index_castui); elsewhere its high bits are not known: None."""
-    kind = _CASTS[op]
-    if not 0 < n <= 64 or (kind == "=" and n != w) or (op.startswith("ext") and w <= n) \
-            or (kind == "t" and w >= n):
+    if not _valid_cast(op, n, w):
         return None
     if w <= n:
         return x
     lo, hi = _lin_range(x)
-    return x if -(1 << (n - 1)) * (kind == "s") <= lo and hi < 1 << (n - 1) else None
+    return x if -(1 << (n - 1)) * (_CASTS[op] == "s") <= lo and hi < 1 << (n - 1) else None
 
 
 def _lin_range(x: Lin) -> tuple:

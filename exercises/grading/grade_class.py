@@ -184,14 +184,7 @@ def _linked_from(entry: Path, path: Path) -> str:
     if not path.is_relative_to(entry):
         return f"{path} lies outside the student's folder"
     link = runner._linked(entry, path)
-    if link is None:
-        return ""
-    try:
-        target = os.readlink(link)
-    except OSError:
-        target = "?"
-    return (f"{link.relative_to(entry)} is a symbolic link (to {target}): only the student's own "
-            "files are graded")
+    return "" if link is None else _a_link(link, link.relative_to(entry))
 
 
 def _student_name(entry: Path) -> str | None:
@@ -207,14 +200,16 @@ def _student_name(entry: Path) -> str | None:
 def _entry_link(entry: Path) -> str:
     """Why a student's entry is refused for being a symbolic link ("" when it is none): what it
     reaches is not the student's upload (a classmate's, the instructor's solution)."""
-    if not entry.is_symlink():
-        return ""
+    return f"refused: {_a_link(entry, entry.name)}" if entry.is_symlink() else ""
+
+
+def _a_link(link: Path, shown) -> str:
+    """Why a symbolic link is not graded, `shown` naming it, with its target."""
     try:
-        target = os.readlink(entry)
+        target = os.readlink(link)
     except OSError:
         target = "?"
-    return (f"refused: {entry.name} is a symbolic link (to {target}): only the student's own "
-            "files are graded")
+    return f"{shown} is a symbolic link (to {target}): only the student's own files are graded"
 
 
 def _open_zip(zpath: Path):
@@ -715,7 +710,8 @@ def summary_table(res: dict) -> str:
     lines.append(f"{res['students']} students, {res['distinct']} gradings"
                  f"{'' if tm.get('dedup', True) else ' (no dedup)'}"
                  + (f" and {res['regraded']} again (same bytes, but a verdict that died, hit a "
-                    "limit or was killed by a signal)" if res.get("regraded") else "") + f", {res['seconds']:.0f} s wall"
+                    "limit or was killed by a signal)" if res.get("regraded") else "")
+                 + f", {res['seconds']:.0f} s wall"
                  + (f" with {tm['jobs']} workers" if tm else ""))
     if tm:
         lines.append("worker-seconds by exercise: " + ", ".join(

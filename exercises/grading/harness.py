@@ -170,14 +170,15 @@ def group_ends(trace: Trace) -> dict:
             for (actor, tile), (_start, end) in gemm_groups(trace, op).items()}
 
 
-def _released(rel: Releases, reads: Reads, i: int, slots: list, f: list, actors) -> list[str]:
-    """An arrival (event i, fields `f`) on the empty barrier of `slots`[0] (its regions
-    `slots`): who made it, and whether that consumer's own groups still read the slot."""
+def _released(rel: Releases, reads: Reads, i: int, slot, regions: list, f: list,
+              actors) -> list[str]:
+    """An arrival (event i, fields `f`) on `slot`'s empty barrier: who made it, and whether that
+    consumer's own groups still read the slot's `regions` (its K and V, in a shared ring)."""
     t, name = f[0], f[1]
-    bad = rel.arrive(i, slots[0], name, t)
+    bad = rel.arrive(i, slot, name, t)
     who = actors[i] if actors else None
     if who is not None and not bad:
-        for key in slots[1:]:
+        for key in regions:
             bad += reads.still_read(key, t, f"{who} arrived on {name}", who)
     return bad
 
@@ -209,7 +210,7 @@ def check_ring(events: list[tuple], stages: int, block_bytes: int, ends: dict | 
             fills[r, s] = n + 1
         elif kind == "arrive" and f[1] in empty:
             key = empty[f[1]]
-            bad["overwrite"] += _released(rel, reads, i, [key, key], f, actors)
+            bad["overwrite"] += _released(rel, reads, i, key, [key], f, actors)
         elif kind == "complete" and f[1] in empty:
             key = empty[f[1]]
             rel.complete(key)
@@ -275,7 +276,7 @@ def check_shared_ring(events: list[tuple], stages: int, block_bytes: int, wake_c
     copies issued at the claim."""
     full = {f"{ring}.full[{s}]": s for s in range(stages)}
     empty = {f"{ring}.empty[{s}]": s for s in range(stages)}
-    fills, phases = [0] * stages, [0] * stages
+    fills = [0] * stages
     rel, reads = Releases(actors, consumers), Reads(ends)
     free_at: dict = {}                                     # (slot, fill #) -> clk it became free
     fill: list = [None] * stages                           # the slot's current fill
@@ -322,12 +323,11 @@ def check_shared_ring(events: list[tuple], stages: int, block_bytes: int, wake_c
             last_claim = t
         elif kind == "arrive" and f[1] in empty:
             s = empty[f[1]]
-            bad["overwrite"] += _released(rel, reads, i, [s, ("k", s), ("v", s)], f, actors)
+            bad["overwrite"] += _released(rel, reads, i, s, [("k", s), ("v", s)], f, actors)
         elif kind == "complete" and f[1] in empty:
             s = empty[f[1]]
             rel.complete(s)
-            phases[s] += 1
-            free_at[s, phases[s]] = f[0]
+            free_at[s, rel.phases[s]] = f[0]
             for key in (("k", s), ("v", s)):
                 bad["overwrite"] += reads.still_read(key, f[0], f"{f[1]} completed (the slot is "
                                                      "free to refill)")

@@ -142,9 +142,10 @@ class Outcome:
     def limit(self) -> str:
         """The limit that stopped the run, named ("" when none did)."""
         lim = self.limits
+        memory = lim.get('memory_bytes') or lim.get('data_bytes')
         if self.oom_killed:
-            return (f"memory limit ({lim.get('memory_bytes') or lim.get('data_bytes') or 8 << 30}"
-                    " bytes resident, the student's cgroup: killed by the OOM killer)")
+            return (f"memory limit ({memory or CGROUP_MEMORY} bytes resident, the student's "
+                    "cgroup: killed by the OOM killer)")
         if self.returncode == -24:                      # SIGXCPU
             return f"CPU-time limit ({lim.get('cpu_s', '?')} s of CPU per process)"
         if self.returncode == -25:                      # SIGXFSZ
@@ -153,7 +154,7 @@ class Outcome:
         if "No space left on device" in text:
             return f"folder-size limit ({lim.get('max_work_bytes', '?')} bytes written in all)"
         if "MemoryError" in text or "Cannot allocate memory" in text or "memory.events" in text:
-            return f"memory limit ({lim.get('memory_bytes') or lim.get('data_bytes')} bytes)"
+            return f"memory limit ({memory} bytes)"
         if "Resource temporarily unavailable" in text or "BlockingIOError" in text and "fork" in text:
             return f"process limit ({lim.get('max_processes', '?')} processes)"
         if "too large" in self.error or "over the limit" in self.error:
@@ -169,6 +170,7 @@ class Outcome:
 # --- environment probes ------------------------------------------------------------------------
 
 _UNSHARE: list = []
+CGROUP_MEMORY = 8 << 30       # a student's cgroup's memory where the run names no memory limit
 
 
 def _unshare_prefix() -> list[str]:
@@ -193,7 +195,6 @@ def _unshare_prefix() -> list[str]:
                     continue
         _UNSHARE.append(found)
     return _UNSHARE[0]
-
 
 
 def _nobody() -> tuple[int, int]:
@@ -578,7 +579,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
             if cgroup:
                 from .budget import student_cgroup
                 iso.cgroup, cg_procs = student_cgroup(iso.uid, cpus, max_processes,
-                                                      memory_bytes or data_bytes or 8 << 30)
+                                                      memory_bytes or data_bytes or CGROUP_MEMORY)
         if os.path.isdir(GRADER_ROOT / "exercises"):
             iso.solution_readable = _readable_by_others(GRADER_ROOT / "exercises")
         # TRITON_HOME: Triton takes HOME's default at import, which a zygote did before the run
@@ -755,7 +756,8 @@ def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
 
 _LIMITS = dict(memory_bytes=2 << 30, cpu_s=None, max_output_bytes=1 << 20,
                max_file_bytes=16 << 20, max_write_bytes=64 << 20, max_work_bytes=256 << 20,
-               max_open_files=256, max_processes=64, env=None, hide=None, drop_privileges=True, uid=None, gid=None,
+               max_open_files=256, max_processes=64, env=None, hide=None, drop_privileges=True,
+               uid=None, gid=None,
                namespaces=True, data_bytes=None, cpus=1.0, cgroup=True, zygote=None)
 
 

@@ -259,9 +259,7 @@ class Student:
                 shutil.rmtree(k._kernel_dir, ignore_errors=True)
         self._live()
         before = set(self._views)
-        msg = {"op": "call", "target": target,
-               "args": codec.encode(list(args), self._encode_arg),
-               "kwargs": codec.encode(kwargs, self._encode_arg)}
+        msg = self._call_request(target, args, kwargs)
         views = [v for k, v in self._views.items() if k not in before]
         reply = self._ask(msg)
         if "gen" in reply:
@@ -269,6 +267,12 @@ class Student:
         if "value" in reply:
             return codec.decode(reply["value"])
         raise SubmissionFailed(f"an unexpected answer to a call: {str(reply)[:200]}")
+
+    def _call_request(self, target: str, args: tuple, kwargs: dict) -> dict:
+        """The request of a call: every call's, the argument check's too (`call_in_session`)."""
+        return {"op": "call", "target": target,
+                "args": codec.encode(list(args), self._encode_arg),
+                "kwargs": codec.encode(kwargs, self._encode_arg)}
 
     def call_in_session(self, target: str, *args, **kwargs):
         """(value, args, kwargs) of a call made as every call is made: in the submission's
@@ -278,9 +282,7 @@ class Student:
         lie), which `call_echo` checks in a process of its own. The request is a graded call's,
         byte for byte: every call's answer carries its arguments back (`serve._call`)."""
         self._live()
-        reply = self._ask({"op": "call", "target": target,
-                           "args": codec.encode(list(args), self._encode_arg),
-                           "kwargs": codec.encode(kwargs, self._encode_arg)})
+        reply = self._ask(self._call_request(target, args, kwargs))
         try:
             value = codec.decode(reply["value"])
             after = codec.decode(reply["args"])

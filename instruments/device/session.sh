@@ -35,7 +35,8 @@
 #               (instruments/micro/rescale.py -> h200-rescale.json); its GPU test first
 #   trace_no_turns a Proton timeline of fa3+lane_sum+no_turns at d 256
 #               (traces/attention_fa3_d256+lane_sum+no_turns.{trace,summary}.json)
-#   d64_tiles   d 64 at S 1K/4K: fa3's pairs launch at 128x64 and with three stages, beside the default
+#   d64_tiles   d 64 at S 1K/4K: fa3's pairs launch at 128x64 and with three stages, beside the
+#               default
 #   defaults    fa3's default launch (causal in pairs): its GPU test, the grid with fa3+plain
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)
@@ -213,7 +214,7 @@ for step in "$@"; do
       tests/kernels/test_attention_gpu.py -k "short_launch_defaults"
     TAIL=70 step_run defaults_grid 400 python3 -m instruments.bench_attention --grid \
       --variants fa3,fa3+plain --headline-variants fa3 --out "$OUT" ;;
-  d64_tiles)  # d 64 causal at S 1K/4K: the pairs launch at 128x64 and with three stages beside the default
+  d64_tiles)  # d 64 causal at S 1K/4K: the pairs launch at 128x64, three stages, the default
     TAIL=40 step_run d64_tiles 300 python3 -m instruments.bench_attention --grid --dims 64 \
       --seqlens 1024,4096 --variants fa3,fa3@128x64+pairs,fa3:s3@128x64+pairs,fa3:s3@128x128+pairs \
       --out "$OUT" ;;

@@ -9,7 +9,8 @@ sim/tiles.json | tar -x -C BASE_DIR``; without its tile table, this tree's is us
 imported as ``kernels_base`` (its imports are relative). For each head dim, non-causal and
 causal, at FA3 tab. 2's B 4, H 16, S 8448: ``fa3`` and ``fa3`` persistent of both trees and
 SDPA's cuDNN backend, each checked against float64 first, then timed in interleaved rounds
-(``instruments.harness.interleaved``). Prints each side's TFLOP/s and its ratio to the base tree and to cuDNN; writes ``ab_base.json`` into ``--out`` (or ``$OUT``).
+(``instruments.harness.interleaved``). Prints each side's TFLOP/s and its ratio to the base tree
+and to cuDNN; writes ``ab_base.json`` into ``--out`` (or ``$OUT``).
 ``--gemm VARIANT``: the GEMM of that name instead, at each ring depth it offers, fp16 and bf16,
 at 8192³ and a short K (8192×8192×1024, where a tile's start weighs most), beside cuBLAS.
 """
