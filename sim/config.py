@@ -66,7 +66,7 @@ BOOKKEEPING_REGS = 32   # per consumer thread beyond the tiles: row max/sum, poi
 # named_turns changes what a turn's hand-off costs (a named barrier, not an mbarrier), which
 # nothing here has measured, so the model does not take it either.
 SCHEDULE_SWITCHES = {"rescale_early": ("overlap", "fa3"), "no_turns": ("fa3",),
-                     "one_release": ("fa3",)}
+                     "one_release": ("fa3",), "cond_rescale": ("overlap", "fa3")}
 
 
 # FA4's forward on sm_100 (flash_attn/cute/flash_fwd_sm100.py in Dao-AILab/flash-attention,
@@ -211,6 +211,9 @@ def check_attention(cfg: AttentionConfig, hw: Hardware, live_s: int, live_p: int
             raise ValueError(f"switches: {name!r} applies to "
                              f"{' and '.join(SCHEDULE_SWITCHES[name])} (not persistent); "
                              f"got {cfg.variant!r}{' persistent' if cfg.persistent else ''}")
+    if {"rescale_early", "cond_rescale"} <= set(cfg.switches):
+        raise ValueError("switches: rescale_early and cond_rescale do not go together (the "
+                         "early rescale runs before the block's max is known)")
     if cfg.persistent:
         if cfg.variant != "fa3":
             raise ValueError(f"persistent: only fa3 has a persistent schedule; got {cfg.variant!r}")

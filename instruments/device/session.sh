@@ -38,6 +38,8 @@
 #   d64_tiles   d 64 at S 1K/4K: fa3's pairs launch at 128x64 and with three stages, beside the
 #               default
 #   defaults    fa3's default launch (causal in pairs): its GPU test, the grid with fa3+plain
+#   cond_rescale fa3 with FA4's conditional rescaling: its GPU tests, then the grid beside the
+#               default (d 256: with the default's lane_sum)
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU
@@ -214,6 +216,13 @@ for step in "$@"; do
       tests/kernels/test_attention_gpu.py -k "short_launch_defaults"
     TAIL=70 step_run defaults_grid 400 python3 -m instruments.bench_attention --grid \
       --variants fa3,fa3+plain --headline-variants fa3 --out "$OUT" ;;
+  cond_rescale)  # conditional rescaling against float64, then beside the default in one grid
+    TAIL=8 step_run cond_tests 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 6 \
+      tests/kernels/test_attention_gpu.py -k "cond_rescale"
+    TAIL=40 step_run cond_grid_64_128 330 python3 -m instruments.bench_attention --grid --dims 64,128 \
+      --variants fa3,fa3+cond_rescale --headline-variants fa3 --out "$OUT/cond_64_128"
+    TAIL=30 step_run cond_grid_256 200 python3 -m instruments.bench_attention --grid --dims 256 \
+      --variants fa3,fa3+lane_sum+cond_rescale --headline-variants fa3 --out "$OUT/cond_256" ;;
   d64_tiles)  # d 64 causal at S 1K/4K: the pairs launch at 128x64, three stages, the default
     TAIL=40 step_run d64_tiles 300 python3 -m instruments.bench_attention --grid --dims 64 \
       --seqlens 1024,4096 --variants fa3,fa3@128x64+pairs,fa3:s3@128x64+pairs,fa3:s3@128x128+pairs \

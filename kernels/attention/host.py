@@ -323,14 +323,15 @@ def fence_args(kernel, fence=True) -> dict:
     return {}
 
 
-# steps.py's SOFTMAX bits, by name (the i-th is bit 1 << i); the last three are fa3's alone
+# steps.py's SOFTMAX bits, by name (the i-th is bit 1 << i); no_turns, one_release and
+# named_turns are fa3's alone
 SOFTMAX_SWITCHES = ("tree_max", "lane_sum", "rescale_early", "no_turns", "one_release",
-                    "named_turns")
+                    "named_turns", "cond_rescale")
 # Which of them the launcher turns on unless asked, by head dim
 # (results/h200-attention-softmax-ab.json and h200-attention-grid.json):
 # lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th);
 # at d 128 it lost up to 3.5 % (non-causal), at d 64 it was mixed; tree_max never paid;
-# rescale_early, no_turns, one_release and named_turns are not measured yet.
+# rescale_early, no_turns, one_release and named_turns are not measured yet; nor cond_rescale.
 # (fa3 only: overlap shares the switch but was not measured with it)
 SOFTMAX_DEFAULT = {("fa3", 256): ("lane_sum",)}
 

@@ -32,6 +32,11 @@ where the wait for P_{j-1}·V_{j-1} ends up:
   form Proton's records cannot move back: its ``PV`` scope is then the time a warpgroup waits for
   its own P·V once its scores are in (``python -m instruments.trace --fence hoisted``).
 
+``SOFTMAX & COND_RESCALE`` (FA4's conditional rescaling, ``steps.softmax``): a row keeps its
+running max until a block's passes it by more than 2^8, and the rescale of O runs only when a
+row of the warpgroup moved (``Tile.rescale``); on inputs whose max settles in the first blocks
+its D/2 FMULs a thread leave the loop.
+
 ``SOFTMAX & RESCALE_EARLY`` moves the rescale of O from after ``wgmma_wait(0)`` (where its FMULs
 stand between P_{j-1}·V_{j-1} landing and the next issue) to between the two issues, as FA3 does
 above d 128 (``RescaleOBeforeGemm``): O *= alpha_{j-1} runs while Q·K_jᵀ is on the tensor cores,
@@ -72,6 +77,8 @@ from .tile import HOISTED
 def consumer(t, k, v, turns):
     """One consumer warpgroup of ``overlap`` (no turns, in-line loads) and of ``fa3`` (a producer
     and ``t.TURNS``): ``sim/attention/overlap.py``'s ``consumer``, step for step."""
+    gl.static_assert(not (t.RESCALE_EARLY and t.COND_RESCALE),
+                     "rescale_early and cond_rescale: the early rescale holds alpha alone")
     m_i, l_i, acc = t.init_state()
     t.wait_q(0)
 

@@ -97,7 +97,8 @@ def produce(desc, ring, j, row0):
 # BN/4 - 1 dependent FMNMX / FADD per row, h200-stall.json's reading: depth ~35 at BN 128), then
 # across the 4 lanes (2 shuffles). The others move or drop steps or barriers of the loop
 # (``overlap.py``, ``fa3.py``).
-# All but ``LANE_SUM`` (the row sums add in another order) leave O and the LSE bit-identical.
+# All but ``LANE_SUM`` (the row sums add in another order) and ``COND_RESCALE`` (P, the sums and O
+# scaled by a stale max) leave O and the LSE bit-identical.
 TREE_MAX = gl.constexpr(1)  # halve the block in registers (log2(BN/8) levels), then reduce 8 columns
 LANE_SUM = gl.constexpr(2)  # row sums kept per thread ([M, 8]: 4 a thread), lanes summed once, at the end
 RESCALE_EARLY = gl.constexpr(4)  # O *= alpha_{j-1} under Q·K_jᵀ, before P_{j-1}·V_{j-1} is issued
@@ -105,8 +106,14 @@ NO_TURNS = gl.constexpr(8)  # fa3: the consumers issue their GEMMs without takin
 # fa3's barriers: Triton puts a warpgroup bar.sync before every mbarrier arrive
 ONE_RELEASE = gl.constexpr(16)  # one arrive a block frees K_j's and V_{j-1}'s slots (overlap.py)
 NAMED_TURNS = gl.constexpr(32)  # the turns on named barriers, not mbarriers (kernels/ring.py)
+COND_RESCALE = gl.constexpr(64)  # FA4's conditional rescaling: O rescaled only when a max moved far
 SOFTMAX_BITS = {"tree_max": 1, "lane_sum": 2, "rescale_early": 4, "no_turns": 8,
-                "one_release": 16, "named_turns": 32}
+                "one_release": 16, "named_turns": 32, "cond_rescale": 64}
+# COND_RESCALE: a row keeps its running max until a block's max passes it by more than this
+# (base 2), so every P = 2^(s - m) stays <= 2^8 = 256, which fp16 and bf16 hold; FA4's own
+# forward passes rescale_threshold 8.0 for 16-bit inputs (flash_attn/cute, the sm100 forward).
+# The sums and O then carry the same stale max, so O / l and the LSE come out as before.
+RESCALE_THRESHOLD = gl.constexpr(8.0)
 
 
 @gluon.jit
@@ -197,8 +204,12 @@ def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL
             valid = col < seqlen
         s = gl.where(valid, s, -float("inf"))
     m_new = gl.maximum(m_i, row_max(s, SOFTMAX) * qk_scale)
+    if SOFTMAX & COND_RESCALE:  # the old max while the new one stays within the threshold
+        m_new = gl.where(m_new - m_i > RESCALE_THRESHOLD, m_new, m_i)
     p = gl.exp2(s * qk_scale - gl.expand_dims(m_new, 1))
     alpha = gl.exp2(m_i - m_new)
+    if SOFTMAX & COND_RESCALE:  # exactly 1 where the max stayed: those rows need no rescale
+        alpha = gl.where(m_new == m_i, 1.0, alpha)
     if SOFTMAX & LANE_SUM:
         part = halve(p, 8, False)  # [M, 8]: this thread's 4 partial sums, no shuffle
         a = gl.convert_layout(alpha, gl.SliceLayout(1, part.type.layout))
@@ -256,6 +267,15 @@ def rescale(acc, alpha):
     """O *= exp2(m_old − m_new), row by row."""
     a = gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))
     return acc * gl.expand_dims(a, 1)
+
+
+@gluon.jit
+def moved(alpha):
+    """Whether any row of this warpgroup's block moved its max (``COND_RESCALE``: alpha < 1
+    somewhere), as one value for the whole warpgroup: a branch on it skips the rescale's
+    D/2 FMULs a thread at once. Computed in the softmax, so its reduction across the four warps
+    (through shared memory) runs under P_{j-1}·V_{j-1}, not after it."""
+    return gl.max((alpha < 1.0).to(gl.int32), 0) != 0
 
 
 @gluon.jit

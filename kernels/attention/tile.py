@@ -8,7 +8,7 @@ switches), so a schedule's consumer reads as its model's: ``t.qk(k_slot)``, ``t.
 
 The switches keep the spelling of the model's configuration (``AttentionConfig.switches``,
 the launcher's ``softmax=`` names), upper-cased as constexprs: ``TURNS`` (off with
-``no_turns``), ``RESCALE_EARLY``, ``ONE_RELEASE``, ``NAMED_TURNS``, and ``FENCE`` (the model's
+``no_turns``), ``RESCALE_EARLY``, ``ONE_RELEASE``, ``NAMED_TURNS``, ``COND_RESCALE``, and ``FENCE`` (the model's
 ``fence``; ``overlap.py``).
 """
 
@@ -50,6 +50,7 @@ class Tile:
     RESCALE_EARLY: gl.constexpr
     ONE_RELEASE: gl.constexpr
     NAMED_TURNS: gl.constexpr
+    COND_RESCALE: gl.constexpr
 
     @gluon.constexpr_function
     def __init__(self, q, o, q_full, row0, m0, n, rows, seqlen, qk_scale, o_ptr, lse_ptr, BN, CAUSAL,
@@ -75,6 +76,7 @@ class Tile:
         self.RESCALE_EARLY = gl.constexpr(bool(SOFTMAX & steps.RESCALE_EARLY.value))
         self.ONE_RELEASE = gl.constexpr(bool(SOFTMAX & steps.ONE_RELEASE.value))
         self.NAMED_TURNS = gl.constexpr(bool(SOFTMAX & steps.NAMED_TURNS.value))
+        self.COND_RESCALE = gl.constexpr(bool(SOFTMAX & steps.COND_RESCALE.value))
 
     @gluon.jit
     def init_state(self):
@@ -109,16 +111,27 @@ class Tile:
 
     @gluon.jit
     def softmax(self, s, m_i, l_i, j):
+        """Block j's online softmax (``steps.softmax``). Returns (P, the rescale factor, m, l);
+        with ``COND_RESCALE`` the factor is (alpha, whether any row moved): ``rescale`` takes
+        either."""
         enter("softmax", self.PROFILE)
         p, alpha, m_i, l_i = steps.softmax(s, m_i, l_i, j, self.m0, self.rows, self.seqlen,
                                            self.qk_scale, self.BN, self.CAUSAL, self.SOFTMAX)
+        if self.COND_RESCALE:
+            alpha = (alpha, steps.moved(alpha))
         exit("softmax", self.PROFILE)
         return p, alpha, m_i, l_i
 
     @gluon.jit
     def rescale(self, acc, alpha):
+        """O *= alpha; with ``COND_RESCALE`` only if a row of this warpgroup moved its max."""
         enter("softmax", self.PROFILE)
-        acc = steps.rescale(acc, alpha)
+        if self.COND_RESCALE:
+            a, moved = alpha
+            if moved:
+                acc = steps.rescale(acc, a)
+        else:
+            acc = steps.rescale(acc, alpha)
         exit("softmax", self.PROFILE)
         return acc
 

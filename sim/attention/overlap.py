@@ -20,7 +20,8 @@ The schedule switches (`AttentionConfig.switches`, the kernel's `softmax=` names
 ``rescale_early`` rescales O by the last block's correction between the two issues, under Q·Kⱼᵀ,
 instead of after P·V's wait (the bracketed `rescale`s; FA3 does so above d 128); ``no_turns``
 (fa3) issues without turns, as FA3 does above d 128; ``one_release`` (fa3) gives K_j's slot back
-with V_{j-1}'s, after P·V's wait.
+with V_{j-1}'s, after P·V's wait; ``cond_rescale`` (FA4's conditional rescaling) keeps the
+`rescale` step but does its work only when a row's max moved by more than 2^8 (`cta.rescale`).
 """
 from . import pipelined
 from .cta import AttentionCTA

@@ -271,6 +271,7 @@ def test_softmax_switch_names():
     assert host.softmax_bits(("rescale_early", "no_turns")) == 12
     assert host.softmax_bits(("lane_sum", "no_turns")) == 10
     assert host.softmax_bits(("one_release", "named_turns")) == 48
+    assert host.softmax_bits("cond_rescale") == 64
     with pytest.raises(ValueError, match="softmax switches"):
         host.softmax_bits(("fast",))
     with pytest.raises(ValueError, match="only the overlapped variants"):
@@ -345,6 +346,49 @@ def test_no_turns_drops_the_turn_barriers(compiled, d):
         assert got == [3 * c, 3 * c, c], (ir, got)
     for op in (r"wgmma\.mma_async", r"mbarrier\.arrive\.expect_tx", r"wgmma\.wait_group"):
         assert count(turns.asm["ptx"], op) == count(free.asm["ptx"], op), op
+
+
+def skipped_rescale(sass: str) -> list[tuple[int, int]]:
+    """For each wait for the scores alone (``DEPBAR.LE gsb0, 0x1``): (shared-memory loads
+    between it and the wait for P_{j-1}·V_{j-1} (``DEPBAR.LE gsb0, 0x0``), FMULs that the first
+    forward branch after that wait jumps over)."""
+    ins = re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?);", sass)
+    addr = [int(a, 16) for a, _ in ins]
+    out = []
+    for i, (_, text) in enumerate(ins):
+        if "DEPBAR.LE gsb0, 0x1" not in text:
+            continue
+        wait = next(k for k in range(i, len(ins)) if "DEPBAR.LE gsb0, 0x0" in ins[k][1])
+        loads = sum(re.search(r"(?:^|\s)LDS\b", t) is not None for _, t in ins[i:wait])
+        skipped = 0
+        for k in range(wait, len(ins)):
+            m = re.search(r"\bBRA (0x[0-9a-f]+)", ins[k][1])
+            if m and int(m.group(1), 16) > addr[k]:
+                end = addr.index(int(m.group(1), 16))
+                skipped = sum("FMUL" in t for _, t in ins[k:end])
+                break
+        out.append((loads, skipped))
+    return out
+
+
+@pytest.mark.parametrize("d", [128, 256])
+def test_cond_rescale_branches_over_the_rescale(compiled, d):
+    """``cond_rescale`` (steps.py, tile.py): after the wait for P_{j-1}·V_{j-1} one branch jumps
+    over O's D/2 FMULs a thread (64 rows x D over 128 threads) when no row of the warpgroup moved
+    its max; the decision's reduction across the four warps (its shared-memory reads) lies before
+    that wait, under P·V; the softmax stays under its own P·V."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    base = host.SOFTMAX_DEFAULT.get(("fa3", d), ())
+    cfg, plain = compiled("fa3", d, softmax=base)
+    _, cond = compiled("fa3", d, softmax=base + ("cond_rescale",))
+    plain, cond = (cc.sass_of_cubin(k.asm["cubin"]) for k in (plain, cond))
+    fmuls = 64 * d // 128
+    got = skipped_rescale(cond)
+    assert len(got) == cfg.consumers and all(n >= 1 and f == fmuls for n, f in got), got
+    assert all(f != fmuls for _, f in skipped_rescale(plain)), skipped_rescale(plain)
+    exps = 64 * cfg.BN // 128 + 2
+    assert cc.softmax_under_pv(cond) == [exps] * cfg.consumers
 
 
 def loop_barriers(sass: str) -> list[dict]:
@@ -493,10 +537,12 @@ def test_one_release_producer_waits_on_k_empty_for_both_rings(compiled):
     ("overlap", ("no_turns",), False), ("fa3", ("no_turns",), True),
     ("fa3", ("rescale_early",), True), ("overlap", ("one_release",), False),
     ("overlap", ("named_turns",), False), ("fa3", ("one_release",), True),
-    ("fa3", ("named_turns",), True), ("fa3", ("no_turns", "named_turns"), False)])
+    ("fa3", ("named_turns",), True), ("fa3", ("no_turns", "named_turns"), False),
+    ("fa3", ("rescale_early", "cond_rescale"), False)])
 def test_schedule_switches_refused_where_they_do_not_apply(variant, softmax, persistent):
     """overlap has no turns to drop or name and no producer to release to; the persistent fa3
-    has none of these switches; no_turns and named_turns contradict each other."""
+    has none of these switches; no_turns and named_turns contradict each other, and the early
+    rescale comes before cond_rescale's decision."""
     from triton.compiler.errors import CompilationError
 
     cfg = config(variant, 128, persistent=persistent)

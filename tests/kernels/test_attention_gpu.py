@@ -163,6 +163,29 @@ def test_schedule_switches_large_magnitude_and_tile_edges(switches):
             check("fa3", q, k, v, causal, TOL[torch.float16], softmax=("lane_sum",) + switches)
 
 
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_cond_rescale_matches_float64(dtype, d, causal):
+    """``cond_rescale`` (FA4's conditional rescaling) beside the default softmax bits at d, in
+    the default launch (causal: in pairs): on ragged lengths; with scores of ±400 (maxima that
+    jump by far more than 2^8 from block to block); and with keys that grow along the sequence,
+    so that every row's max climbs block after block, some steps above the threshold and some
+    below (P up to 2^8 then)."""
+    from kernels.attention import host
+
+    sm = host.SOFTMAX_DEFAULT.get(("fa3", d), ()) + ("cond_rescale",)
+    gen = torch.Generator(device="cuda").manual_seed(hash((d, causal, str(dtype))) % 2**31)
+    for B, H, S in ((1, 2, 77), (2, 3, 300), (1, 2, 1000)):
+        q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=dtype, generator=gen)
+                   for _ in range(3))
+        check("fa3", q, k, v, causal, TOL[dtype], softmax=sm)
+        check("fa3", q * 20, k * 20, v, causal, 2e-2 if dtype == torch.float16 else TOL[dtype],
+              softmax=sm)
+        ramp = torch.linspace(1, 12, S, device="cuda", dtype=torch.float32)[:, None]
+        check("fa3", q * 3, (k.float() * ramp).to(dtype), v, causal, TOL[dtype], softmax=sm)
+
+
 def test_wrong_device_raises():
     from kernels.attention import attention
 

@@ -48,11 +48,23 @@ def test_no_turns_drops_the_waits_for_a_turn():
     assert turn_waits(run(("no_turns",))) == 0
 
 
+@pytest.mark.parametrize("variant", ["fa3", "overlap"])
+def test_cond_rescale_leaves_the_rescale_without_work(variant):
+    """cond_rescale: the rescale step is taken (as in the kernel, which branches over its FMULs)
+    but does no work, so no "rescale O" on the FMA pipe; with it the consumer's run is no longer."""
+    plain, cond = run((), variant), run(("cond_rescale",), variant)
+    assert span(plain, "consumer0", "rescale O")
+    assert not span(cond, "consumer0", "rescale O")
+    assert cond.span <= plain.span
+
+
 @pytest.mark.parametrize("cfg, words", [
     ({"variant": "fa3", "switches": ("tree_max",)}, "not one the model takes"),
     ({"variant": "overlap", "switches": ("no_turns",)}, "applies to fa3"),
     ({"variant": "ws", "switches": ("rescale_early",)}, "applies to overlap and fa3"),
     ({"variant": "fa3", "persistent": True, "switches": ("rescale_early",)}, "not persistent"),
+    ({"variant": "ws", "switches": ("cond_rescale",)}, "applies to overlap and fa3"),
+    ({"variant": "fa3", "switches": ("rescale_early", "cond_rescale")}, "do not go together"),
 ])
 def test_switches_refused_where_the_kernel_has_none(cfg, words):
     with pytest.raises(ValueError, match=words):
