@@ -11,6 +11,7 @@ fallback. Cubins are cached by a hash of the sources, flags and nvcc, under ``bu
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -100,8 +101,11 @@ def sass_by_function(cubin: Path) -> dict[str, str]:
     return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
 
 
+@functools.lru_cache(maxsize=16)
 def sass_of_cubin(cubin: bytes) -> str:
-    """SASS of a cubin held in memory (a Gluon kernel's ``asm["cubin"]``), all functions."""
+    """SASS of a cubin held in memory (a Gluon kernel's ``asm["cubin"]``), all functions. Kept
+    for the last few cubins: one disassembly costs about as much CPU as the ptxas that made it,
+    and the compile checks read one build's SASS in several tests."""
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "k.cubin"
         path.write_bytes(cubin)
