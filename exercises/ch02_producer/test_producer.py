@@ -34,7 +34,8 @@ def run(stages=STAGES, n_blocks=BLOCKS, producer=None, **cfg):
 
 @pytest.mark.points(1)
 def test_runs_to_the_end():
-    """The CTA finishes: K_j and V_j of every block copied once, in order, Q once, no deadlock."""
+    """The CTA finishes: K_j and V_j of every block copied once, in order, each tagged
+    cta.tile("kv", j), Q once, no deadlock."""
     r = run()
     assert r.finished, r.error
     assert r.copied["q"] == 1, "Q must be loaded exactly once"

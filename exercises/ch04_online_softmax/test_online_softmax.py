@@ -52,11 +52,24 @@ def output(value, rows, d):
             forms.array(lse, "finalize: lse", (rows,), allow_neginf=True))
 
 
-def run(sub, parts, rows, d):
-    m, l, o = state(sub.init(rows, d), rows, d, "init")
-    for s_j, v_j in parts:
-        m, l, o = state(sub.update(m, l, o, s_j.copy(), v_j.copy()), rows, d)
-    return m, l, o
+def run_together(sub, runs):
+    """Several sequences of blocks at once in one session, their updates interleaved (block 0 of
+    each, then block 1 of each, ...), each update handed the state its own sequence's last update
+    returned. `runs`: [(s, v, parts)]; returns their final states (m, l, o)."""
+    states = [state(sub.init(s.shape[0], v.shape[1]), s.shape[0], v.shape[1], "init")
+              for s, v, _ in runs]
+    for i in range(max(len(parts) for *_, parts in runs)):
+        for k, (s, v, parts) in enumerate(runs):
+            if i < len(parts):
+                s_j, v_j = parts[i]
+                states[k] = state(sub.update(*states[k], s_j.copy(), v_j.copy()), s.shape[0],
+                                  v.shape[1])
+    return states
+
+
+def one_row():
+    """A single query row over blocks of one key each."""
+    return blocks(rows=1, n=24, block=1)
 
 
 def sub():
@@ -81,14 +94,27 @@ def test_running_max_and_sum():
 @pytest.mark.points(2)
 def test_output_rescale():
     """o / l after all blocks equals softmax(s) @ v (relative error 1e-9): the rescale of o; last
-    with scores of about ±1000, where exp without the max subtracted overflows."""
+    with scores of about ±1000, where exp without the max subtracted overflows. Each run goes
+    beside another in the same session, their updates interleaved (each handed its own state): a
+    single query row over blocks of one key. Then one update from a state built here (not one your
+    update returned) must give the state after that block."""
     s_mod = sub()
     for block, spread in ((16, 6.0), (32, 6.0), (48, 6.0), (32, HUGE)):
-        s, v, parts = blocks(block=block, spread=spread)
-        _, l, o = run(s_mod, parts, 32, 16)
-        ref, _ = reference(s, v)
-        np.testing.assert_allclose(o / l[:, None], ref, rtol=1e-9, atol=1e-12,
-                                   err_msg=f"blocks of {block}, scores up to {np.abs(s).max():.0f}")
+        runs = [blocks(block=block, spread=spread), one_row()]
+        for (s, v, _), (_, l, o), what in zip(runs, run_together(s_mod, runs), (
+                f"blocks of {block}", "one row, blocks of one key, beside it")):
+            ref, _ = reference(s, v)
+            np.testing.assert_allclose(o / l[:, None], ref, rtol=1e-9, atol=1e-12, err_msg=(
+                f"{what}, scores up to {np.abs(s).max():.0f}, two runs interleaved"))
+    s, v, _ = blocks()
+    seen = 32 * int(RNG.integers(1, 5))
+    given = state_after(s, v, seen)
+    got = state(s_mod.update(*given, s[:, seen:seen + 32].copy(), v[seen:seen + 32].copy()), 32,
+                16)
+    for name, a, b in zip("mlo", got, state_after(s, v, seen + 32)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10, err_msg=(
+            f"update({name}) from the state after keys 0-{seen - 1}, built here, with keys "
+            f"{seen}-{seen + 31}"))
 
 
 @pytest.mark.points(1)
@@ -106,10 +132,11 @@ def test_finalize():
 
 def graded_runs():
     """(what, s, v, block) of every kind of block the graded tests give `update`: the moving
-    max at each block width, scores of ±1000, rows masked at every edge at a head dim drawn in
-    1-128."""
+    max at each block width, scores of ±1000, a single row over blocks of one key, rows masked
+    at every edge at a head dim drawn in 1-128."""
     runs = [(f"blocks of {b}", *blocks(block=b)[:2], b) for b in (16, 32, 48)]
     runs.append(("scores of ±1000", *blocks(spread=HUGE)[:2], 32))
+    runs.append(("one row, blocks of one key", *one_row()[:2], 1))
     d = int(RNG.integers(1, 129))
     runs.append((f"rows masked, d = {d}", *masked_blocks(d=d)[:2], 32))
     return runs

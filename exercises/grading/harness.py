@@ -170,6 +170,16 @@ def group_ends(trace: Trace) -> dict:
             for (actor, tile), (_start, end) in gemm_groups(trace, op).items()}
 
 
+def _kv_block(tile) -> int | None:
+    """Block j of a copy tagged ``cta.tile("kv", j)``: the tag names exactly the K/V block the
+    copy brings (("kv", j), j an int); any other tag (Q's block, another table's, a malformed
+    one) is None: such a copy brings no K/V block into its slot."""
+    if isinstance(tile, tuple) and len(tile) == 2 and tile[0] == "kv" and \
+            isinstance(tile[1], int) and not isinstance(tile[1], bool):
+        return tile[1]
+    return None
+
+
 def _released(rel: Releases, reads: Reads, i: int, slot, regions: list, f: list,
               actors) -> list[str]:
     """An arrival (event i, fields `f`) on `slot`'s empty barrier: who made it, and whether that
@@ -226,11 +236,10 @@ def check_ring(events: list[tuple], stages: int, block_bytes: int, ends: dict | 
                                    "full barrier")
                 continue
             r, s = full[bar]
-            if not (isinstance(tile, tuple) and len(tile) == 2 and isinstance(tile[1], int)):
-                bad["copy"].append(f"copy into {r}-slot {s} not tagged with cta.tile('kv', j)")
-                block = None
-            else:
-                block = tile[1]
+            block = _kv_block(tile)
+            if block is None:
+                bad["copy"].append(f"copy into {r}-slot {s} tagged {tile!r}, not "
+                                   "cta.tile('kv', j)")
             if nbytes != block_bytes:
                 bad["copy"].append(f"t={t:.0f}: a copy of {nbytes} bytes into {r}-slot {s}, a "
                                    f"block is {block_bytes}")
@@ -241,7 +250,7 @@ def check_ring(events: list[tuple], stages: int, block_bytes: int, ends: dict | 
         elif kind == "landed" and f[3] in full:
             t, _actor, _op, bar, tile, _nbytes = f
             key = full[bar]
-            block = tile[1] if isinstance(tile, tuple) and len(tile) == 2 else None
+            block = _kv_block(tile)
             if content.get(key) == (block, False):
                 content[key] = (block, True)
         elif kind == "wgmma" and f[2] in READS:
@@ -349,10 +358,10 @@ def check_shared_ring(events: list[tuple], stages: int, block_bytes: int, wake_c
             if op not in ("load K", "load V"):
                 bad["copy"].append(f"t={t:.0f}: a copy named {op!r} (\"load K\" or \"load V\")")
                 continue
-            block = tile[1] if isinstance(tile, tuple) and len(tile) == 2 and \
-                isinstance(tile[1], int) else None
+            block = _kv_block(tile)
             if block is None:
-                bad["copy"].append(f"{op} into slot {s} not tagged with cta.tile('kv', j)")
+                bad["copy"].append(f"t={t:.0f}: {op} into slot {s} tagged {tile!r}, not "
+                                   "cta.tile('kv', j)")
             elif block % stages != s:
                 bad["copy"].append(f"t={t:.0f}: {op} of block {block} into slot {s}, block "
                                    f"{block}'s slot is {block % stages}")
@@ -375,7 +384,7 @@ def check_shared_ring(events: list[tuple], stages: int, block_bytes: int, wake_c
         elif kind == "landed" and f[3] in full:
             _t, _actor, op, bar, tile, _nbytes = f
             r, s = ("k" if op == "load K" else "v"), full[bar]
-            block = tile[1] if isinstance(tile, tuple) and len(tile) == 2 else None
+            block = _kv_block(tile)
             if content.get((r, s)) == (block, False):
                 content[r, s] = (block, True)
         elif kind == "wgmma" and f[2] in READS:

@@ -10,10 +10,19 @@ from sim import H200_DATASHEET as DATASHEET
 
 rng = random.SystemRandom()              # a private draw each grading run: nothing to memorise
 # k is drawn from 1..192, most of it not a multiple of 16: the last instruction of a group covers
-# a partial k-step (k // 16 and ceil differ); dtypes fp8, bf16 and fp16 all appear.
-FP8 = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16), k, "fp8", rng.random() < .5)
-       for k in [16 * rng.randint(0, 11) + rng.randint(1, 15)] + [rng.randint(1, 192)
-                                                                 for _ in range(5)]]
+# a partial k-step (k // 16 and ceil differ); dtypes fp8, bf16 and fp16 all appear. n is any
+# wgmma N (a multiple of 8 from 8 to 256), the first of each list an odd multiple of 8 (m64n8k16,
+# m64n24k16, ...: an N padded to 16 charges too much).
+
+
+def _n(most: int, odd: bool = False) -> int:
+    """A wgmma N of 8..most (a multiple of 8); with `odd`, an odd multiple of 8."""
+    return 8 * (2 * rng.randint(0, most // 16 - 1) + 1) if odd else 8 * rng.randint(1, most // 8)
+
+
+FP8 = [(64 * rng.randint(1, 2), _n(256, i == 0), k, "fp8", rng.random() < .5)
+       for i, k in enumerate([16 * rng.randint(0, 11) + rng.randint(1, 15)] + [rng.randint(1, 192)
+                                                                                for _ in range(5)])]
 FP8_REF = [measure_wgmma(H200, *c) for c in FP8]
 # every rate the two functions may read, changed: an answer with a preset's number typed in fails
 SLOW_HW = DATASHEET.with_(
@@ -23,9 +32,9 @@ SLOW_HW = DATASHEET.with_(
     fp8_speedup=rng.choice([1.5, 3.0, 4.0]), smem_bytes_per_clk=rng.choice([32, 64, 256]),
     fma_lanes_per_clk=rng.uniform(40, 200), row_reduce_clk=rng.uniform(5, 60),
     softmax_fma_per_elem=rng.uniform(1, 8))
-OTHER = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 8),           # shapes one warpgroup holds,
+OTHER = [(64 * rng.randint(1, 2), _n(128, i == 0),                  # shapes one warpgroup holds,
           16 * rng.randint(0, 9) + rng.randint(1, 15), dt, rng.random() < .5)  # k not a
-         for dt in ("fp16", "bf16", "fp8", "fp8")]                           # multiple of 16
+         for i, dt in enumerate(("fp16", "bf16", "fp8", "fp8"))]             # multiple of 16
 OTHER_SOFTMAX = rng.choice([(64, 16 * rng.randint(2, 12)), (128, 16 * rng.randint(2, 9))])
 OTHER_REF = [measure_wgmma(SLOW_HW, *c) for c in OTHER]
 OTHER_SOFTMAX_REF = measure_softmax(SLOW_HW, *OTHER_SOFTMAX, masked=True)
@@ -38,19 +47,19 @@ _RS_SMEM = rng.choice([16, 32, 64])
 RS_HW = SLOW_HW.with_(smem_bytes_per_clk=_RS_SMEM,
                       tensor_flop_per_clk=rng.uniform(2, 4) * 64 * _RS_SMEM,
                       fp8_speedup=rng.uniform(1.5, 3))
-RS = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 16),
+RS = [(64 * rng.randint(1, 2), _n(256, dt == "bf16"),
        16 * rng.randint(0, 11) + rng.randint(1, 15), dt, False) for dt in ("fp16", "bf16", "fp8")]
 RS_REF = [measure_wgmma(RS_HW, *c) for c in RS]
 # A from shared memory at small n on a machine where A's read tips the instruction: B's read alone
 # (n x 16 elements) is shorter than the math and A's and B's together (64 x 16 + n x 16) longer,
 # in fp16 and in fp8. With tensor FLOP/clk = r * 64 * smem bytes/clk, fp16's math over B's read is
 # 1/r and over both reads n / (r * (64 + n)): r in 0.55-0.9 puts the math between them for every
-# n of 16-48 (n / (64 + n) <= 0.43); fp8's factor 2 * r8 / r does the same for one-byte elements.
+# n of 8-48 (n / (64 + n) <= 0.43); fp8's factor 2 * r8 / r does the same for one-byte elements.
 # An SS bound that leaves A's read out charges the math: short on every draw (10 % or more).
 _SS_SMEM, _SS_R, _SS_R8 = rng.choice([32, 64, 128]), rng.uniform(0.55, 0.9), rng.uniform(0.55, 0.9)
 SS_HW = SLOW_HW.with_(smem_bytes_per_clk=_SS_SMEM, tensor_flop_per_clk=_SS_R * 64 * _SS_SMEM,
                       fp8_speedup=2 * _SS_R8 / _SS_R)
-SS = [(64 * rng.randint(1, 2), 16 * rng.randint(1, 3),
+SS = [(64 * rng.randint(1, 2), 8 * rng.randint(1, 6),
        16 * rng.randint(0, 11) + rng.randint(1, 15), dt, True) for dt in ("fp16", "bf16", "fp8")]
 SS_REF = [measure_wgmma(SS_HW, *c) for c in SS]
 
