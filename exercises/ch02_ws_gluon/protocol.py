@@ -45,6 +45,11 @@ _PAIR = re.compile(r"(%[\w$.-]+)\s*=\s*(%[\w$.-]+(?:#\d+)?)")
 _BYTES = {"f16": 2, "bf16": 2, "i16": 2, "f32": 4, "i32": 4, "f64": 8, "i64": 8}
 _BARRIER_OPS = {"ttng.arrive_barrier": "arrive", "ttng.barrier_expect": "expect",
                 "ttng.init_barrier": "init"}
+# the ops that order shared memory between the threads' writes and the TMA engine's reads
+_FENCE, _BARRIER = "ttng.fence_async_shared", "gpu.barrier"
+_STORE_WAIT = "ttng.async_tma_store_wait"
+_SYNC_OPS = (_FENCE, _BARRIER, _STORE_WAIT)
+_ZEROS = re.compile(r"\s*dense<(?:0|0\.0*(?:e[+-]?0+)?|false)>\s*:")
 _CMP = {"eq": int.__eq__, "ne": int.__ne__, "lt": int.__lt__, "le": int.__le__,
         "gt": int.__gt__, "ge": int.__ge__}
 _BIN = {"addi": int.__add__, "subi": int.__sub__, "muli": int.__mul__, "andi": int.__and__,
@@ -80,7 +85,9 @@ class Lin:
 @dataclass
 class Event:
     kind: str            # wait | expect | arrive | copy | dot | dotwait | store | init | inval
-    #                      | asm | call | other (another op on a barrier or a ring)
+    #                      | asm | call | other (another op on a barrier, a ring or a buffer, or
+    #                      one that orders shared memory: a fence, a thread barrier, a TMA store
+    #                      wait; `op` says which)
     it: int | None       # k-step; None outside the k-loop
     status: str          # yes | no | cond
     order: int           # position in the partition's trace
@@ -93,6 +100,7 @@ class Event:
     coords: tuple = ()         # copy, store: the box's coordinates (int, Lin or None)
     box: tuple = ()            # copy, store: the box's shape
     op: str = ""               # the op's name
+    acc: tuple = ()            # dot: (useC, the accumulator it reads, the one it produces)
 
 
 @dataclass
@@ -326,6 +334,12 @@ def _lin_range(x: Lin) -> tuple:
     return (x.c + sum(min(t) for t in terms), x.c + sum(max(t) for t in terms))
 
 
+def _zero_offsets(head: str) -> bool:
+    """Whether a memdesc_subslice's offsets (`%x[0, 64]`) are all zero."""
+    m = re.search(r"\[([^\]]{0,200})\]", head)
+    return bool(m) and all(x.strip() == "0" for x in m.group(1).split(","))
+
+
 def _nbytes(body: str) -> int:
     ms = _MEM.findall(body)                        # the last memdesc type is the result's
     n = _BYTES.get(ms[-1][1], 1) if ms else 0
@@ -343,6 +357,7 @@ class _Run:
         self.part, self.pending = None, False      # pending: the k-loop is still to come
         self.where = "prologue"
         self.budget = MAX_OPS
+        self.serial = 0                            # the wgmmas' results, numbered
 
     def event(self, kind, it, status, mem, value=None, dest=(), **more):
         alloc, slot = (mem[1], mem[2]) if isinstance(mem, tuple) else (None, None)
@@ -370,7 +385,9 @@ class _Run:
             pred = pred if isinstance(pred, int) else None
             return "no" if "no" == status or pred == 0 else "cond" if pred is None or \
                 status == "cond" else "yes"
-        if n.startswith("arith."):
+        if n == "arith.constant" and _ZEROS.match(body):
+            res = "zeros"                          # a tensor of zeros: a fresh accumulator
+        elif n.startswith("arith."):
             res = _arith(n, body, [a if isinstance(a, int) else None for a in args])
             if res is None and n == "arith.select" and len(args) == 3 and \
                     isinstance(args[0], int):
@@ -388,6 +405,13 @@ class _Run:
                 self.region(ops, env, status, it)
         elif n == "ttg.local_alloc":
             res = ("mem", op.results[0] if op.results else "?", None, _nbytes(body))
+            if args:                               # allocated with a value: a write to it
+                self.event("other", it, runs(1), res, op=n)
+        elif n == "ttg.memdesc_subslice" and not _zero_offsets(head):
+            # a part of a slot at an offset: which bytes it covers is not read
+            note = ("a ttg.memdesc_subslice at a non-zero offset (part of a buffer) is not read "
+                    "by the analysis; expected whole slots")
+            self.p.notes += [note] * (note not in self.p.notes)
         elif n.startswith("ttg.memdesc_") and args and isinstance(args[0], tuple):
             slot = args[1] if n == "ttg.memdesc_index" and len(args) > 1 else args[0][2]
             res = ("mem", args[0][1], slot, _nbytes(body))
@@ -402,12 +426,23 @@ class _Run:
         elif n in ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global"):
             self.tma(n, head, body, env, it, runs)
         elif n == "ttng.warp_group_dot":            # value: 1 if async (it runs on after issue)
+            # a, b, c, useC: the accumulator it reads (c, added to unless useC is false) and the
+            # one it produces (a fresh token, followed through the wgmma waits and the k-loop)
+            self.serial += 1
+            res = ("acc", self.serial)
+            use = args[3] if len(args) > 3 and isinstance(args[3], int) else None
             self.event("dot", it, runs(1), None, int(bool(re.search(r"isAsync\s*=\s*true", body))),
                        dest=tuple(a[1:] if isinstance(a, tuple) else (None, None, 0)
-                                  for a in args[:2]))
+                                  for a in args[:2]),
+                       acc=(use, args[2] if len(args) > 2 else None, res))
         elif n == "ttng.warp_group_dot_wait":
             m = re.search(r"pendings\s*=\s*(\d{1,6})", body)
             self.event("dotwait", it, runs(1), None, int(m.group(1)) if m else None)
+            res = args[0] if args else None        # its results are its operands, once done
+            env.update(zip(op.results[1:], args[1:]))
+        elif n in _SYNC_OPS:                       # judged only in C's epilogue (_staged)
+            m = re.search(r"pendings\s*=\s*(\d{1,6})", body)
+            self.event("other", it, runs(1), None, int(m.group(1)) if m else None, op=n)
         elif n.endswith("inline_asm") or n == "tt.call":
             # what inline PTX or another function does to a barrier is not read: it may be anything
             self.event("asm" if n.endswith("inline_asm") else "call", it, runs(1), None, op=n)
@@ -612,7 +647,8 @@ def _misplaced(p: Protocol, c: Event, who: str, it: int) -> list:
 
 # where each role's barrier, TMA and wgmma ops may run: its k-loop's ops, and outside the loop only
 # what the protocol has there (the consumers' last wgmma wait and their store of C); before
-# warp_specialize the inits, after it an invalidate. A wgmma wait is harmless anywhere.
+# warp_specialize the inits, after it an invalidate. A wgmma wait is harmless anywhere (and so are
+# a fence, a thread barrier and a TMA store wait: events of kind "other" on no barrier or ring).
 _ALLOWED = {"loader": {"loop": {"wait", "expect", "copy", "dotwait"}, "before": {"dotwait"},
                        "after": {"dotwait"}},
             "consumer": {"loop": {"wait", "dot", "dotwait", "arrive"}, "before": {"dotwait"},
@@ -702,14 +738,108 @@ def _store(p: Protocol, cons: Partition, out: list):
                        + (_coords(exp) if exp else "[pid_x·BM, pid_y·BN]") + " (this CTA's tile)")
 
 
+def _writes(e: Event, alloc) -> bool:
+    """Whether `e` may write the buffer `alloc` with the threads' own stores (a local_store, or
+    a local_alloc with a value)."""
+    return (e.kind == "other" and e.op in ("ttg.local_store", "ttg.local_alloc")
+            and e.alloc == alloc and e.status != "no")
+
+
+def _staged(p: Protocol, cons: Partition, out: list):
+    """C's staging buffer, written by every consumer thread, is read by the TMA engine (the async
+    proxy) when one thread issues the store: the threads' writes must be fenced
+    (fence_async_shared) and every thread past them (a thread barrier, after the fence) before the
+    store is issued; and the store must be complete (a TMA store wait with a pending count of 0)
+    before the kernel ends, with no write to the buffer while it runs."""
+    ev = cons.events
+    for s in [e for e in ev if e.kind == "store" and e.status == "yes"]:
+        writes = [e for e in ev if e.order < s.order and _writes(e, s.alloc)]
+        if not writes:
+            out.append("consumer: the TMA store of C reads a buffer no thread wrote; expected C "
+                       "stored to shared memory first")
+            continue
+        last = writes[-1].order
+        fence = next((e for e in ev if e.op == _FENCE and e.status == "yes"
+                      and last < e.order < s.order), None)
+        barrier = fence and next((e for e in ev if e.op == _BARRIER and e.status == "yes"
+                                  and fence.order < e.order < s.order), None)
+        if not fence or not barrier:
+            out.append("consumer: the TMA store of C is issued without "
+                       + ("a fence_async_shared" if not fence else "a thread barrier after the "
+                          "fence") + " between the last write of C to shared memory and the "
+                       "store; expected fence_async_shared() then gl.thread_barrier() (the TMA "
+                       "engine may read the buffer before every thread's write is visible to it)")
+        done = next((e for e in ev if e.op == _STORE_WAIT and e.status == "yes" and e.value == 0
+                     and e.order > s.order), None)
+        until = done.order if done else len(ev)
+        done = done or next((e for e in p.outside if e.op == _STORE_WAIT and e.status == "yes"
+                             and e.value == 0 and e.where == "epilogue"), None)
+        if not done:
+            out.append("consumer: no TMA store wait with a pending count of 0 runs after the "
+                       "store of C; expected tma.store_wait(0) before the kernel ends (the CTA "
+                       "may exit, and its shared memory go, while the store still reads it)")
+        rewrite = [e for e in ev if s.order < e.order < until and _writes(e, s.alloc)]
+        if rewrite:
+            out.append("consumer: C's staging buffer is written while its TMA store may still "
+                       "read it; expected no write before tma.store_wait(0)")
+
+
+def _accumulates(cons: Partition, out: list):
+    """Every wgmma adds to the accumulator the one before it produced (useC true; through the
+    wgmma waits and the k-loop); the first starts from zeros or with useC false."""
+    prev = None
+    for d in [e for e in cons.events if e.kind == "dot" and e.status == "yes"]:
+        use, c_in, c_out = d.acc or (None, None, None)
+        where = f"consumer, k-step {d.it}" if d.it is not None else "consumer"
+        if prev is None:
+            if use != 0 and c_in != "zeros":
+                out.append(f"{where}: the first wgmma adds to an accumulator that is not known "
+                           "to be zero; expected it to start from zeros (or use_acc=False)")
+        elif use != 1:
+            out.append(f"{where}: the wgmma's use_acc is "
+                       + ("false" if use == 0 else "not known to be true")
+                       + " (it drops the sum so far); expected it true in every k-step after "
+                       "the first")
+        elif c_in != prev:
+            out.append(f"{where}: the wgmma adds to another accumulator than the previous "
+                       "wgmma's result; expected one running sum over the k-steps")
+        prev = c_out
+
+
 def judge(ttgir: str, stages: int, k_steps: int, scalar_args=None) -> dict:
-    """check() of two readings of the IR, violations by rule: K bound to the grader's value (the
-    k-loops' trip counts) and K a run-time value like M and N. A branch on K is decided in the
-    first for the grader's few K only; the GPU's other K may take it the other way, so the second
-    judges it as it judges one on M: a wait behind it is no wait, an arrive behind it may run."""
+    """check() of three readings of the IR, violations by rule: K bound to the grader's value (the
+    k-loops' trip counts), K a run-time value like M and N, and K bound to a ragged value, RAGGED
+    short of the grader's (the last k-step partial: TMA fills the rest of its boxes with zeros, so
+    every partition still runs cdiv(K, BK) k-steps). A branch on K is decided in the first for
+    the grader's few K only; the GPU's other K may take it the other way, so the second judges it
+    as it judges one on M: a wait behind it is no wait, an arrive behind it may run."""
     bound = _violations(analyze(ttgir, stages, k_steps, scalar_args))
     free = _violations(analyze(ttgir, stages, k_steps, scalar_args, bound=()))
-    return _cap({r: bound[r] + [m for m in free[r] if m not in bound[r]] for r in RULES})
+    out = {r: bound[r] + [m for m in free[r] if m not in bound[r]] for r in RULES}
+    ragged = _ragged(scalar_args, k_steps)
+    if ragged:
+        v = _violations(analyze(ttgir, stages, k_steps, ragged))
+        for r in RULES:
+            out[r] += [f"with K = {ragged[K_ARGS[0]]} (a partial last k-step): {m}"
+                       for m in v[r] if m not in out[r]]
+    return _cap(out)
+
+
+RAGGED = 13
+
+
+def _ragged(scalar_args, k_steps: int):
+    """The arguments with K (A's shape[1] and row stride, B's shape[0]) set RAGGED short of the
+    grader's k_steps·BK, still k_steps k-steps of BK; None where the arguments do not say BK."""
+    args = list(scalar_args or [])
+    k = args[K_ARGS[0]] if len(args) > max(K_ARGS) else None
+    if not isinstance(k, int) or isinstance(k, bool) or k_steps < 1 or k % k_steps or \
+            any(args[i] != k for i in K_ARGS) or k // k_steps <= 1:
+        return None
+    bk = k // k_steps
+    for i in K_ARGS:
+        args[i] = k_steps * bk - min(RAGGED, bk - 1)
+    return args
 
 
 def check(p: Protocol) -> dict:
@@ -825,6 +955,8 @@ def _violations(p: Protocol) -> dict:
     _extras(p, "consumer", cons.events, _ALLOWED["consumer"], v["consumer.extra"])
     _releases(p, cons, v["consumer.arrive"], v["consumer.store"])
     _store(p, cons, v["consumer.store"])
+    _staged(p, cons, v["consumer.store"])
+    _accumulates(cons, v["consumer.wgmma"])
     regs, cap, out = p.actual_regs or p.requested_regs, p.maxnreg, v["setmaxnreg"]
     index = {q.name: int(q.name[len("partition"):]) for q in loaders
              if q.name.startswith("partition") and q.name[len("partition"):].isdigit()}

@@ -3,7 +3,8 @@ sm_90a in its sandbox (on a CPU) and hands back the IR; the grader reads the loa
 protocol from the compiler's TTGIR (`protocol.py`: which barrier each partition waits on with
 which parity, what it expects and copies from which box, in every k-step, only what runs; the
 barriers' inits and whatever runs outside the k-loops; M, N, the tile's position and, in a
-second reading, K as run-time values), never from text the submission could spell. On a Hopper
+second reading, K as run-time values; in a third, a K that ends in a partial k-step), never from
+text the submission could spell. On a Hopper
 GPU, the submission's kernel runs on the grader's inputs."""
 import importlib.util
 from pathlib import Path
@@ -17,6 +18,9 @@ _spec = importlib.util.spec_from_file_location("ch02_protocol", Path(__file__).p
 protocol = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(protocol)
 RNG = np.random.default_rng()          # fresh inputs each grading run
+# the shared memory one block may use on an H100 or H200 (227 KiB): a kernel that asks for more
+# compiles for sm_90a but does not launch
+SMEM_LIMIT = 232_448
 
 
 def _compile():
@@ -50,11 +54,17 @@ def violations(test):
 @pytest.mark.timeout(300)
 def test_compiles_for_sm90a():
     """The kernel compiles for sm_90a: a warp_specialize of 2 consumer warpgroups and the
-    loaders' warps (12 warps in all)."""
+    loaders' warps (12 warps in all), in the shared memory a Hopper block may use (227 KiB)."""
     k = compiled()
     assert isinstance(k.get("ptx"), str) and ".target sm_90a" in k["ptx"]
     assert k.get("num_warps") == 12, (f"{k.get('num_warps')} warps: expected 8 consumer warps + 2 "
                                       "loaders, rounded to 12")
+    shared = k.get("shared")
+    assert isinstance(shared, int) and not isinstance(shared, bool), "the compile reported no " \
+        "shared memory size"
+    assert shared <= SMEM_LIMIT, (
+        f"the kernel needs {shared} bytes of shared memory; an H100/H200 block may use at most "
+        f"{SMEM_LIMIT} (227 KiB): it would not launch (a ring of fewer stages fits)")
     p = protocol.analyze(k.get("ttgir_ws") or k["ttgir"], k["stages"], k["k_steps"],
                          k.get("scalar_args"))
     assert p.found, "no warp_specialize in the kernel's IR"
@@ -77,10 +87,11 @@ def test_producer_protocol():
 @pytest.mark.timeout(300)
 def test_consumer_protocol():
     """The consumers, in every k-step it: wait on both full barriers of slot it % S (A's and B's)
-    with parity (it // S) & 1 before their one wgmma reads the slot, and release the previous slot
-    on empty once a wgmma wait has finished the wgmma that read it; after the loop, one store of C
-    at [pid_x·BM, pid_y·BN] once every wgmma is done; nothing else. The barriers' setup as in
-    test_producer_protocol."""
+    with parity (it // S) & 1 before their one wgmma reads the slot and adds to the running sum,
+    and release the previous slot on empty once a wgmma wait has finished the wgmma that read it;
+    after the loop, one store of C at [pid_x·BM, pid_y·BN] once every wgmma is done, C's staging
+    buffer fenced and every thread past a barrier before it, and a tma.store_wait(0) after it;
+    nothing else. The barriers' setup as in test_producer_protocol."""
     bad = violations("test_consumer_protocol")
     assert not bad, "\n".join(f"{r}: {m}" for r, ms in bad.items() for m in ms)
 
@@ -94,7 +105,9 @@ def test_setmaxnreg():
     assert not bad, "\n".join(f"{r}: {m}" for r, ms in bad.items() for m in ms)
 
 
-SHAPES = ((256, 256, 512), (200, 136, 320), (1024, 512, 64))
+# ragged M, N and K: TMA fills a box's part past the tensor with zeros, so a partial last
+# k-step adds nothing but the products that are there
+SHAPES = ((256, 256, 512), (200, 136, 320), (1024, 512, 64), (136, 256, 200))
 
 
 def _gpu_run(env=None):
@@ -121,7 +134,7 @@ def _check_products(pairs, cs):
 @pytest.mark.points(3)
 @pytest.mark.timeout(300)
 def test_gpu_correct():
-    """Hopper GPU: C = A·B against a float64 product on random fp16 inputs, ragged M and N."""
+    """Hopper GPU: C = A·B against a float64 product on random fp16 inputs, ragged M, N and K."""
     _check_products(*_gpu_run())
 
 
