@@ -10,10 +10,18 @@ The grader, in its own process, reads all of it.
 
 Under the interpreter every load and store is also checked where it happens (`_Bounds`): each
 address a mask leaves on must lie in the data (rows below ``seqlen_q`` / ``seqlen_k`` of a batch
-that exists; O and LSE for stores). The poison shows only a read whose value reaches O; a kernel
-that loads past the end unmasked and throws the values away after (``tl.where``) reads out of
-bounds all the same, and on a GPU past the end of the tensor. Such lanes are not carried out (no
-read or write lands outside the data), and the case fails with the first of them named.
+that exists: Q, K and V for loads, O and LSE for stores). The poison shows only a read whose
+value reaches O; a kernel that loads past the end unmasked and throws the values away after
+(``tl.where``) reads out of bounds all the same, and on a GPU past the end of the tensor. Such
+lanes are not carried out (no read or write lands outside the data), and the case fails with the
+first of them named. A load from O or LSE fails the case with its own message: a correct kernel
+never reads its output, and a program that reads what another one wrote races on a GPU, where
+the programs run at once.
+
+The interpreter runs a grid's programs one after another, in a fixed order, so a kernel whose
+programs depend on each other (one merges into, or overwrites, rows another wrote) can come out
+right there and race on a GPU. Each case therefore runs again with the same programs in the
+reverse order (`_orders`), in fresh NaN buffers: O and LSE must come out the same, bit for bit.
 """
 import math
 
@@ -93,19 +101,51 @@ def _run(kernel, c, device, torch):
     if device != "cpu":
         launch()
         torch.cuda.synchronize()
-    else:
-        row = S_pad * D * 4                               # bytes of one batch of a buffer
-        data = [_Region("Q", qb.data_ptr(), row, Sq * D * 4, B, D, "seqlen_q", Sq),
-                _Region("K", kb.data_ptr(), row, Sk * D * 4, B, D, "seqlen_k", Sk),
-                _Region("V", vb.data_ptr(), row, Sk * D * 4, B, D, "seqlen_k", Sk)]
-        out = [_Region("O", ob.data_ptr(), row, Sq * D * 4, B, D, "seqlen_q", Sq),
-               _Region("LSE", lse.data_ptr(), Sq * 4, Sq * 4, B, 1, "seqlen_q", Sq)]
-        bounds = _Bounds(reads=data + out, writes=out)
-        with bounds.watching():
+        return {"o": ob.cpu().numpy(), "lse": lse.cpu().numpy()}
+    row = S_pad * D * 4                                   # bytes of one batch of a buffer
+    data = [_Region("Q", qb.data_ptr(), row, Sq * D * 4, B, D, "seqlen_q", Sq),
+            _Region("K", kb.data_ptr(), row, Sk * D * 4, B, D, "seqlen_k", Sk),
+            _Region("V", vb.data_ptr(), row, Sk * D * 4, B, D, "seqlen_k", Sk)]
+    out = [_Region("O", ob.data_ptr(), row, Sq * D * 4, B, D, "seqlen_q", Sq),
+           _Region("LSE", lse.data_ptr(), Sq * 4, Sq * 4, B, 1, "seqlen_q", Sq)]
+    bounds = _Bounds(reads=data, writes=out)
+    first = None
+    for what, order in _orders(grid[0] * grid[1]):
+        ob.fill_(float("nan"))
+        lse.fill_(float("nan"))
+        with bounds.watching(order):
             launch()
         if bounds.bad:
             return {"error": bounds.message()}
-    return {"o": ob.cpu().numpy(), "lse": lse.cpu().numpy()}
+        got = ob.numpy().copy(), lse.numpy().copy()
+        if first is None:
+            first = got
+        elif _differ(first, got):
+            return {"error": _order_message(what, _differ(first, got))}
+    return {"o": first[0], "lse": first[1]}
+
+
+def _orders(n):
+    """(what, order) for each run of a case's n programs: the interpreter's own order (None),
+    then the reverse, in which every two programs run the other way round: a program that
+    needs another to have run before it, or after it, sees that change."""
+    if n < 2:
+        return [("the interpreter's order", None)]
+    return [("the interpreter's order", None), ("the reverse order", list(range(n))[::-1])]
+
+
+def _differ(first, got):
+    """The names of the buffers (O, LSE) whose bits differ between two runs."""
+    return [name for name, a, b in zip(("O", "LSE"), first, got)
+            if not np.array_equal(a.view(np.int32), b.view(np.int32))]
+
+
+def _order_message(what, names):
+    return (f"the kernel's {' and '.join(names)} came out different when its programs ran in "
+            f"{what}: the result depends on the order the programs run in. On a GPU they run at "
+            "the same time, so programs that store rows another program also stores, or merge "
+            "into O or LSE (a read-modify-write, atomics included), race. Each program must "
+            "compute its own BLOCK_M rows over every key and store them once.")
 
 
 class _Region:
@@ -152,6 +192,15 @@ class _Bounds:
     def message(self):
         op, addr, _ = self.bad[0]
         lanes = sum(n for _, _, n in self.bad)
+        output = next((r.name for r in self.writes if op == "load" and r.holds(np.asarray(addr))),
+                      None)
+        if output:
+            return (f"the kernel loads from {output}, its output (first at "
+                    f"{next(r.where(addr) for r in self.writes if r.name == output)}; "
+                    f"{lanes} lane(s) in all). A correct kernel never reads O or LSE: each "
+                    "program keeps its rows' running max, sum and accumulator in registers and "
+                    "stores them once. A program that reads what another program stored races on "
+                    "a GPU, where the programs run at the same time.")
         regions = self.reads if op == "load" else self.writes
         place = next((w for w in (r.where(addr) for r in regions + self.reads) if w), None)
         limits = ", ".join(sorted({f"{r.bound} = {r.rows}" for r in self.reads if r.name != "LSE"}))
@@ -160,11 +209,23 @@ class _Bounds:
                 "its row is past the sequence, even when the values loaded are thrown away after "
                 "(tl.where): on a GPU that read is out of bounds.")
 
-    def watching(self):
+    def watching(self, order=None):
+        """Hooks the interpreter's loads, stores and atomics; with `order` (a permutation of the
+        grid's programs, numbered x-major as the interpreter walks them), the k-th program the
+        interpreter starts is program order[k]."""
         import contextlib
 
         from triton.runtime import interpreter
         b, bounds = interpreter.interpreter_builder, self
+        programs = []
+
+        def set_grid_dim(nx, ny, nz):
+            every = [(x, y, z) for x in range(nx) for y in range(ny) for z in range(nz)]
+            programs[:] = every if order is None else [every[i] for i in order][::-1]
+            return real_dim(nx, ny, nz)
+
+        def set_grid_idx(*_):
+            return real_idx(*programs.pop())
 
         def load(ptrs, mask, other, *rest, **kw):
             keep = bounds.allowed("load", ptrs.data, mask.data, bounds.reads)
@@ -185,15 +246,18 @@ class _Bounds:
 
         real_load, real_store = b.create_masked_load, b.create_masked_store
         real_rmw, real_cas = b.create_atomic_rmw, b.create_atomic_cas
+        real_dim, real_idx = b.set_grid_dim, b.set_grid_idx
 
         @contextlib.contextmanager
         def hooked():
             b.create_masked_load, b.create_masked_store = load, store
             b.create_atomic_rmw, b.create_atomic_cas = rmw, cas
+            if order is not None:
+                b.set_grid_dim, b.set_grid_idx = set_grid_dim, set_grid_idx
             try:
                 yield
             finally:                                    # back to the class's methods
                 for name in ("create_masked_load", "create_masked_store", "create_atomic_rmw",
-                             "create_atomic_cas"):
+                             "create_atomic_cas", "set_grid_dim", "set_grid_idx"):
                     b.__dict__.pop(name, None)
         return hooked()

@@ -25,6 +25,7 @@ def cases():
     return {"aligned": make(2, 64, 64, 32, (16, 16)),
             "ragged": make(2, 37, 50, 32, (16, 16)),
             "wide": make(1, 48, 96, 64, (16, 32)),
+            "long": make(1, 70, 300, 32, (32, 64)),   # keys past 128, several row blocks
             **{n: f() for n, f in EXTRA_CASES.items()}}
 
 
@@ -101,8 +102,10 @@ def test_interpreter_lse():
 @pytest.mark.points(2)
 @pytest.mark.timeout(300)
 def test_interpreter_ragged():
-    """CPU (interpreter): Sk = 50 and Sq = 37, not multiples of the block: masked keys."""
+    """CPU (interpreter): Sk = 50 and Sq = 37, not multiples of the block: masked keys; and a
+    long one, Sk = 300 (five blocks of 64, the last ragged) for Sq = 70 (three blocks of 32)."""
     check("ragged")
+    check("long")
 
 
 @pytest.mark.gpu
@@ -110,5 +113,5 @@ def test_interpreter_ragged():
 @pytest.mark.timeout(300)
 def test_gpu_matches_reference():
     """Hopper GPU: the same cases compiled for real (tf32 dots: looser tolerance)."""
-    for name in ("aligned", "ragged", "wide"):
+    for name in ("aligned", "ragged", "wide", "long"):
         check(name, device="cuda", tol=2e-2)
