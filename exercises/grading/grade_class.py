@@ -50,7 +50,7 @@ shared Triton cache: each sandbox compiles in its own private folder (a cache wr
 sandbox could be poisoned by one student for the next).
 
 Outputs: ``OUT/gradebook.csv`` (student, one column per exercise, total, max, status; rows by
-student name), ``OUT/reports/<student>.json`` and ``.txt`` (per test: points and outcome),
+student name; a cell that a spreadsheet would read as a formula starts with ``'``), ``OUT/reports/<student>.json`` and ``.txt`` (per test: points and outcome),
 ``OUT/timing.json`` (seconds per exercise, summed over items, and the wall time).
 """
 from __future__ import annotations
@@ -553,6 +553,14 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+def _csv_cell(text: str) -> str:
+    """A gradebook cell a spreadsheet shows as text: one that starts with =, +, -, @, a tab or a
+    carriage return (a student's folder or zip named ``=HYPERLINK(...)``) would be read as a
+    formula, and run when the gradebook is opened; it gets a leading ``'``. The reports keep the
+    name as it is."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def _max_scores(names: list[str]) -> dict[str, float]:
     """An exercise's maximum as the grader counts it here (GPU tests skipped: no Hopper assumed),
     for a student none of whose gradings of it came back."""
@@ -679,8 +687,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
         w = csv.writer(f)
         w.writerow(["student", *names, "total", "max", "status"])
         for r in rows:
-            w.writerow([r["student"], *[_fmt(r[ex]) for ex in names], _fmt(r["total"]),
-                        _fmt(r["max"]), r["status"]])
+            w.writerow([_csv_cell(c) for c in (r["student"], *[_fmt(r[ex]) for ex in names],
+                                               _fmt(r["total"]), _fmt(r["max"]), r["status"])])
     seconds = time.monotonic() - t0
     timing_doc = {"wall_seconds": round(seconds, 1), "jobs": jobs, "cores": os.cpu_count(),
                   "students": len(students), "items": len(tasks) + len(again), "dedup": dedup,

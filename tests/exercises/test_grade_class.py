@@ -446,3 +446,29 @@ def test_make_class_pattern(tmp_path):
     assert plan["s002_wrong"]["wrong"].startswith("cheat_budget_")      # a bomb and a reader of
     assert plan["s006_wrong"]["wrong"].startswith("cheat_isolation_")   # the neighbours' folders
     shutil.rmtree(tmp_path / "c")
+
+
+def test_gradebook_cells_are_never_formulas(tmp_path):
+    """A student's folder named like a spreadsheet formula (=HYPERLINK(...), +, -, @, a tab)
+    lands in gradebook.csv as text: a leading ' stops a spreadsheet from running it when the
+    instructor opens the gradebook. The reports and the returned rows keep the name as it is."""
+    names = ['=HYPERLINK("http:,,evil.example,x","click")', "+1+1", "-2", "@SUM(1)", "\tcmd",
+             "honest"]
+    cls = tmp_path / "class"
+    for name in names:
+        _write(cls / name, "source")
+    out = tmp_path / "out"
+    res = gc.grade_class(cls, out, jobs=2, only=["ch04_online_softmax"], quiet=True)
+    assert sorted(r["student"] for r in res["rows"]) == sorted(names)
+    with open(out / "gradebook.csv", newline="") as f:
+        book = list(csv.reader(f))
+    assert book[0] == ["student", "ch04_online_softmax", "total", "max", "status"]
+    cells = {row[0]: row for row in book[1:]}
+    assert set(cells) == {"'" + n for n in names if n != "honest"} | {"honest"}
+    for row in book[1:]:
+        assert not any(c[:1] in ("=", "+", "-", "@", "\t", "\r") for c in row), row
+        assert row[1] == row[2] == row[3] != "0" and row[4] == "ok", row
+    for name in names:
+        rep = json.loads((out / "reports" / f"{name}.json").read_text())
+        assert rep["student"] == name
+        assert (out / "reports" / f"{name}.txt").read_text().startswith(f"student: {name} ")
