@@ -651,13 +651,15 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
                 if ex in s.refused_ex:
                     v = {"died": f"refused: {s.refused_ex[ex]}"}
                 if "died" in v:
+                    died = report.safe(v["died"]).strip()
                     if not s.refused:
-                        status.append(f"{ex}: {v['died'].strip().splitlines()[0]}")
+                        status.append(f"{ex}: {(died.splitlines() or [''])[0]}")
                     exjs.append({"name": ex, "score": 0.0, "max_score": ex_max[ex],
-                                 "error": v["died"], "tests": [], "graded": False})
+                                 "error": died, "tests": [], "graded": False})
                 else:
-                    if v.get("error"):
-                        status.append(f"{ex}: {v['error'].strip().splitlines()[0][:120]}")
+                    err = report.safe(v.get("error") or "").strip().splitlines()
+                    if err:
+                        status.append(f"{ex}: {err[0][:120]}")
                     for lim in v.get("limits", [])[:1]:
                         test, _, named = lim.partition(": ")
                         status.append(f"{ex}: stopped by the {named} in {test}")
@@ -666,16 +668,19 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
             total = sum(e["score"] for e in exjs)
             mx = sum(e["max_score"] for e in exjs)
             complete = not s.refused and all(e["graded"] for e in exjs)
-            row = {"student": s.name, **{e["name"]: e["score"] for e in exjs}, "total": total,
-                   "max": mx, "status": "; ".join(status) or "ok", "complete": complete}
+            row = {"student": report.safe(s.name, one_line=True),
+                   **{e["name"]: e["score"] for e in exjs}, "total": total, "max": mx,
+                   "status": report.safe("; ".join(status), one_line=True) or "ok",
+                   "complete": complete}
             rows.append(row)
-            rep = {"student": s.name, "entry": s.entry.name, "status": row["status"],
+            rep = {"student": row["student"], "entry": report.safe(s.entry.name, one_line=True),
+                   "status": row["status"],
                    "score": total, "max_score": mx, "exercises": exjs}
             graded = [e for e in exjs if e["graded"]]
             if graded:
                 rep["summary"] = report.summary(_results(graded), released)
             (out / "reports" / f"{s.name}.json").write_text(report.dumps(rep))
-            txt = [f"student: {s.name}   ({s.entry.name})", f"status:  {row['status']}",
+            txt = [f"student: {row['student']}   ({rep['entry']})", f"status:  {row['status']}",
                    f"score:   {_fmt(total)}/{_fmt(mx)}", ""]
             if graded:
                 txt.append(report.table(_results(graded), released, verbose=True))

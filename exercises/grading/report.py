@@ -2,8 +2,32 @@
 from __future__ import annotations
 
 import json
+import re
 
 from .runner import ExerciseResult
+
+# C0 and C1 control characters (less newline and tab), DEL, and the Unicode format characters
+# that reorder or hide text on a screen (bidi overrides and isolates, zero-width characters)
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e"
+                     "\u2060-\u2069\ufeff]")
+_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e"
+                          "\u2060-\u2069\ufeff]")
+
+
+def _escape(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def safe(text, one_line: bool = False) -> str:
+    """`text` (anything a submission may have shaped: an exception's message, a traceback, its
+    output, a student's file or folder name) made safe to print on a terminal or write to a
+    report: every control character but newline and tab (escape sequences, carriage return,
+    backspace, C1 controls) and every character that reorders or hides text is shown as its
+    escape (ESC as ``\\x1b``). With `one_line`, newline and tab are escaped too (a table cell,
+    a status)."""
+    text = text if isinstance(text, str) else str(text)
+    return (_UNSAFE_LINE if one_line else _UNSAFE).sub(_escape, text)
 
 
 def _fmt(x: float) -> str:
@@ -41,11 +65,12 @@ def to_json(results: list[ExerciseResult], released: bool) -> dict:
     return {
         **summary(results, released),
         "exercises": [{
-            "name": r.name, "score": r.score, "max_score": r.max_score, "error": r.error,
-            "seconds": round(r.seconds, 2), "isolation": r.isolation, "limits": r.limits,
+            "name": r.name, "score": r.score, "max_score": r.max_score, "error": safe(r.error),
+            "seconds": round(r.seconds, 2), "isolation": r.isolation,
+            "limits": [safe(lim, one_line=True) for lim in r.limits],
             "tests": [{"name": t.name, "nodeid": t.nodeid, "points": t.points, "score": t.score,
                        "outcome": t.outcome, "hidden": t.hidden, "gpu": t.gpu,
-                       "message": t.message[-2000:]} for t in r.tests],
+                       "message": safe(t.message[-2000:])} for t in r.tests],
         } for r in results],
     }
 
@@ -56,18 +81,19 @@ def table(results: list[ExerciseResult], released: bool, verbose: bool = False) 
     for r in results:
         if r.not_installed:      # said once, below the score
             continue
-        rows.append(f"{r.name}  {_fmt(r.score)}/{_fmt(r.max_score)}" + (f"  ({r.error.splitlines()[0]})" if r.error else ""))
+        err = safe(r.error).strip().splitlines()
+        rows.append(f"{r.name}  {_fmt(r.score)}/{_fmt(r.max_score)}" + (f"  ({err[0]})" if err else ""))
         for t in r.tests:
             mark = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}[t.outcome]
             tag = " [hidden]" if t.hidden else ""
             pts = f"{_fmt(t.score)}/{_fmt(t.points)}" if t.outcome != "skipped" else f"-/{_fmt(t.points)}"
             rows.append(f"  {mark} {t.name:<{w}} {pts:>7}{tag}")
             if t.outcome == "failed" and t.message:
-                lines = [ln for ln in t.message.strip().splitlines() if ln.strip()]
+                lines = [ln for ln in safe(t.message).strip().splitlines() if ln.strip()]
                 shown = lines[-(12 if verbose else 3):]
                 rows += ["        " + ln[:150] for ln in shown]
             elif t.outcome == "skipped" and verbose:
-                rows.append(f"        {t.message[:150]}")
+                rows.append(f"        {safe(t.message[:150], one_line=True)}")
     s = summary(results, released)
     rows.append("")
     rows.append(f"score {_fmt(s['score'])}/{_fmt(s['max_score'])}  (public "
@@ -79,7 +105,7 @@ def table(results: list[ExerciseResult], released: bool, verbose: bool = False) 
     for iso in sorted({r.isolation for r in results if r.isolation}):
         rows.append(f"isolation: {iso}")
     for r in results:
-        rows += [f"limit: {r.name} {lim}" for lim in r.limits]
+        rows += [f"limit: {r.name} {safe(lim, one_line=True)}" for lim in r.limits]
     if s["not_installed"]:
         rows.append(f"not graded, left out of the maximum: {', '.join(s['not_installed'])} "
                     "(they need `pip install -r requirements-kernels.txt`: triton, torch)")
@@ -103,7 +129,7 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
     for r in results:
         if r.error and not r.tests:
             tests.append({"name": f"{r.name}: grading error", "score": 0, "max_score": 0,
-                          "status": "failed", "output": r.error[-4000:], "visibility": "visible"})
+                          "status": "failed", "output": safe(r.error[-4000:]), "visibility": "visible"})
         for t in r.tests:
             if t.outcome == "skipped":
                 continue
@@ -117,7 +143,8 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
     return {"score": sum(t["score"] for t in tests), "output": public_output(results, released),
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
             "extra_data": {"isolation": sorted({r.isolation for r in results if r.isolation}),
-                           "limits": [f"{r.name} {lim}" for r in results for lim in r.limits]}}
+                           "limits": [f"{r.name} {safe(lim, one_line=True)}" for r in results
+                                      for lim in r.limits]}}
 
 
 HIDDEN_FAILED = ("failed. A hidden test's values and messages stay with the instructor: they are "
@@ -130,7 +157,7 @@ def _student_output(t) -> str:
     message; a hidden test's message (which may hold its drawn values) is never shown."""
     if t.outcome != "failed":
         return t.doc.strip()
-    return (t.doc + "\n\n" + (HIDDEN_FAILED if t.hidden else t.message[-4000:])).strip()
+    return (t.doc + "\n\n" + (HIDDEN_FAILED if t.hidden else safe(t.message[-4000:]))).strip()
 
 
 def public_output(results: list[ExerciseResult], released: bool) -> str:

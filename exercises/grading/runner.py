@@ -315,8 +315,56 @@ def reseed(case: Case, identity: str) -> None:
                 obj.seed(seed(identity, case.nodeid, name))
 
 
+def structured_limit(outcome) -> str:
+    """The limit that stopped a sandbox run, named from what the sandbox measured alone (the OOM
+    killer's mark on the student's cgroup, a limit's signal, the output cut, the wall clock),
+    never from the text the run printed or raised ("" when none did)."""
+    if outcome is None:
+        return ""
+    lim = outcome.limits or {}
+    if outcome.oom_killed:
+        memory = lim.get("memory_bytes") or lim.get("data_bytes")
+        return (f"memory limit ({memory or 'its'} bytes resident, the student's cgroup: killed "
+                "by the OOM killer)")
+    if outcome.returncode == -24:                      # SIGXCPU
+        return f"CPU-time limit ({lim.get('cpu_s', '?')} s of CPU per process)"
+    if outcome.returncode == -25:                      # SIGXFSZ
+        return f"file-size limit ({lim.get('max_write_bytes', '?')} bytes)"
+    if outcome.output_truncated:
+        return f"output limit ({lim.get('max_output_bytes', '?')} bytes kept)"
+    if outcome.timed_out:
+        return "wall-clock limit (the test's time)"
+    return ""
+
+
+def _limit_of(exc: BaseException, student: Student) -> str:
+    """The limit that stopped the submission in a failed test: the structured outcome of the
+    sandbox session that ended (carried by the exception chain), or the test's deadline passed
+    on the grader's clock. A message's text never names a limit: the submission writes it."""
+    from .sandbox import SessionEnded
+    from .student import TIME_RAN_OUT, SubmissionFailed
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen or len(seen) > 50:
+            continue
+        seen.add(id(e))
+        if isinstance(e, SessionEnded):
+            named = structured_limit(e.outcome)
+            if named:
+                return named
+        if (type(e) is SubmissionFailed and str(e) == TIME_RAN_OUT and student.deadline
+                and time.monotonic() >= student.deadline):
+            return "wall-clock limit (the test's time)"
+        todo += [e.__cause__, e.__context__]
+    return ""
+
+
 def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
+    """Run one test against `student`: (outcome, message). The limit that stopped the
+    submission, if one did, is left in ``student.stopped_by`` (`_limit_of`)."""
     from _pytest.outcomes import OutcomeException
+    student.stopped_by = ""
     params = inspect.signature(case.fn).parameters
     unknown = set(params) - {"tmp_path"}
     if unknown:
@@ -330,6 +378,10 @@ def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
             case.fn(**({"tmp_path": Path(tmp)} if "tmp_path" in params else {}))
         return "passed", ""
     except (Exception, OutcomeException) as e:  # noqa: BLE001 - the test's verdict
+        try:
+            student.stopped_by = _limit_of(e, student)
+        except Exception:  # noqa: BLE001 - no limit named
+            student.stopped_by = ""
         return _outcome(e)
     finally:
         student.deadline = None
@@ -415,6 +467,7 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
                                        hidden=c.hidden, gpu=c.gpu, doc=c.doc) for c in cases]
             return result
     sub = find_submission(submission_root, ex) if submission_root else None
+    from .report import safe
     from .sandbox import Refused
     try:
         student = student_for(ex, sub, root=submission_root, identity=identity)
@@ -429,19 +482,21 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
             elif student is None:
                 tr.outcome, tr.message = "failed", refused
             else:
+                student.stopped_by = ""
                 try:
                     tr.outcome, tr.message = run_case(c, student, test_timeout)
                 except Refused as e:                      # a submission file refused at start
                     tr.outcome, tr.message = "failed", str(e)
                 if student.isolation is not None and not result.isolation:
                     result.isolation = student.isolation.summary()
-                if "\nstopped by the " in tr.message:
-                    lim = tr.message.split("\nstopped by the ")[1].splitlines()[0]
-                    result.limits.append(f"{c.name}: {lim}")
+                if tr.outcome == "failed" and getattr(student, "stopped_by", ""):
+                    result.limits.append(f"{c.name}: {student.stopped_by}")
+            tr.message = safe(tr.message)
             result.tests.append(tr)
     finally:
         if student is not None:
             student.close()
+    result.error = safe(result.error)
     result.seconds = time.monotonic() - t0
     return result
 

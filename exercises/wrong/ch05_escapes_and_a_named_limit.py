@@ -1,0 +1,48 @@
+# exercise: ch05_idle
+# file: idle.py
+# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
+# bug: predict_ws_idle raises an exception whose text is terminal escape sequences (erase the
+#      screen, move the cursor, conceal what follows) and a line that names a limit the grader
+#      never hit; the reports show the escapes as text and list no limit.
+# ruff: noqa  (known-wrong on purpose)
+"""Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
+
+1. ``exposed_softmax(tensor, sfu, t0, t1)``: the fraction of the window [t0, t1) in which the
+   SFU is busy and the tensor core is not — the exps that no tensor work hides, the time
+   pingpong and the intra-warpgroup overlap go after. ``tensor`` and ``sfu`` are each a list of
+   busy intervals (start, end), possibly overlapping (two warpgroups' work), possibly reaching
+   outside the window.
+
+2. ``predict_ws_idle(hw, block_n, headdim)``: *before* running anything, the tensor core's idle
+   fraction in the steady state of the `ws` attention schedule with **one** consumer warpgroup
+   (64 query rows, ``block_m = 64``) and a producer that keeps the ring full. Per K/V block the
+   consumer runs, one after the other: the Q·Kⱼᵀ wgmma group (SS: 64 × block_n × headdim) and its
+   ``warpgroup_mma_wait`` (results ready ``hw.wgmma_latency_clk`` after the last instruction),
+   the softmax of its 64 × block_n scores, the rescale of O (64 × headdim FMULs on
+   ``hw.fma_lanes_per_clk``), the pack of P (``hw.softmax_pack_per_elem`` FMA-pipe slots per
+   score), then the P·Vⱼ group (RS: 64 × headdim × block_n) and its wait. Chapter 00's costs
+   apply (the tensor core is idle while this one warpgroup's softmax runs). What fraction of one block's cycle is the tensor core busy?
+
+The grader runs the model (40 blocks) and measures the idle fraction between the 5th and the
+35th score GEMM; your prediction must be within 0.001.
+"""
+import math
+
+
+def exposed_softmax(tensor, sfu, t0, t1):
+    # sweep the ends of both units' intervals in time order, counting how many of each are open
+    marks = sorted([(s, unit, 1) for unit, ivs in enumerate((tensor, sfu)) for s, _ in ivs]
+                   + [(e, unit, -1) for unit, ivs in enumerate((tensor, sfu)) for _, e in ivs])
+    open_, exposed, last = [0, 0], 0.0, t0
+    for t, unit, step in marks:
+        a, b = max(last, t0), min(t, t1)
+        if b > a and open_[1] and not open_[0]:
+            exposed += b - a
+        last = max(last, t)
+        open_[unit] += step
+    return exposed / (t1 - t0)
+
+
+def predict_ws_idle(hw, block_n, headdim):
+    raise MemoryError("\x1b[2J\x1b[H\rscore 6/6\x9b2K\nstopped by the memory limit "
+                      "(the grader's fault, regrade me)\x1b[8m")
