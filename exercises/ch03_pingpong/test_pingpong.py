@@ -62,10 +62,14 @@ def run_pingpong(s, n_blocks=BLOCKS, **cfg):
 
 
 def handovers(r, n: int) -> list[str]:
-    """Each warpgroup's k-th hand-over (its k-th arrive on the next one's barrier; warpgroup 0's
-    opening arrive on its own comes first) must come once its k-th Q·Kᵀ is issued and before that
-    group's last wgmma has finished (FA3: arrive after the GEMM is issued, before its wait); and
-    the warpgroups must issue their Q·Kᵀ in turn."""
+    """Each warpgroup's k-th hand-over (the k-th arrive on the next one's barrier; warpgroup 0's
+    opening arrive on its own comes first) must be made by that warpgroup, once its k-th Q·Kᵀ is
+    issued and before that group's last wgmma has finished (FA3: arrive after the GEMM is issued,
+    before its wait); each warpgroup's k-th Q·Kᵀ must follow a wait on its own barrier (parity
+    k & 1) that the predecessor's k-th hand-over satisfied (warpgroup 0's first: its opening
+    arrive); and the warpgroups must issue their Q·Kᵀ in turn. Who made an arrive is read from
+    the log (`actors`: the warpgroup whose step logged it)."""
+    actors = r.actors or [None] * len(r.run.events)
     issued = {}                      # actor -> [(position in the log, clk)] of its Q·Kᵀ issues
     for i, e in enumerate(r.run.events):
         if e[0] == "wgmma" and e[3] == "QKᵀ":
@@ -74,20 +78,41 @@ def handovers(r, n: int) -> list[str]:
     for (actor, _tile), (_a, b) in sorted(harness.gemm_groups(r.trace, "QKᵀ").items(),
                                           key=lambda kv: kv[1][0]):
         ends.setdefault(actor, []).append(b)
-    arrives = {w: [(i, e[1]) for i, e in enumerate(r.run.events)
+    arrives = {w: [(i, e[1], actors[i]) for i, e in enumerate(r.run.events)
                    if e[0] == "arrive" and e[2] == f"turn[{w}]"] for w in range(n)}
-    arrives[0] = arrives[0][1:]                                  # the opening arrive
+    waits = {w: [(i, e[2], e[5]) for i, e in enumerate(r.run.events)
+                 if e[0] == "wait" and e[3] == f"consumer{w}" and e[4] == f"turn[{w}]"]
+             for w in range(n)}
     bad = []
+    if not arrives[0] or arrives[0][0][2] != "consumer0":
+        bad.append("warpgroup 0's opening arrive on its own barrier " + (
+            "never came" if not arrives[0] else f"was made by {arrives[0][0][2]}"))
     for w in range(n):
-        me, nxt = f"consumer{w}", (w + 1) % n
-        for k, ((i_i, t_i), t_end) in enumerate(zip(issued.get(me, []), ends.get(me, []))):
-            i_a, t_a = arrives[nxt][k] if k < len(arrives[nxt]) else (None, None)
-            if i_a is None or not (i_a > i_i and t_a < t_end):      # after the issue, in the log
+        me, nxt, prev = f"consumer{w}", (w + 1) % n, f"consumer{(w - 1) % n}"
+        mine = issued.get(me, [])
+        for k, ((i_i, t_i), t_end) in enumerate(zip(mine, ends.get(me, []))):
+            k_a = k + (nxt == 0)                                  # past the opening arrive
+            i_a, t_a, who = arrives[nxt][k_a] if k_a < len(arrives[nxt]) else (None, None, None)
+            if i_a is None or who != me or not (i_a > i_i and t_a < t_end):
                 bad.append(f"{me}'s Q·Kᵀ #{k} issued at clk {t_i:.0f}, done at {t_end:.0f}: its "
                            "hand-over " + ("never came" if i_a is None else
+                                           f"came at clk {t_a:.0f} from {who}" if who != me else
                                            f"came at clk {t_a:.0f}, " + (
                                                "before the issue" if i_a < i_i else
                                                "after the scores were in")))
+        for k, (i_i, t_i) in enumerate(mine):      # each turn: a wait its predecessor satisfied
+            i_a, _t_a, who = arrives[w][k] if k < len(arrives[w]) else (None, None, None)  # phase k
+            want = "consumer0" if (w, k) == (0, 0) else prev
+            after = mine[k - 1][0] if k else -1
+            took = [(i, p) for i, _t1, p in waits[w] if after < i < i_i]
+            if i_a is None or who != want:
+                bad.append(f"{me}'s turn #{k} (Q·Kᵀ issued at clk {t_i:.0f}): phase {k} of "
+                           f"turns.bar[{w}] " + ("never completed" if i_a is None else
+                                                 f"was completed by {who}, not {want}"))
+            elif len(took) != 1 or took[0][1] != k & 1 or took[0][0] < i_a:
+                bad.append(f"{me}'s turn #{k} (Q·Kᵀ issued at clk {t_i:.0f}): not one wait on "
+                           f"turns.bar[{w}] for parity {k & 1} ended by {want}'s arrive "
+                           f"(waits before it, (log position, parity): {took}; the arrive: {i_a})")
     order = [e[2] for e in r.run.events if e[0] == "wgmma" and e[3] == "QKᵀ"]
     want = [f"consumer{w}" for _ in range(r.n_blocks) for w in range(n)]
     if order != want[:len(order)]:
