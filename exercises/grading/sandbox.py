@@ -34,7 +34,12 @@ Isolation (``Outcome.isolation`` says which was in force)
     stdlib and site-packages, this run's directory), but the system's top-level ones, is covered
     by an empty tmpfs with only the next needed name bound back, and so are the grader's
     repository, the temp dir and every other top-level directory (`default_hide`): nothing beside
-    the venv, no classmate's folder, no home. ``/dev/shm`` is a private tmpfs;
+    the venv, no classmate's folder, no home. ``/dev/shm`` is a private tmpfs, and so is
+    ``/sys/fs/cgroup`` (an empty read-only tmpfs, laid after the worker joined its cgroup: the
+    student's cgroup and its counters outlive a run);
+  * where the kernel takes a seccomp filter (probed once): the worker and everything it starts
+    get ``add_key``/``request_key``/``keyctl`` refused (EPERM): a uid's kernel keyrings outlive
+    its runs. ``Isolation.keyring`` says whether it was in force;
   * as root: the worker runs as ``uid``/``gid`` (default ``nobody``; the runner gives each
     student a uid of its own, `budget.student_uid`), no supplementary groups,
     ``PR_SET_NO_NEW_PRIVS``, and where the host lets the grader make cgroups, in the student's
@@ -97,6 +102,7 @@ class Isolation:
     forked: bool = False                               # forked by a warm zygote (`zygote.py`)
     work_bytes: int | None = None                      # the run's folder a tmpfs of this size
     network: bool = True                               # the host's network reachable
+    keyring: bool = False                              # add_key/request_key/keyctl refused
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -114,7 +120,9 @@ class Isolation:
         folder = (f"its folder a tmpfs of {self.work_bytes >> 20} MiB" if self.work_bytes and
                   self.pid_namespace else "its writes bounded per file only")
         net = "the network reachable" if self.network else "no network"
-        return f"{how}; {who}; {budget}; {folder}; {net}"
+        keys = ("the kernel keyring refused" if self.keyring else
+                "the kernel keyring NOT refused (a uid's keys outlive its runs)")
+        return f"{how}; {who}; {budget}; {folder}; {net}; {keys}"
 
 
 @dataclass
@@ -170,6 +178,7 @@ class Outcome:
 # --- environment probes ------------------------------------------------------------------------
 
 _UNSHARE: list = []
+_SECCOMP: list = []
 CGROUP_MEMORY = 8 << 30       # a student's cgroup's memory where the run names no memory limit
 
 
@@ -195,6 +204,13 @@ def _unshare_prefix() -> list[str]:
                     continue
         _UNSHARE.append(found)
     return _UNSHARE[0]
+
+
+def _seccomp_ok() -> bool:
+    """Whether the keyring calls can be refused by a seccomp filter here (probed once)."""
+    if not _SECCOMP:
+        _SECCOMP.append(sandbox_worker.seccomp_probe())
+    return _SECCOMP[0]
 
 
 def _nobody() -> tuple[int, int]:
@@ -510,6 +526,9 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
     prefix = _unshare_prefix() if namespaces else []
     iso.work_bytes = max_work_bytes if prefix else None
     iso.network = "--net" not in prefix
+    iso.keyring = _seccomp_ok()
+    if not iso.keyring:
+        iso.notes.append("no seccomp filter here: the kernel keyring calls are not refused")
     if not prefix:
         iso.notes.append("no PID/mount namespace (" + ("namespaces=False" if not namespaces else
                          "unshare --pid --mount-proc does not work here") + "): subreaper only")
@@ -580,6 +599,9 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                 from .budget import student_cgroup
                 iso.cgroup, cg_procs = student_cgroup(iso.uid, cpus, max_processes,
                                                       memory_bytes or data_bytes or CGROUP_MEMORY)
+        if iso.cgroup and not iso.work_bytes:
+            iso.notes.append("no mount namespace: /sys/fs/cgroup (the student's cgroup's "
+                             "counters) is visible to the run")
         if os.path.isdir(GRADER_ROOT / "exercises"):
             iso.solution_readable = _readable_by_others(GRADER_ROOT / "exercises")
         # TRITON_HOME: Triton takes HOME's default at import, which a zygote did before the run
@@ -592,7 +614,7 @@ def _launch(entry: str, visible, files: dict[str, Path], *, session: bool, memor
                       "masks": masks, "masks_required": bool(unreachable),
                       "uid": iso.uid, "gid": iso.gid, "rlimits": rlimits, "python": python,
                       "cgroup_procs": cg_procs, "work_bytes": iso.work_bytes,
-                      "env": child_env}
+                      "env": child_env, "seccomp": iso.keyring}
         if z is None:
             reaper_cfg["argv"] = [python, "-I", "-S", "-c", WORKER_SOURCE, "worker",
                                   json.dumps(worker_cfg)]

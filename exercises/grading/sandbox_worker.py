@@ -152,6 +152,81 @@ def apply_masks(masks):
 
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+MS_RDONLY = 1
+
+# the kernel keyring calls (add_key, request_key, keyctl) by audit arch: a uid's keyrings (its
+# persistent one above all) outlive a run, so a run of a student could leave data for the next
+KEYRING_SYSCALLS = {0xC000003E: (248, 249, 250),          # x86_64 (x32 numbers too, bit 30 off)
+                    0x40000003: (286, 287, 288),          # i386
+                    0xC00000B7: (217, 218, 219)}          # aarch64
+
+
+def seccomp_program():
+    """A classic-BPF seccomp filter: the keyring calls fail with EPERM, every other call runs."""
+    ld_abs, jeq, alu_and, ret = 0x20, 0x15, 0x54, 0x06
+    deny, allow = 0x00050000 | 1, 0x7FFF0000               # SECCOMP_RET_ERRNO | EPERM, ALLOW
+    prog = [[ld_abs, 0, 0, 4]]                              # seccomp_data.arch
+    for arch, nrs in KEYRING_SYSCALLS.items():
+        block = [[ld_abs, 0, 0, 0], [alu_and, 0, 0, 0xBFFFFFFF]]   # seccomp_data.nr
+        block += [[jeq, 0, 0, nr] for nr in nrs] + [[ret, 0, 0, allow]]
+        prog.append([jeq, 0, len(block), arch])             # another arch: skip this block
+        prog += block
+    prog.append([ret, 0, 0, allow])
+    deny_at = len(prog)
+    prog.append([ret, 0, 0, deny])
+    for i, ins in enumerate(prog):                          # each nr test jumps to the deny
+        if ins[0] == jeq and ins[2] == 0 and ins[3] not in KEYRING_SYSCALLS:
+            ins[1] = deny_at - i - 1
+    return prog
+
+
+def install_seccomp(libc, ctypes):
+    """Install `seccomp_program` on this process (inherited by its children and across exec);
+    no-new-privs is set first. Raises OSError where the kernel refuses it."""
+    class Ins(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte),
+                    ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Ins))]
+    prog = seccomp_program()
+    arr = (Ins * len(prog))(*[Ins(*i) for i in prog])
+    fprog = Prog(len(prog), ctypes.cast(arr, ctypes.POINTER(Ins)))
+    libc.prctl(38, 1, 0, 0, 0)                              # PR_SET_NO_NEW_PRIVS
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:   # PR_SET_SECCOMP, MODE_FILTER
+        e = ctypes.get_errno()
+        raise OSError(e, "seccomp filter: %s" % os.strerror(e))
+
+
+def seccomp_probe():
+    """Whether a seccomp filter can be installed here and refuses keyctl (in a forked child)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            ctypes, libc = _libc()
+            install_seccomp(libc, ctypes)
+            libc.syscall.restype = ctypes.c_long
+            nr = {"x86_64": 250, "aarch64": 219, "i686": 288}.get(os.uname().machine)
+            if nr is not None and libc.syscall(ctypes.c_long(nr), ctypes.c_long(0)) == -1 \
+                    and ctypes.get_errno() == 1:
+                code = 0
+        except BaseException:  # noqa: BLE001 - any failure: no filter here
+            pass
+        os._exit(code)
+    _, st = os.waitpid(pid, 0)
+    return os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0
+
+
+def _mask_cgroups(libc, ctypes):
+    """An empty read-only tmpfs over /sys/fs/cgroup (only in a mount namespace of the run's own,
+    after the worker joined its cgroup): the student's cgroup outlives a run, and its counters
+    (peak memory ...) must not carry anything from one run to the next."""
+    if os.path.isdir("/sys/fs/cgroup"):
+        _mount(libc, ctypes, "tmpfs", "/sys/fs/cgroup", "tmpfs",
+               MS_NOSUID | MS_NODEV | MS_RDONLY | 8, "mode=0555,size=4k")   # 8: MS_NOEXEC
 
 
 def _child(cfg, keep_fds):
@@ -189,7 +264,8 @@ def _child(cfg, keep_fds):
     for fd in keep_fds:
         os.set_inheritable(fd, True)
     if cfg.get("work_bytes") and ("worker" not in cfg or cfg.get("private_ipc")):
-        _work_on_tmpfs(libc, ctypes, cfg)
+        _work_on_tmpfs(libc, ctypes, cfg)          # a mount namespace of the run's own
+        _mask_cgroups(libc, ctypes)
     os.chdir(cfg["work"])
     if cfg["uid"] is not None:
         os.setgroups([])
@@ -197,6 +273,8 @@ def _child(cfg, keep_fds):
         os.setresuid(cfg["uid"], cfg["uid"], cfg["uid"])
     libc.prctl(38, 1, 0, 0, 0)                             # PR_SET_NO_NEW_PRIVS
     libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)            # PR_SET_PDEATHSIG (after setuid)
+    if cfg.get("seccomp"):
+        install_seccomp(libc, ctypes)              # fails the start where it cannot be had
     os.umask(0o077)
     if "worker" not in cfg:
         os.execve(cfg["python"], cfg["argv"], cfg["env"])

@@ -514,3 +514,137 @@ def test_a_stopped_run_names_its_limit(tmp_path, body, limits, named):
     out = run_untrusted("sub:main", None, None, {"sub.py": tmp_path / "sub.py"}, timeout_s=30,
                         **limits)
     assert named in out.limit, (out.limit, out.error[-500:], out.returncode)
+
+
+KEYRING = '''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+L = ctypes.c_long
+NR = {"x86_64": (248, 250), "aarch64": (217, 219)}
+def main(p):
+    import os
+    add_key, keyctl = NR[os.uname().machine]
+    ring = libc.syscall(L(keyctl), L(22), L(-1), L(-4))     # KEYCTL_GET_PERSISTENT(me, @u)
+    out = {"ring": [ring, ctypes.get_errno()]}
+    if p == "put":
+        data = b"hidden input 137"
+        r = libc.syscall(L(add_key), b"user", b"note", data, ctypes.c_size_t(len(data)),
+                         L(ring if ring > 0 else -4))
+        out["put"] = [r, ctypes.get_errno()]
+    else:
+        key = libc.syscall(L(keyctl), L(10), L(ring if ring > 0 else -4), b"user", b"note", L(0))
+        buf = ctypes.create_string_buffer(256)
+        n = libc.syscall(L(keyctl), L(11), L(key), buf, L(256)) if key > 0 else -1
+        out["got"] = buf.raw[:max(0, n)].decode(errors="replace")
+    return out
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname().machine not in
+                    ("x86_64", "aarch64"), reason="the keyring calls' numbers")
+@pytest.mark.parametrize("zygote", [None, ("numpy",)])
+def test_the_kernel_keyring_carries_nothing_between_runs(tmp_path, zygote):
+    """A run that stores a key in its uid's keyrings (the persistent one outlives every process
+    of the uid) leaves nothing a later run of the same uid reads: the keyring calls fail (EPERM)
+    under the sandbox's seccomp filter, or the report says they were not refused."""
+    (tmp_path / "keys.py").write_text(KEYRING)
+    files = {"keys.py": tmp_path / "keys.py"}
+    put = run_untrusted("keys:main", "put", None, files, timeout_s=60, zygote=zygote)
+    got = run_untrusted("keys:main", "get", None, files, timeout_s=60, zygote=zygote)
+    assert put.ok and got.ok, (put.error, got.error)
+    if not put.isolation.keyring:
+        assert "keyring NOT refused" in put.isolation.summary()
+        pytest.skip("no seccomp filter here: " + "; ".join(put.isolation.notes))
+    assert put.value["put"] == [-1, 1] and put.value["ring"] == [-1, 1], put.value   # EPERM
+    assert got.value["got"] == "", got.value
+    assert "the kernel keyring refused" in put.isolation.summary()
+
+
+CGROUP_PROBE = '''
+import os
+def main(p):
+    try:
+        return sorted(os.listdir("/sys/fs/cgroup"))
+    except OSError as e:
+        return "error: " + e.strerror
+'''
+
+
+@as_root
+@pytest.mark.parametrize("zygote", [None, ("numpy",)])
+def test_the_cgroup_files_are_not_in_view(tmp_path, zygote):
+    """/sys/fs/cgroup is an empty tmpfs in a run's view: the student's cgroup outlives its runs,
+    and its counters (the peak memory a hidden test drove up) would carry a value to the next."""
+    (tmp_path / "cg.py").write_text(CGROUP_PROBE)
+    out = run_untrusted("cg:main", None, None, {"cg.py": tmp_path / "cg.py"}, timeout_s=60,
+                        zygote=zygote)
+    assert out.ok, out.error
+    if not out.isolation.pid_namespace:
+        pytest.skip("no mount namespace here: " + "; ".join(out.isolation.notes))
+    assert out.value in ([], "error: Permission denied"), out.value
+
+
+GUARDED = '''
+import os
+import subprocess
+import sys
+import numpy as np
+from fractions import Fraction
+
+def fine(x):
+    return float(np.sum(np.arange(x))) + float(Fraction(1, 2))
+
+def imports():
+    os.makedirs("pkg_v", exist_ok=True)
+    with open("pkg_v/vendored.py", "w") as f:
+        f.write("X = 1\\n")
+    sys.path.insert(0, os.path.abspath("pkg_v"))
+    import vendored
+    return vendored.X
+
+def builds():
+    return exec(compile("y = 2", "<carried>", "exec"), {})
+
+def evals():
+    return eval("1 + 1")
+
+def starts():
+    return subprocess.run([sys.executable, "-c", "print(1)"]).returncode
+'''
+
+
+@pytest.mark.parametrize("fn, refused", [
+    ("imports", "may not import vendored"), ("builds", "may not execute code it builds"),
+    ("evals", "may not execute code it builds"), ("starts", "may not do this")])
+def test_a_submission_runs_only_the_code_it_was_imported_with(tmp_path, fn, refused):
+    """Once a session's submission modules are imported, nothing more is loaded or run: a module
+    it writes and imports (a carried copy of the course's model), code it compiles or evals, a
+    program it starts is refused with a message saying so; numpy and the standard library it
+    imported work."""
+    from exercises.grading.student import Student, SubmissionRaised
+    (tmp_path / "guarded.py").write_text(GUARDED)
+    st = Student({"guarded.py": tmp_path / "guarded.py"})
+    try:
+        assert st.module("guarded.py").fine(4) == 6.5
+        with pytest.raises(SubmissionRaised, match=refused):
+            getattr(st.module("guarded.py"), fn)()
+    finally:
+        st.close()
+
+
+def test_a_program_loaded_at_import_is_refused(tmp_path):
+    """A module the submission's own import loads beside it (written out and imported at module
+    level) fails its calls: only its files, the standard library and numpy are its code."""
+    from exercises.grading.student import Student, SubmissionRaised
+    (tmp_path / "early.py").write_text(
+        "import os, sys\nos.makedirs('v', exist_ok=True)\n"
+        "open('v/carried.py', 'w').write('def f():\\n    return 1\\n')\n"
+        "sys.path.insert(0, os.path.abspath('v'))\nimport carried\n\n"
+        "def answer():\n    return carried.f()\n")
+    st = Student({"early.py": tmp_path / "early.py"})
+    try:
+        with pytest.raises(SubmissionRaised, match="may not import carried"):
+            st.module("early.py").answer()
+    finally:
+        st.close()
