@@ -12,6 +12,13 @@ Requests (JSON, see `codec`):
 While a call runs, a CTA (`cta.CTA`) sends ``{"req": ...}`` and waits for the grader's answer.
 Nothing here is trusted by the grader: it only carries the submission's answers.
 
+At the first call (`guard`) every module of the submission is imported, and from then on the
+process runs only the code it has: an audit hook refuses every further import, compile, exec or
+eval, marshalled or new code object, zip import, program start and foreign-library lookup, and a
+seccomp filter refuses execve. A session can compute with its own functions, the standard
+library and numpy; it cannot unpack a program it carries and run it instead. The grader's
+adapter sandboxes (a kernel's compiler builds code) have no guard.
+
 `echo_shared` (a one-shot run, ``sandbox.run_untrusted(..., shared=...)``) is how the grader sees
 whether a function changed its array arguments without asking the submission: the arrays are
 views of a memory file the grader reads itself after the process is gone, made before the
@@ -19,14 +26,147 @@ submission is imported, so no patch of this module or of the codec can hand the 
 """
 import importlib
 import inspect
+import os
+import sys
 import traceback
 
 from . import cta
 from .codec import decode, encode
 
+# the standard library a submission's functions may use once the guard is on (`guard`): loaded
+# here, before it (a zygote loads them once), since no module is loaded after it
+for _name in ("bisect", "collections", "copy", "dataclasses", "decimal", "enum", "fractions",
+              "functools", "heapq", "itertools", "math", "numbers", "operator", "random", "re",
+              "statistics", "string", "typing", "numpy"):
+    try:
+        importlib.import_module(_name)
+    except ImportError:
+        pass
+del _name
+
+# where the grader's adapters sit beside this package (a kernel's trusted sandbox), no guard: the
+# compiler they run builds code; the submission there is only the kept kernel (`kernel_source`)
+_ADAPTERS = any(n.endswith(".py") for n in os.listdir(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+_OWN = {}          # the submission's modules: name -> the exception its import raised, or None
+_add_hook, _import = sys.addaudithook, importlib.import_module   # as they were before any import
+_REFUSED_CALLS = ("os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.fork",
+                  "os.forkpty", "subprocess.Popen", "ctypes.", "zipimport.", "pty.spawn")
+
+
+def guard(own=()):
+    """Import the submission's modules (`own`; a failure is kept and raised where one is
+    called), then install an audit hook for the rest of the process: from now on no module is
+    imported or loaded (an import, a marshalled or compiled code object, exec/eval, a new code
+    object, a zip import), no program started (`_no_exec` too), no foreign library opened or
+    symbol looked up. The submission computes its answers with the code it was imported with,
+    the standard library and numpy loaded above; it cannot unpack and run a program it carries
+    (a copy of the course's model). A module its import loaded from outside the installed trees
+    (one it wrote out itself) fails every call of it. Idempotent."""
+    if _OWN.get(None) or _ADAPTERS:
+        return
+    _OWN[None] = True
+    before = set(sys.modules)
+    roots = tuple(os.path.join(os.path.realpath(p), "") for p in sys.path[1:])
+    for name in own:
+        try:
+            _import(name)
+            _OWN[name] = None
+        except BaseException as e:  # noqa: BLE001 - raised again where the module is called
+            _OWN[name] = e
+    loaded = [m for m in set(sys.modules) - before - set(own)
+              if not _installed(sys.modules.get(m), roots)]
+    if loaded:                      # its import loaded a program of its own beside its modules
+        e = PermissionError("the submission may not import %s (only its own files and the "
+                            "installed packages)" % ", ".join(sorted(loaded)[:5]))
+        for name in own:
+            _OWN[name] = e
+
+    def hook(event, args, _err=PermissionError, _calls=_REFUSED_CALLS,
+             _code=frozenset(("exec", "compile", "marshal.loads", "marshal.load",
+                              "code.__new__", "function.__new__"))):
+        if event == "import":
+            raise _err("the submission may not import %s (no module is loaded once its own "
+                       "are: only those and what was loaded before them)" % (args[0],))
+        if event in _code:
+            raise _err("the submission may not execute code it builds (%s)" % (event,))
+        if event.startswith(_calls):
+            raise _err("the submission may not do this (%s)" % (event,))
+        if event == "object.__setattr__" and getattr(args[0], "__name__", "") == "hook":
+            raise _err("the submission may not change the guard")
+        if event == "open" and isinstance(args[0], str) and args[0].endswith("/mem"):
+            raise _err("the submission may not open %s" % (args[0],))
+    _no_exec()
+    _add_hook(hook)
+
+
+def _no_exec():
+    """A seccomp filter on this process and what it forks: execve and execveat fail (EPERM), so
+    no program starts, whatever route the call takes (a foreign-function pointer the submission
+    resolved while its module was imported included). Where the kernel takes no filter, the
+    audit hook alone refuses the ways Python starts programs."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+
+        class Ins(ctypes.Structure):
+            _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte),
+                        ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+
+        class Prog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Ins))]
+        ld, jeq, and_, ret = 0x20, 0x15, 0x54, 0x06
+        prog, tests = [[ld, 0, 0, 4]], []                  # seccomp_data.arch
+        for arch, nrs in ((0xC000003E, (59, 322)), (0x40000003, (11, 358)),
+                          (0xC00000B7, (221, 281))):       # x86_64, i386, aarch64
+            block = [[ld, 0, 0, 0], [and_, 0, 0, 0xBFFFFFFF]]       # seccomp_data.nr
+            for nr in nrs:
+                tests.append(len(prog) + 1 + len(block))
+                block.append([jeq, 0, 0, nr])
+            block.append([ret, 0, 0, 0x7FFF0000])                   # ALLOW
+            prog += [[jeq, 0, len(block), arch]] + block
+        prog.append([ret, 0, 0, 0x7FFF0000])
+        for i in tests:
+            prog[i][1] = len(prog) - i - 1                           # to the deny below
+        prog.append([ret, 0, 0, 0x00050000 | 1])                    # ERRNO | EPERM
+        arr = (Ins * len(prog))(*[Ins(*i) for i in prog])
+        libc.prctl(38, 1, 0, 0, 0)                         # PR_SET_NO_NEW_PRIVS
+        libc.prctl(22, 2, ctypes.byref(Prog(len(prog), ctypes.cast(arr, ctypes.POINTER(Ins)))),
+                   0, 0)                                   # PR_SET_SECCOMP, MODE_FILTER
+    except Exception:  # noqa: BLE001 - no filter here: the audit hook still refuses
+        pass
+
+
+def _installed(mod, roots):
+    """Whether a module was loaded from the interpreter's own trees (the standard library,
+    site-packages, the grader's visible copies: the path past the submission's folder) or is
+    built in; not one the submission wrote out, or made, itself."""
+    spec = getattr(mod, "__spec__", None)
+    origin = getattr(spec, "origin", None)
+    if origin in ("built-in", "frozen"):
+        return True
+    if not isinstance(origin, str) or not os.path.isabs(origin):
+        return False
+    origin = os.path.realpath(origin)
+    return origin.startswith(roots)
+
+
+def _own_modules():
+    """The submission's module names: the .py files of its folder (the path's first entry), as
+    the session found them (before any of its code ran)."""
+    try:
+        return sorted(n[:-3] for n in os.listdir(sys.path[0])
+                      if n.endswith(".py") and n[:-3].isidentifier())
+    except OSError:
+        return []
+
 
 def _call(msg, gens):
     mod_name, _, fn_name = msg["target"].partition(":")
+    if _OWN.get(mod_name) is not None:
+        raise _OWN[mod_name]
     fn = getattr(importlib.import_module(mod_name), fn_name)
     args = decode(msg.get("args", []), cta.build)
     kwargs = decode(msg.get("kwargs", {"d": []}), cta.build)
@@ -69,10 +209,13 @@ def handle(msg, gens):
 def main(channel):
     cta.CHANNEL = channel
     gens = []
+    own = _own_modules()
     while True:
         msg = channel.recv()
         if msg is None:
             return
+        if not _OWN and isinstance(msg, dict) and msg.get("op") == "call":
+            guard(own)                  # the first call: the submission's modules are loaded
         channel.send(handle(msg, gens))
 
 
@@ -103,7 +246,10 @@ def echo_shared(p):
     args = decode(p["args"], view)
     kwargs = decode(p["kwargs"], view)
     mod_name, _, fn_name = p["target"].partition(":")
-    fn = getattr(importlib.import_module(mod_name), fn_name)    # the submission runs from here
+    guard(_own_modules())                                        # the submission runs from here
+    if _OWN.get(mod_name) is not None:
+        raise _OWN[mod_name]
+    fn = getattr(importlib.import_module(mod_name), fn_name)
     value = encode(fn(*args, **kwargs))
     for shm, own in given:
         shm[...] = own
