@@ -18,23 +18,64 @@ import os
 import pwd
 from pathlib import Path
 
-UID_BASE = 200_000          # student uids: UID_BASE + a number from the student's name
+UID_BASE = 200_000          # student uids: UID_BASE + a keyed number from the student's name
 UID_SPAN = 100_000
 CG_ROOT = Path("/sys/fs/cgroup")
 CG_NAME = "course-grader"
 
 
-def student_uid(identity: str) -> int:
-    """A uid for `identity` (a student's name), the same in every run (a regrade gets the same),
-    no user's of this host; a uid no process of the host runs as is nobody's but the student's."""
-    n = int.from_bytes(hashlib.sha256(identity.encode()).digest()[:8], "big")
+_ASSIGNED: dict[str, int] = {}
+
+
+def _uid_number(identity: str) -> int:
+    """A number from `identity`, keyed with the course's secret salt (HMAC-SHA256), so that no
+    student can choose a name whose number is a classmate's."""
+    import hmac
+
+    from .runner import seed_salt
+    key = ("uid\0" + seed_salt()).encode()
+    return int.from_bytes(hmac.new(key, identity.encode("utf-8", "surrogateescape"),
+                                   hashlib.sha256).digest()[:8], "big")
+
+
+def _free(uid: int, taken: set[int]) -> bool:
+    if uid in taken:
+        return False
+    try:
+        pwd.getpwuid(uid)
+    except KeyError:
+        return True
+    return False
+
+
+def _probe(identity: str, taken: set[int]) -> int:
+    n = _uid_number(identity)
     for k in range(UID_SPAN):
         uid = UID_BASE + (n + k) % UID_SPAN
-        try:
-            pwd.getpwuid(uid)
-        except KeyError:
+        if _free(uid, taken):
             return uid
     raise RuntimeError("no free uid for a student")
+
+
+def assign_uids(identities) -> dict[str, int]:
+    """Give every student of a class a uid no other student of it has: in sorted-name order each
+    takes the first free uid from its own number on (`_probe`), so the same class gets the same
+    uids in every run. `student_uid` answers from this table for the names in it."""
+    _ASSIGNED.clear()
+    taken: set[int] = set()
+    for name in sorted(set(identities)):
+        _ASSIGNED[name] = uid = _probe(name, taken)
+        taken.add(uid)
+    return dict(_ASSIGNED)
+
+
+def student_uid(identity: str) -> int:
+    """A uid for `identity` (a student's name), the same in every run (a regrade gets the same),
+    no user's of this host; a uid no process of the host runs as is nobody's but the student's.
+    Within a class (`assign_uids`) no two students share one."""
+    if identity in _ASSIGNED:
+        return _ASSIGNED[identity]
+    return _probe(identity, set(_ASSIGNED.values()))
 
 
 def _write(path: Path, value: str) -> bool:
@@ -135,4 +176,4 @@ def _register() -> None:
         _MADE.add(CG_ROOT)
 
 
-__all__ = ["cleanup", "oom_kills", "student_cgroup", "student_uid"]
+__all__ = ["assign_uids", "cleanup", "oom_kills", "student_cgroup", "student_uid"]

@@ -21,8 +21,9 @@ context), each in a session of its own and a child subreaper. The parent hands o
 the worker, the submission's code in a fresh sandbox process per test, forked by the worker's
 zygote (`zygote`), under the student's own uid and cgroup: `budget`, killed with its tree on a
 hang or crash) and sends back the exercise's JSON (as ``grade --json`` prints it). Before every test
-the runner reseeds the NumPy generators the test modules hold from the student's name
-(`runner.seed`): each student draws values of its own, the same ones in a regrade. A worker is replaced after ``RECYCLE`` items, and at once
+the runner reseeds the NumPy generators the test modules hold from the student's name and the
+sha256 of the student's files (`runner.seed`, `runner.seed_identity`): each student draws values
+of its own, the same ones in a regrade of the same files. A worker is replaced after ``RECYCLE`` items, and at once
 when it dies (the item it held scores 0, with the reason).
 
 Budget. A student's grading has a wall-clock budget (``--student-timeout``): the seconds its items
@@ -39,7 +40,9 @@ student by student, then the light ones, so the pool does not end on a heavy ite
 Dedup (default on; ``--no-dedup`` off). Identical submission files give identical gradings, so
 each distinct (exercise, file contents) is graded once and its verdict reused by every student who
 handed in the same bytes (the stub left untouched, a shared solution); the report names the
-student it came from. A reused verdict is one sample of a test that depends on chance or on time
+student it came from. An exercise whose tests draw values per student (hidden tests, a seeded
+generator: `runner.seeded`) is keyed by the student as well (`content_key`): a verdict drawn for
+one student's values is never another's. A reused verdict is one sample of a test that depends on chance or on time
 (fresh random data, a GPU race). A verdict that tells of its student's circumstances as much as
 of the bytes is never reused: one that died (the budget spent, the item killed, a dead worker), one
 in which a limit stopped a test (the student's cgroup, the test's time run out beside the
@@ -270,10 +273,14 @@ def collect(class_dir: Path, work: Path, names: list[str] | None = None) -> list
     return sorted(students.values(), key=lambda s: s.name)
 
 
-def content_key(root: Path, ex: str, timeout: int) -> str:
+def content_key(root: Path, ex: str, timeout: int, student: str = "") -> str:
     """What the runner would hand the sandbox for this exercise: the submission files' bytes (or
-    absence, or a symlink's target)."""
+    absence, or a symlink's target), and the student (`student`) where the exercise's tests draw
+    values per student (`runner.seeded`): the same bytes handed in by two students are graded
+    against each one's own draws, never against the other's."""
     h = hashlib.sha256(f"{ex}\0{timeout}\0".encode())
+    if student and runner.seeded(ex):
+        h.update(b"S" + student.encode("utf-8", "surrogateescape") + b"\0")
     sub = runner.find_submission(root, ex)
     for rel in submission_files(runner.PACKAGE / ex):
         f = sub / rel if sub is not None else None
@@ -592,6 +599,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
     with tempfile.TemporaryDirectory(prefix="grade-class-") as work:
         work = Path(work)
         students = collect(class_dir, work, names)
+        from .budget import assign_uids
+        assign_uids([s.name for s in students])   # no two students share a uid (or a cgroup)
         t_collect = time.monotonic() - t0
         # tasks: one per distinct (exercise, submission bytes); every student keeps its key
         keys: dict[tuple[str, str], str] = {}
@@ -602,7 +611,7 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
             for ex in names:
                 if ex in s.refused_ex:
                     continue
-                k = content_key(s.root, ex, timeout) if dedup else f"{s.name}\0{ex}"
+                k = content_key(s.root, ex, timeout, s.name) if dedup else f"{s.name}\0{ex}"
                 keys[s.name, ex] = k
                 tasks.setdefault(k, (s, ex))
         rank = {s.name: i for i, s in enumerate(students)}
@@ -668,19 +677,19 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
             total = sum(e["score"] for e in exjs)
             mx = sum(e["max_score"] for e in exjs)
             complete = not s.refused and all(e["graded"] for e in exjs)
-            row = {"student": report.safe(s.name, one_line=True),
-                   **{e["name"]: e["score"] for e in exjs}, "total": total, "max": mx,
+            row = {"student": s.name, **{e["name"]: e["score"] for e in exjs}, "total": total, "max": mx,
                    "status": report.safe("; ".join(status), one_line=True) or "ok",
                    "complete": complete}
             rows.append(row)
-            rep = {"student": row["student"], "entry": report.safe(s.entry.name, one_line=True),
+            shown = report.safe(s.name, one_line=True)
+            rep = {"student": shown, "entry": report.safe(s.entry.name, one_line=True),
                    "status": row["status"],
                    "score": total, "max_score": mx, "exercises": exjs}
             graded = [e for e in exjs if e["graded"]]
             if graded:
                 rep["summary"] = report.summary(_results(graded), released)
             (out / "reports" / f"{s.name}.json").write_text(report.dumps(rep))
-            txt = [f"student: {row['student']}   ({rep['entry']})", f"status:  {row['status']}",
+            txt = [f"student: {shown}   ({rep['entry']})", f"status:  {row['status']}",
                    f"score:   {_fmt(total)}/{_fmt(mx)}", ""]
             if graded:
                 txt.append(report.table(_results(graded), released, verbose=True))
@@ -692,7 +701,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
         w = csv.writer(f)
         w.writerow(["student", *names, "total", "max", "status"])
         for r in rows:
-            w.writerow([_csv_cell(c) for c in (r["student"], *[_fmt(r[ex]) for ex in names],
+            w.writerow([_csv_cell(c) for c in (report.safe(r["student"], one_line=True),
+                                               *[_fmt(r[ex]) for ex in names],
                                                _fmt(r["total"]), _fmt(r["max"]), r["status"])])
     seconds = time.monotonic() - t0
     timing_doc = {"wall_seconds": round(seconds, 1), "jobs": jobs, "cores": os.cpu_count(),
@@ -714,10 +724,11 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
 def summary_table(res: dict) -> str:
     names = res["exercises"]
     short = [n.split("_", 1)[0] + "_" + n.split("_", 1)[1][:6] for n in names]
-    w = max([len(r["student"]) for r in res["rows"]] + [7])
+    who = {id(r): report.safe(r["student"], one_line=True) for r in res["rows"]}
+    w = max([len(n) for n in who.values()] + [7])
     lines = [f"{'student':<{w}}  " + " ".join(f"{s:>9}" for s in short) + "      total  status"]
     for r in res["rows"]:
-        lines.append(f"{r['student']:<{w}}  " + " ".join(f"{_fmt(r[n]):>9}" for n in names)
+        lines.append(f"{who[id(r)]:<{w}}  " + " ".join(f"{_fmt(r[n]):>9}" for n in names)
                      + f"  {_fmt(r['total']):>4}/{_fmt(r['max']):<4}  {r['status'][:80]}")
     tm = res.get("timing", {})
     lines.append(f"{res['students']} students, {res['distinct']} gradings"

@@ -120,8 +120,8 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
     student's total score while any test is hidden, so the top-level ``score`` (public and hidden)
     is safe to send; the top-level ``output``, which students see at once, speaks of the public
     tests only: no hidden outcome, count or points. A hidden test's own ``output`` is its
-    statement and whether it passed, never its message (`_student_output`: a regrade draws the
-    same values, so messages read over several submissions would give a table of answers).
+    statement and whether it passed, never its message (`_student_output`: it may hold the values
+    drawn for the student and the file).
     ``stdout`` (the full table, hidden tests included) stays with the instructors
     (``stdout_visibility`` ``hidden``).
     """
@@ -148,8 +148,7 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
 
 
 HIDDEN_FAILED = ("failed. A hidden test's values and messages stay with the instructor: they are "
-                 "drawn for you and drawn the same in a regrade, so showing them would let a "
-                 "table of answers pass.")
+                 "drawn for you and for this file.")
 
 
 def _student_output(t) -> str:

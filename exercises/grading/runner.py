@@ -18,10 +18,12 @@ left in the submission's process.
 Per student (`identity`, the student's name in ``grade-class``, ``--student`` for ``grade``): the
 sandboxes run under a uid of the student's own (`budget.student_uid`) and in its cgroup where the
 host allows one, and every NumPy generator the test modules hold (``RNG`` ...) is reseeded before
-each test from the identity, the test's name and the course's secret salt (`seed_salt`), and
-the hidden test modules are imported once per student with their ``random.SystemRandom()`` draws
-seeded the same way (`_seeded_import`), so each student draws hidden values of its own, the same
-ones again in a regrade (`seed`). Each test has a
+each test from the identity, the sha256 of the submission's files, the test's name and the
+course's secret salt (`seed_salt`, `seed_identity`), and the hidden test modules are imported once
+per (student, files) with their ``random.SystemRandom()`` draws seeded the same way
+(`_seeded_import`), so each student draws hidden values of its own, the same ones again in a
+regrade of the same files, and new ones for any other file (`seed`): values a submission learned
+and wrote into the next are not the next one's. Each test has a
 deadline (``--timeout``, or its ``@pytest.mark.timeout``) that bounds the submission's time.
 """
 from __future__ import annotations
@@ -298,6 +300,53 @@ def seed(identity: str, *key) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
+def _digest_files(files: dict) -> str:
+    """sha256 over the submission files' names and bytes (a link's target, a missing file)."""
+    import hashlib
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        f = Path(files[rel])
+        if f.is_symlink():
+            h.update(b"L" + rel.encode() + b"\0" + os.readlink(f).encode("utf-8", "replace"))
+        elif f.is_file():
+            with open(f, "rb") as fh:
+                data = fh.read(SUBMISSION_MAX_BYTES + 1)
+            h.update(b"F" + rel.encode() + b"\0" + hashlib.sha256(data).digest())
+        else:
+            h.update(b"M" + rel.encode() + b"\0")
+    return h.hexdigest()
+
+
+def submission_digest(ex: str, sub: Path | None, tree: Path = PACKAGE) -> str:
+    """The digest of the files of exercise `ex` that `sub` hands in (`_digest_files`)."""
+    return _digest_files({rel: (sub / rel if sub is not None else Path("/nonexistent") / rel)
+                          for rel in submission_files(tree / ex)})
+
+
+def seed_identity(identity: str, digest: str) -> str:
+    """What a student's draws are seeded from (`seed`): the student and the bytes handed in. A
+    regrade of the same files draws the same values; any other file (one that holds answers to
+    the values a former submission drew) draws new ones. "" (no per-student draws) without an
+    identity."""
+    return f"{identity}\0{digest}" if identity else ""
+
+
+def seeded(ex: str, tree: Path = PACKAGE) -> bool:
+    """Whether a student's grading of `ex` draws values of its own (`seed`): the exercise has
+    hidden test modules (imported per student: `_seeded_import`) or a test module holds a NumPy
+    Generator or a `random.Random` (reseeded per student before each test: `reseed`)."""
+    import random
+
+    import numpy as np
+    if any((tree / ex / "hidden").glob("test_*.py")):
+        return True
+    for path in sorted((tree / ex).glob("test_*.py")):
+        mod = _import(path)
+        if any(isinstance(v, (np.random.Generator, random.Random)) for v in vars(mod).values()):
+            return True
+    return False
+
+
 def reseed(case: Case, identity: str) -> None:
     """Reseed every NumPy Generator and `random.Random` the test modules of `case` hold."""
     import random
@@ -330,6 +379,9 @@ def structured_limit(outcome) -> str:
         return f"CPU-time limit ({lim.get('cpu_s', '?')} s of CPU per process)"
     if outcome.returncode == -25:                      # SIGXFSZ
         return f"file-size limit ({lim.get('max_write_bytes', '?')} bytes)"
+    procs = lim.get("max_processes")
+    if procs and outcome.killed + 1 >= procs:          # the run's tree as large as allowed
+        return f"process limit ({procs} processes)"
     if outcome.output_truncated:
         return f"output limit ({lim.get('max_output_bytes', '?')} bytes kept)"
     if outcome.timed_out:
@@ -360,6 +412,17 @@ def _limit_of(exc: BaseException, student: Student) -> str:
     return ""
 
 
+def _close_session(student: Student):
+    """End the student's live session, if any, and return its measured outcome (None if none)."""
+    session = getattr(student, "_session", None)
+    if session is None:
+        return None
+    out = session.close(kill=True)
+    student.output, student.isolation = out.output, out.isolation
+    student._session = None
+    return out
+
+
 def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
     """Run one test against `student`: (outcome, message). The limit that stopped the
     submission, if one did, is left in ``student.stopped_by`` (`_limit_of`)."""
@@ -371,7 +434,9 @@ def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
         return "failed", f"the grader's test asks for fixtures it cannot have: {sorted(unknown)}"
     token = CURRENT.set(student)
     if student.identity:
-        reseed(case, student.identity)
+        sid = getattr(student, "seed_identity", "") or seed_identity(
+            student.identity, _digest_files(student.files))
+        reseed(case, sid)
     student.deadline = time.monotonic() + (case.timeout or timeout)
     try:
         with tempfile.TemporaryDirectory(prefix="case-") as tmp:
@@ -379,7 +444,8 @@ def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
         return "passed", ""
     except (Exception, OutcomeException) as e:  # noqa: BLE001 - the test's verdict
         try:
-            student.stopped_by = _limit_of(e, student)
+            student.stopped_by = (_limit_of(e, student)
+                                  or structured_limit(_close_session(student)))
         except Exception:  # noqa: BLE001 - no limit named
             student.stopped_by = ""
         return _outcome(e)
@@ -449,8 +515,10 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
                  identity: str = "") -> ExerciseResult:
     t0 = time.monotonic()
     result = ExerciseResult(ex)
+    sub = find_submission(submission_root, ex) if submission_root else None
+    seed_id = seed_identity(identity, submission_digest(ex, sub))
     try:
-        cases = collect(ex, identity=identity)
+        cases = collect(ex, identity=seed_id)
     except Exception:  # noqa: BLE001 - a broken grader tree: say so, score nothing
         result.error = "the exercise's tests did not load:\n" + traceback.format_exc(limit=-4)
         return result
@@ -466,11 +534,11 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
                                        "needs requirements-kernels.txt (triton, torch)",
                                        hidden=c.hidden, gpu=c.gpu, doc=c.doc) for c in cases]
             return result
-    sub = find_submission(submission_root, ex) if submission_root else None
     from .report import safe
     from .sandbox import Refused
     try:
         student = student_for(ex, sub, root=submission_root, identity=identity)
+        student.seed_identity = seed_id
     except Refused as e:
         student = None
         refused = str(e)
