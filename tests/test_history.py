@@ -24,6 +24,9 @@ JOINED = r"(?<=[-_])r[1-9][0-9]?[a-z]?(?![a-z0-9])|(?<![%\w$])r[1-9][0-9]?[a-z]?
 RUN_ID = re.compile(r"(?<![-\w/.%$])[ACEFGPQRST][1-9][0-9]?[a-z]?(?![-\w])(?!,\s*\[)|" + JOINED)
 ISSUE = re.compile(r"(?i)\bissue[\s_-]*#?\d+")
 # in a file name: an issue number, or a run id between separators (``<name>-<id>.json``)
+# A line of 64 or more characters without a space is encoded data (a known-wrong submission's
+# packed payload), not words
+ENCODED = re.compile(r"^\S{64,}$")
 NAME = re.compile(r"(?i:issue[-_]?\d+)|(?<=[-_.])[ACEFGPQRST][1-9][0-9]?[a-z]?(?=[-_.])|" + JOINED)
 TEXT = {".py", ".md", ".sh", ".toml", ".yml", ".yaml", ".cfg", ".ini", ".txt", ".json", ".cu",
         ".cuh", ".h", ""}
@@ -58,6 +61,8 @@ def history_in(root: Path = ROOT, files: list[Path] | None = None) -> list[str]:
         except (UnicodeDecodeError, OSError):
             continue
         for n, line in enumerate(text.splitlines(), 1):
+            if ENCODED.match(line):
+                continue
             if RUN_ID.search(line) or ISSUE.search(line):
                 found.append(f"{rel}:{n}: {line.strip()[:100]}")
     return found

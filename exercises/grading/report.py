@@ -6,8 +6,9 @@ import re
 
 from .runner import ExerciseResult
 
-# C0 and C1 control characters (less newline and tab), DEL, and the Unicode format characters
-# that reorder or hide text on a screen (bidi overrides and isolates, zero-width characters)
+# control characters U+0000-U+001F (less newline and tab), DEL, U+0080-U+009F, and the Unicode
+# format characters that reorder or hide text on a screen (bidi overrides and isolates,
+# zero-width characters)
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e"
                      "\u2060-\u2069\ufeff]")
 _UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e"
@@ -23,7 +24,7 @@ def safe(text, one_line: bool = False) -> str:
     """`text` (anything a submission may have shaped: an exception's message, a traceback, its
     output, a student's file or folder name) made safe to print on a terminal or write to a
     report: every control character but newline and tab (escape sequences, carriage return,
-    backspace, C1 controls) and every character that reorders or hides text is shown as its
+    backspace, U+0080-U+009F) and every character that reorders or hides text is shown as its
     escape (ESC as ``\\x1b``). With `one_line`, newline and tab are escaped too (a table cell,
     a status)."""
     text = text if isinstance(text, str) else str(text)
