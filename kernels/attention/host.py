@@ -331,7 +331,9 @@ SOFTMAX_SWITCHES = ("tree_max", "lane_sum", "rescale_early", "no_turns", "one_re
 # (results/h200-attention-softmax-ab.json and h200-attention-grid.json):
 # lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th);
 # at d 128 it lost up to 3.5 % (non-causal), at d 64 it was mixed; tree_max never paid;
-# rescale_early, no_turns, one_release and named_turns are not measured yet; nor cond_rescale.
+# rescale_early, no_turns, one_release and named_turns are not measured yet; cond_rescale
+# (h100-attention-grid-cond-rescale-*.json, one run): d 128 +1..+2 %, d 64 -6..-7 %, d 256 at
+# S 16K +2..+4 %, short of the +2 % at every S a default would need.
 # (fa3 only: overlap shares the switch but was not measured with it)
 SOFTMAX_DEFAULT = {("fa3", 256): ("lane_sum",)}
 
