@@ -23,8 +23,8 @@ zygote (`zygote`), under the student's own uid and cgroup: `budget`, killed with
 hang or crash) and sends back the exercise's JSON (as ``grade --json`` prints it). Before every test
 the runner reseeds the NumPy generators the test modules hold from the student's name and the
 sha256 of the student's files (`runner.seed`, `runner.seed_identity`): each student draws values
-of its own, the same ones in a regrade of the same files. A worker is replaced after ``RECYCLE`` items, and at once
-when it dies (the item it held scores 0, with the reason).
+of its own, the same ones in a regrade of the same files. A worker is replaced after
+``RECYCLE`` items, and at once when it dies (the item it held scores 0, with the reason).
 
 Budget. A student's grading has a wall-clock budget (``--student-timeout``): the seconds its items
 have run, summed (two of its exercises graded at once count twice). When it is spent, the workers
@@ -42,8 +42,8 @@ each distinct (exercise, file contents) is graded once and its verdict reused by
 handed in the same bytes (the stub left untouched, a shared solution); the report names the
 student it came from. An exercise whose tests draw values per student (hidden tests, a seeded
 generator: `runner.seeded`) is keyed by the student as well (`content_key`): a verdict drawn for
-one student's values is never another's. A reused verdict is one sample of a test that depends on chance or on time
-(fresh random data, a GPU race). A verdict that tells of its student's circumstances as much as
+one student's values is never another's. A reused verdict is one sample of a test that depends
+on chance or on time (fresh random data, a GPU race). A verdict that tells of its student's circumstances as much as
 of the bytes is never reused: one that died (the budget spent, the item killed, a dead worker), one
 in which a limit stopped a test (the student's cgroup, the test's time run out beside the
 student's other items) or one in which a signal killed the submission's process (SIGKILL from
@@ -53,7 +53,8 @@ shared Triton cache: each sandbox compiles in its own private folder (a cache wr
 sandbox could be poisoned by one student for the next).
 
 Outputs: ``OUT/gradebook.csv`` (student, one column per exercise, total, max, status; rows by
-student name; a cell that a spreadsheet would read as a formula starts with ``'``), ``OUT/reports/<student>.json`` and ``.txt`` (per test: points and outcome),
+student name; a cell that a spreadsheet would read as a formula starts with ``'``),
+``OUT/reports/<student>.json`` and ``.txt`` (per test: points and outcome),
 ``OUT/timing.json`` (seconds per exercise, summed over items, and the wall time).
 """
 from __future__ import annotations
@@ -677,7 +678,8 @@ def grade_class(class_dir: Path, out: Path, jobs: int | None = None, only: list[
             total = sum(e["score"] for e in exjs)
             mx = sum(e["max_score"] for e in exjs)
             complete = not s.refused and all(e["graded"] for e in exjs)
-            row = {"student": s.name, **{e["name"]: e["score"] for e in exjs}, "total": total, "max": mx,
+            row = {"student": s.name, **{e["name"]: e["score"] for e in exjs}, "total": total,
+                   "max": mx,
                    "status": report.safe("; ".join(status), one_line=True) or "ok",
                    "complete": complete}
             rows.append(row)

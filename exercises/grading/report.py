@@ -83,7 +83,8 @@ def table(results: list[ExerciseResult], released: bool, verbose: bool = False) 
         if r.not_installed:      # said once, below the score
             continue
         err = safe(r.error).strip().splitlines()
-        rows.append(f"{r.name}  {_fmt(r.score)}/{_fmt(r.max_score)}" + (f"  ({err[0]})" if err else ""))
+        rows.append(f"{r.name}  {_fmt(r.score)}/{_fmt(r.max_score)}"
+                    + (f"  ({err[0]})" if err else ""))
         for t in r.tests:
             mark = {"passed": "ok  ", "failed": "FAIL", "skipped": "skip"}[t.outcome]
             tag = " [hidden]" if t.hidden else ""
@@ -130,7 +131,8 @@ def gradescope(results: list[ExerciseResult], released: bool) -> dict:
     for r in results:
         if r.error and not r.tests:
             tests.append({"name": f"{r.name}: grading error", "score": 0, "max_score": 0,
-                          "status": "failed", "output": safe(r.error[-4000:]), "visibility": "visible"})
+                          "status": "failed", "output": safe(r.error[-4000:]),
+                          "visibility": "visible"})
         for t in r.tests:
             if t.outcome == "skipped":
                 continue

@@ -217,10 +217,10 @@ for step in "$@"; do
     TAIL=70 step_run defaults_grid 400 python3 -m instruments.bench_attention --grid \
       --variants fa3,fa3+plain --headline-variants fa3 --out "$OUT" ;;
   cond_rescale)  # conditional rescaling against float64, then beside the default in one grid
-    TAIL=8 step_run cond_tests 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 6 \
-      tests/kernels/test_attention_gpu.py -k "cond_rescale"
-    TAIL=40 step_run cond_grid_64_128 330 python3 -m instruments.bench_attention --grid --dims 64,128 \
-      --variants fa3,fa3+cond_rescale --headline-variants fa3 --out "$OUT/cond_64_128"
+    TAIL=8 step_run cond_tests 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu \
+      -n 6 tests/kernels/test_attention_gpu.py -k "cond_rescale"
+    TAIL=40 step_run cond_grid_64_128 330 python3 -m instruments.bench_attention --grid \
+      --dims 64,128 --variants fa3,fa3+cond_rescale --headline-variants fa3 --out "$OUT/cond_64_128"
     TAIL=30 step_run cond_grid_256 200 python3 -m instruments.bench_attention --grid --dims 256 \
       --variants fa3,fa3+lane_sum+cond_rescale --headline-variants fa3 --out "$OUT/cond_256" ;;
   d64_tiles)  # d 64 causal at S 1K/4K: the pairs launch at 128x64, three stages, the default

@@ -53,8 +53,8 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     (overlap, fa3): True (default), False or "hoisted", where the wait for P·V goes
     (``overlap.py``). ``softmax`` (overlap, fa3): names from ``SOFTMAX_SWITCHES`` ("tree_max",
     "lane_sum": the softmax's shorter chains; "rescale_early": O rescaled under Q·Kᵀ;
-    "cond_rescale": FA4's conditional rescaling, O rescaled only when a max moved by > 2^8; fa3 only:
-    "no_turns", no turns on the tensor cores, "one_release", one arrive a block frees K_j and
+    "cond_rescale": FA4's conditional rescaling, O rescaled only when a max moved by > 2^8;
+    fa3 only: "no_turns", no turns on the tensor cores, "one_release", one arrive a block frees K_j and
     V_{j-1}, "named_turns", the turns on named barriers; ``steps.py``), replacing
     ``host.SOFTMAX_DEFAULT`` (None: the default at d, lane_sum at d 256). ``persistent`` (fa3):
     one CTA per SM over a list of tiles (``persistent.py``); ``"pairs"``: the same, its causal

@@ -8,8 +8,8 @@ switches), so a schedule's consumer reads as its model's: ``t.qk(k_slot)``, ``t.
 
 The switches keep the spelling of the model's configuration (``AttentionConfig.switches``,
 the launcher's ``softmax=`` names), upper-cased as constexprs: ``TURNS`` (off with
-``no_turns``), ``RESCALE_EARLY``, ``ONE_RELEASE``, ``NAMED_TURNS``, ``COND_RESCALE``, and ``FENCE`` (the model's
-``fence``; ``overlap.py``).
+``no_turns``), ``RESCALE_EARLY``, ``ONE_RELEASE``, ``NAMED_TURNS``, ``COND_RESCALE``, and
+``FENCE`` (the model's ``fence``; ``overlap.py``).
 """
 
 from triton.experimental import gluon
