@@ -365,28 +365,9 @@ def reseed(case: Case, identity: str) -> None:
 
 
 def structured_limit(outcome) -> str:
-    """The limit that stopped a sandbox run, named from what the sandbox measured alone (the OOM
-    killer's mark on the student's cgroup, a limit's signal, the output cut, the wall clock),
-    never from the text the run printed or raised ("" when none did)."""
-    if outcome is None:
-        return ""
-    lim = outcome.limits or {}
-    if outcome.oom_killed:
-        memory = lim.get("memory_bytes") or lim.get("data_bytes")
-        return (f"memory limit ({memory or 'its'} bytes resident, the student's cgroup: killed "
-                "by the OOM killer)")
-    if outcome.returncode == -24:                      # SIGXCPU
-        return f"CPU-time limit ({lim.get('cpu_s', '?')} s of CPU per process)"
-    if outcome.returncode == -25:                      # SIGXFSZ
-        return f"file-size limit ({lim.get('max_write_bytes', '?')} bytes)"
-    procs = lim.get("max_processes")
-    if procs and outcome.killed + 1 >= procs:          # the run's tree as large as allowed
-        return f"process limit ({procs} processes)"
-    if outcome.output_truncated:
-        return f"output limit ({lim.get('max_output_bytes', '?')} bytes kept)"
-    if outcome.timed_out:
-        return "wall-clock limit (the test's time)"
-    return ""
+    """The limit that stopped a sandbox run (`Outcome.measured_limit`: from what the sandbox
+    measured, never from text the run wrote); "" for no run or none."""
+    return outcome.measured_limit if outcome is not None else ""
 
 
 def _limit_of(exc: BaseException, student: Student) -> str:
@@ -550,7 +531,6 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
             elif student is None:
                 tr.outcome, tr.message = "failed", refused
             else:
-                student.stopped_by = ""
                 try:
                     tr.outcome, tr.message = run_case(c, student, test_timeout)
                 except Refused as e:                      # a submission file refused at start

@@ -146,18 +146,45 @@ class Outcome:
     def ok(self) -> bool:
         return self.has_value and not self.timed_out
 
-    @property
-    def limit(self) -> str:
-        """The limit that stopped the run, named ("" when none did)."""
+    def _signalled(self) -> str:
+        """The limit whose kill the run's end shows: the OOM killer's mark, SIGXCPU, SIGXFSZ."""
         lim = self.limits
-        memory = lim.get('memory_bytes') or lim.get('data_bytes')
         if self.oom_killed:
+            memory = lim.get('memory_bytes') or lim.get('data_bytes')
             return (f"memory limit ({memory or CGROUP_MEMORY} bytes resident, the student's "
                     "cgroup: killed by the OOM killer)")
         if self.returncode == -24:                      # SIGXCPU
             return f"CPU-time limit ({lim.get('cpu_s', '?')} s of CPU per process)"
         if self.returncode == -25:                      # SIGXFSZ
             return f"file-size limit ({lim.get('max_write_bytes', '?')} bytes)"
+        return ""
+
+    def _cut(self) -> str:
+        """The output cut or the wall clock run out."""
+        if self.output_truncated:
+            return f"output limit ({self.limits.get('max_output_bytes', '?')} bytes kept)"
+        if self.timed_out:
+            return "wall-clock limit (the test's time)"
+        return ""
+
+    @property
+    def measured_limit(self) -> str:
+        """The limit that stopped the run, from what the sandbox measured alone (a kill's mark or
+        signal, the reaper's count of processes, the output cut, the wall clock), never from text
+        the run wrote: what a status or a report may name ("" when none did)."""
+        procs = self.limits.get("max_processes")
+        if not self._signalled() and procs and self.killed + 1 >= procs:
+            return f"process limit ({procs} processes)"    # the run's tree as large as allowed
+        return self._signalled() or self._cut()
+
+    @property
+    def limit(self) -> str:
+        """The limit that stopped the run, named ("" when none did), with what the run's own
+        error and output tell (a message to the student; `measured_limit` for the grader)."""
+        lim = self.limits
+        memory = lim.get('memory_bytes') or lim.get('data_bytes')
+        if self._signalled():
+            return self._signalled()
         text = self.error + self.output[-4000:]
         if "No space left on device" in text:
             return f"folder-size limit ({lim.get('max_work_bytes', '?')} bytes written in all)"
@@ -168,11 +195,7 @@ class Outcome:
         if "too large" in self.error or "over the limit" in self.error:
             import re
             return f"result-size limit ({re.findall(r'[0-9]+', self.error)[-1]} bytes)"
-        if self.output_truncated:
-            return f"output limit ({lim.get('max_output_bytes', '?')} bytes kept)"
-        if self.timed_out:
-            return "wall-clock limit (the test's time)"
-        return ""
+        return self._cut()
 
 
 # --- environment probes ------------------------------------------------------------------------
