@@ -564,8 +564,8 @@ def _fmt(x: float) -> str:
 def _csv_cell(text: str) -> str:
     """A gradebook cell a spreadsheet shows as text: one that starts with =, +, -, @, a tab or a
     carriage return (a student's folder or zip named ``=HYPERLINK(...)``) would be read as a
-    formula, and run when the gradebook is opened; it gets a leading ``'``. The reports keep the
-    name as it is."""
+    formula, and run when the gradebook is opened; it gets a leading ``'``. The reports show the
+    name without it (escaped by `report.safe`, as here)."""
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
