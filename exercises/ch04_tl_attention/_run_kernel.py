@@ -60,6 +60,55 @@ def warm():
         raise RuntimeError("the interpreter's warm-up kernel computed the wrong values")
 
 
+# the kernel's arguments as Triton types it for a launch: five float32 buffers, the two lengths,
+# the scale, the two strides; the three constexprs follow
+SIGNATURE = ["*fp32"] * 5 + ["i32", "i32", "fp32", "i32", "i32"]
+
+
+def compiles(shapes):
+    """{key: None or the compiler's message} for each key's (HEAD_DIM, BLOCK_M, BLOCK_N): the
+    kernel through Triton's front end for sm_90a (Python AST to TTIR, where the language's rules
+    are checked: no ``break`` or ``continue``, no Python object where a tensor goes, ``tl.dot``
+    shapes, constexpr arguments), no GPU needed. The interpreter runs the body as Python and
+    accepts all of those, so a kernel can come out right on CPU and never build for a GPU. Run in
+    a process without TRITON_INTERPRET: with it, Triton's own jit helpers are interpreter
+    objects and nothing compiles."""
+    import traceback
+
+    from triton._C.libtriton import ir
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler.compiler import ASTSource, make_backend
+
+    import attention_tl as mod
+
+    kernel = mod.attention_fwd
+    _launchable(kernel)
+    target = GPUTarget("cuda", 90, 32)
+    backend = make_backend(target)
+    options = backend.parse_options({"num_warps": 4})
+    names = list(kernel.arg_names)
+    out, done = {}, {}
+    for key, (d, bm, bn) in shapes.items():
+        shape = (int(d), int(bm), int(bn))
+        if shape not in done:
+            try:
+                if len(names) != len(SIGNATURE) + 3:
+                    raise TypeError(f"attention_fwd takes {len(names)} arguments, the launch "
+                                    f"passes {len(SIGNATURE) + 3}")
+                src = ASTSource(kernel, dict(zip(names, SIGNATURE + ["constexpr"] * 3)),
+                                dict(zip(names[-3:], shape)))
+                ctx = ir.context()
+                ir.load_dialects(ctx)
+                backend.load_dialects(ctx)
+                src.make_ir(target, options, backend.get_codegen_implementation(options),
+                            backend.get_module_map(), ctx)
+                done[shape] = None
+            except Exception:  # noqa: BLE001 - the compiler's message is the answer
+                done[shape] = traceback.format_exc(limit=0)[-3000:]
+        out[key] = done[shape]
+    return out
+
+
 def run_cases(cases, device="cpu"):
     """{name: {"o": O buffer, "lse": LSE buffer} or {"error": traceback}} for every case
     ({name: {"q", "k", "v", "scale", "blocks"}})."""

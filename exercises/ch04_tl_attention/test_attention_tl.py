@@ -52,7 +52,31 @@ def _run(device):
         student.close()
     if not isinstance(outs, dict):
         outs = {n: {"error": f"the kernel run answered {type(outs).__name__}"} for n in cs}
+    if device == "cpu":
+        outs = {**outs, **_not_built(cs)}
     return cs, outs
+
+
+def _not_built(cs):
+    """{case: {"error": ...}} for each case whose constexprs (HEAD_DIM, BLOCK_M, BLOCK_N) the
+    kernel does not compile with for sm_90a (`_run_kernel.compiles`, in a session without the
+    interpreter): the interpreter runs a kernel body as Python, so a `break`, a Python object
+    where a tensor goes or a `tl.dot` too small for the hardware comes out right there and fails
+    to build for the GPU the kernel is for."""
+    shapes = {n: (int(c["q"].shape[2]), int(c["blocks"][0]), int(c["blocks"][1]))
+              for n, c in cs.items()}
+    student = harness.sandboxed(__file__, env={}, gpu=False)
+    try:
+        errs = student.call("_run_kernel:compiles", shapes)
+    except AssertionError as e:          # the compile's process failed or raised
+        errs = {n: str(e) for n in cs}
+    finally:
+        student.close()
+    if not isinstance(errs, dict):
+        errs = {n: f"the compile answered {type(errs).__name__}" for n in cs}
+    return {n: {"error": "the kernel does not compile for a Hopper GPU (Triton's front end, "
+                         f"sm_90a; the interpreter runs it as Python):\n{errs.get(n)}"}
+            for n in cs if errs.get(n, "no answer") is not None}
 
 
 def _numpy_too_new() -> bool:

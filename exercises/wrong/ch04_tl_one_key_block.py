@@ -24,7 +24,7 @@ present, on the GPU. Try it yourself::
 import triton
 import triton.language as tl
 
-MAX_KEYS = 128                      # every sequence is shorter (it is not)
+MAX_KEYS = tl.constexpr(128)         # every sequence is shorter (it is not)
 
 
 @triton.jit
