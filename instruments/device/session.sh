@@ -40,6 +40,8 @@
 #   defaults    fa3's default launch (causal in pairs): its GPU test, the grid with fa3+plain
 #   cond_rescale fa3 with FA4's conditional rescaling: its GPU tests, then the grid beside the
 #               default (d 256: with the default's lane_sum)
+#   d256_80     fa3 at FA3's d 256 tile, 128x80 (a K/V block as a 64- and a 16-row piece): its
+#               GPU test, then the d 256 grid beside the default 128x64
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
 #   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU
@@ -223,6 +225,11 @@ for step in "$@"; do
       --dims 64,128 --variants fa3,fa3+cond_rescale --headline-variants fa3 --out "$OUT/cond_64_128"
     TAIL=30 step_run cond_grid_256 200 python3 -m instruments.bench_attention --grid --dims 256 \
       --variants fa3,fa3+lane_sum+cond_rescale --headline-variants fa3 --out "$OUT/cond_256" ;;
+  d256_80)  # fa3 at 128x80 against float64 (ragged S, causal and not), then beside 128x64
+    TAIL=8 step_run d256_80_tests 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \
+      -m gpu -n 4 tests/kernels/test_attention_gpu.py -k "block_in_pieces"
+    TAIL=30 step_run d256_80_grid 240 python3 -m instruments.bench_attention --grid --dims 256 \
+      --variants fa3,fa3@128x80 --out "$OUT/d256_80" ;;
   d64_tiles)  # d 64 causal at S 1K/4K: the pairs launch at 128x64, three stages, the default
     TAIL=40 step_run d64_tiles 300 python3 -m instruments.bench_attention --grid --dims 64 \
       --seqlens 1024,4096 --variants fa3,fa3@128x64+pairs,fa3:s3@128x64+pairs,fa3:s3@128x128+pairs \

@@ -48,7 +48,8 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     head dim. O is ``torch.empty_like(q)`` (q's layout where q is dense, FA3's included) unless
     ``out`` (the same shape and dtype, any such layout) is given.
     ``scale`` defaults to 1/sqrt(d). ``stages``: K/V ring depth (variant default if None);
-    ``tile=(BM, BN)`` overrides the tile (experiments). Returns O (input dtype) or, with
+    ``tile=(BM, BN)`` overrides the tile (experiments; fa3's BN may be 80, FA3's d 256 tile, a
+    K/V block held as a 64-row and a 16-row piece: ``boxes.py``). Returns O (input dtype) or, with
     ``return_lse``, (O, LSE) with LSE float32 (batch, heads, seq), natural log. ``fence``
     (overlap, fa3): True (default), False or "hoisted", where the wait for P·V goes
     (``overlap.py``). ``softmax`` (overlap, fa3): names from ``SOFTMAX_SWITCHES`` ("tree_max",

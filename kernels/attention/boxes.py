@@ -16,6 +16,12 @@
 Shared memory is ``[rows, d]`` either way (wgmma's operands are 2-D): allocated with the 2-D
 form of the descriptor's swizzle, and reshaped to the rank-4 box for the copy (the same bytes:
 the leading 1s add no rows).
+
+**A block in two pieces.** Gluon's tensors, shared buffers and TMA boxes must be powers of two,
+so a K/V block of 80 rows (FA3's d 256 tile, 128 x 80) is held as a 64-row and a 16-row piece
+(``pieces``): a pair of descriptors, a pair of rings, landing on one ``full`` mbarrier, and
+everything a step makes of a block (its scores, its P) is a pair too. The functions here take
+either form (``in_pieces``).
 """
 
 from triton.experimental import gluon
@@ -30,9 +36,38 @@ def per_head(desc):
 
 
 @gluon.constexpr_function
+def pieces(rows):
+    """The boxes a block of ``rows`` is held in: itself where a power of two, else the largest
+    power of two below it and the rest (80 = 64 + 16); ``host.Config.check`` requires the rest
+    to be a power of two too."""
+    if rows & (rows - 1) == 0:
+        return (rows,)
+    head = 1 << (rows.bit_length() - 1)
+    return (head, rows - head)
+
+
+@gluon.constexpr_function
+def in_pieces(x):
+    """Whether ``x`` (descriptors, a ring's slots, a slot, a block's scores or P) is a block's
+    two pieces."""
+    return isinstance(x, gl.tuple)
+
+
+@gluon.constexpr_function
 def box_rows(desc):
-    """Rows of one box (of Q: a consumer's share or the tile; of K and V: a block)."""
+    """Rows of one box (of Q: a consumer's share or the tile; of K and V: a block, in all its
+    pieces)."""
+    if isinstance(desc, gl.tuple):
+        return sum(d.block_type.shape[-2] for d in desc)
     return desc.block_type.shape[-2]
+
+
+@gluon.constexpr_function
+def box_bytes(desc):
+    """Bytes one box (a block: all its pieces) brings in: what its ``full`` mbarrier expects."""
+    if isinstance(desc, gl.tuple):
+        return sum(d.block_type.nbytes for d in desc)
+    return desc.block_type.nbytes
 
 
 @gluon.constexpr_function
@@ -53,8 +88,21 @@ def box_layout(desc):
 
 @gluon.jit
 def allocate(desc, COUNT: gl.constexpr):
-    """Shared memory for ``COUNT`` boxes of ``desc`` (a Q tile's parts, a ring's slots)."""
-    return gl.allocate_shared_memory(desc.dtype, box_shape(desc, COUNT), box_layout(desc))
+    """Shared memory for ``COUNT`` boxes of ``desc`` (a Q tile's parts, a ring's slots; a
+    block in pieces: a ring for each)."""
+    if in_pieces(desc):
+        return allocate(desc[0], COUNT), allocate(desc[1], COUNT)
+    else:
+        return gl.allocate_shared_memory(desc.dtype, box_shape(desc, COUNT), box_layout(desc))
+
+
+@gluon.jit
+def index(slots, s):
+    """Slot ``s`` of a ring (a block in pieces: each piece's)."""
+    if in_pieces(slots):
+        return slots[0].index(s), slots[1].index(s)
+    else:
+        return slots.index(s)
 
 
 @gluon.jit
@@ -81,9 +129,14 @@ def as_box(smem, desc):
 
 @gluon.jit
 def load(desc, row0, row, bar, smem, pred=True):
-    """TMA the box at ``row`` of the sequence at ``row0`` into ``smem``, tracked by ``bar``."""
-    tma.async_copy_global_to_shared(desc, coords(desc, row0, row), bar, as_box(smem, desc),
-                                    pred=pred)
+    """TMA the box at ``row`` of the sequence at ``row0`` into ``smem``, tracked by ``bar`` (a
+    block in pieces: each piece at its rows)."""
+    if in_pieces(desc):
+        load(desc[0], row0, row, bar, smem[0], pred)
+        load(desc[1], row0, row + box_rows(desc[0]), bar, smem[1], pred)
+    else:
+        tma.async_copy_global_to_shared(desc, coords(desc, row0, row), bar, as_box(smem, desc),
+                                        pred=pred)
 
 
 @gluon.jit

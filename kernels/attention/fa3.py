@@ -21,12 +21,16 @@ V_{j-1}'s slots with one arrive, ``NAMED_TURNS`` takes the turns on named barrie
 ``PERSISTENT`` (default False): one CTA per SM over a list of tiles (``persistent.py``); the
 launcher's grid is then 1-D, ``min(tiles, SMs)``. ``PAIRS`` (persistent, causal): the tiles in
 pairs m, n_m-1-m of one head instead of longest first (``persistent.cta_tile``).
+A K/V block of 80 rows (FA3's d 256 tile, ``tile=(128, 80)``) comes as two descriptors, a 64-row
+and a 16-row box (``boxes.py``; the second ones as ``k_tail``, ``v_tail``, ``host.tail_args``):
+every step takes the block's two pieces where it took one.
 """
 from __future__ import annotations
 
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from .boxes import in_pieces
 from .overlap import consumer
 from .partitions import warp_specialized
 from .persistent import fa3_persistent
@@ -39,10 +43,14 @@ def fa3_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.
                STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                num_warps: gl.constexpr, PROFILE: gl.constexpr = False, FENCE: gl.constexpr = True,
                SOFTMAX: gl.constexpr = 0, PERSISTENT: gl.constexpr = False,
-               PAIRS: gl.constexpr = False):
+               PAIRS: gl.constexpr = False, k_tail=None, v_tail=None):
     gl.static_assert(num_warps == 4, "the default partition is consumer 0 (one warpgroup)")
+    if k_tail is not None:  # a block in pieces: the launcher hands the 16-row boxes apart
+        k_desc = (k_desc, k_tail)
+        v_desc = (v_desc, v_tail)
     if PERSISTENT:
         gl.static_assert(not PROFILE, "persistent fa3 has no Proton scopes")
+        gl.static_assert(not in_pieces(k_desc), "persistent fa3 holds a K/V block in one box")
         gl.static_assert(not (SOFTMAX & (RESCALE_EARLY | NO_TURNS | ONE_RELEASE | NAMED_TURNS)),
                          "rescale_early, no_turns, one_release, named_turns: the plain grid's "
                          "fa3 only")

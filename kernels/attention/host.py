@@ -85,7 +85,9 @@ LOG2E = 1.4426950408889634
 @dataclass(frozen=True)
 class Config:
     """Static shape of one launch. ``BN`` and ``BM`` must be powers of two (Gluon tensors are),
-    so FA3's 128×176 (d128) and 128×80 (d256) become 128×128 and 128×64 here."""
+    so FA3's 128×176 (d128) and 128×80 (d256) become 128×128 and 128×64 in the default tiles.
+    fa3 (not persistent) also takes a ``BN`` of two powers of two, its blocks held in two
+    pieces (``boxes.py``): ``tile=(128, 80)`` is FA3's d 256 tile, 64 + 16."""
 
     variant: str
     head_dim: int
@@ -98,6 +100,12 @@ class Config:
     producer_regs: int = 24  # ... and of the producer warp's warpgroup
     persistent: bool = False  # fa3 only: one CTA per SM over a list of tiles (persistent.py)
     pairs: bool = False  # persistent, causal: a head's Q tiles in pairs (persistent.cta_tile)
+
+    @property
+    def pieces(self) -> tuple[int, ...]:
+        """The rows of the boxes a K/V block is held in (``boxes.pieces``): ``(BN,)`` or two."""
+        from .boxes import pieces
+        return pieces.fn(self.BN)
 
     @property
     def q_rows(self) -> int:
@@ -137,9 +145,14 @@ class Config:
         if self.BM % (64 * self.consumers) or self.BM // self.consumers != 64:
             raise ValueError(f"{self.variant}: each consumer warpgroup owns 64 rows of Q; "
                              f"BM = {self.BM} with {self.consumers} consumers")
-        for name, x in (("BM", self.BM), ("BN", self.BN)):
-            if x & (x - 1) and not (name == "BM" and x == 192 and self.warp_specialized):
-                raise ValueError(f"{self.variant}: {name} must be a power of two; got {x}")
+        if self.BM & (self.BM - 1) and not (self.BM == 192 and self.warp_specialized):
+            raise ValueError(f"{self.variant}: BM must be a power of two; got {self.BM}")
+        if len(self.pieces) > 1:
+            tail = self.pieces[1]
+            if self.variant != "fa3" or self.persistent or tail & (tail - 1) or tail < 16:
+                raise ValueError(f"{self.variant}: BN must be a power of two, or (fa3, not "
+                                 f"persistent) two, the smaller >= 16, e.g. 80 = 64 + 16; "
+                                 f"got {self.BN}{' persistent' if self.persistent else ''}")
         if not 16 <= self.BN <= 256:
             raise ValueError(f"{self.variant}: BN must be in 16..256 (one wgmma); got {self.BN}")
         if self.warp_specialized and self.consumers not in (2, 3):
@@ -249,19 +262,32 @@ def make_descriptors(q, k, v, o, cfg: Config) -> list:
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     D = q.shape[-1]
-    if not per_head(q, k, v, o):
-        out = []
-        for t, rows in ((q, cfg.q_rows), (k, cfg.BN), (v, cfg.BN)):
+    flat = not per_head(q, k, v, o)
+
+    def desc(t, rows):
+        if flat:
             blk = (rows, D)
-            out.append(TensorDescriptor.from_tensor(t.view(-1, D), list(blk),
-                                                    smem_layout(blk, q.dtype)))
-        return out + [o]
-    out = []
-    for t, rows in ((q, cfg.q_rows), (k, cfg.BN), (v, cfg.BN), (o, cfg.q_rows)):
+            return TensorDescriptor.from_tensor(t.view(-1, D), list(blk), smem_layout(blk, q.dtype))
         blk = (1, 1, rows, D)
-        out.append(TensorDescriptor(t, list(t.shape), list(tma_strides(t)), list(blk),
-                                    smem_layout(blk, q.dtype)))
-    return out
+        return TensorDescriptor(t, list(t.shape), list(tma_strides(t)), list(blk),
+                                smem_layout(blk, q.dtype))
+
+    def block(t):  # K or V: a block's box, or (a block in pieces) a tuple, one a piece
+        boxes = tuple(desc(t, rows) for rows in cfg.pieces)
+        return boxes[0] if len(boxes) == 1 else boxes
+
+    return [desc(q, cfg.q_rows), block(k), block(v), o if flat else desc(o, cfg.q_rows)]
+
+
+def tail_args(descs: list) -> tuple[list, dict]:
+    """``make_descriptors``' four as the kernel takes them: K's and V's first pieces in place and,
+    for a block in pieces, the second ones as the ``k_tail``, ``v_tail`` keywords (Triton 3.6's
+    launcher builds no TMA descriptor that sits inside a tuple argument; ``fa3.py`` pairs them
+    up again)."""
+    q, k, v, o = descs
+    if not isinstance(k, tuple):
+        return descs, {}
+    return [q, k[0], v[0], o], {"k_tail": k[1], "v_tail": v[1]}
 
 
 def _launch_options(cfg: Config) -> dict:
@@ -375,7 +401,8 @@ def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
     B, H, S, _ = q.shape
     extra = fence_args(kernel, fence) | softmax_args(kernel, softmax, cfg.head_dim, cfg.variant)
     extra |= persistent_args(kernel, persistent_arg(cfg))
-    q_desc, k_desc, v_desc, o_arg = make_descriptors(q, k, v, o, cfg)
+    (q_desc, k_desc, v_desc, o_arg), tails = tail_args(make_descriptors(q, k, v, o, cfg))
+    extra |= tails
     if profile:
         extra["PROFILE"] = True
     sms = (ctas or sm_count(q.device)) if cfg.persistent else None
@@ -401,7 +428,7 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
     q, k, v, o = (torch.empty(shape, dtype=torch_dtype) for _ in range(4))
     if strided:
         q, k, v, o = (t.transpose(1, 2) for t in (q, k, v, o))
-    descs = make_descriptors(q, k, v, o, cfg)
+    descs, tails = tail_args(make_descriptors(q, k, v, o, cfg))
     names = kernel.arg_names
     ptr = "*fp16" if torch_dtype == torch.float16 else "*bf16"
     signature = {names[0]: mangle_type(descs[0]), names[1]: mangle_type(descs[1]),
@@ -414,7 +441,7 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
     if "PROFILE" in names:
         constexprs["PROFILE"] = profile
     for n in names[7:]:
-        signature[n] = "constexpr"
+        signature[n] = mangle_type(tails[n]) if n in tails else "constexpr"
     # as the launcher specializes them: torch's allocations are 16-byte aligned
     aligned = {(i,): [["tt.divisibility", 16]] for i in ((4,) if strided else (3, 4))}
     src = GluonASTSource(kernel, signature, constexprs, aligned)

@@ -165,16 +165,57 @@ class InlineRing:
                    pred=j_next < self.n)
 
 
+@aggregate
+class PieceRing:
+    """A ring whose block is two pieces (``boxes.py``: 80 rows as 64 + 16): ``ring``, the first
+    piece's slots with the barriers, is what waits and arrives; ``slots`` are both pieces'. A
+    position's two boxes land on one ``full`` mbarrier (expecting both) and go back together."""
+    ring: Ring
+    slots: gl.tuple
+    full: gl.shared_memory_descriptor
+    STAGES: gl.constexpr
+    PROFILE: gl.constexpr
+
+    @gluon.constexpr_function
+    def __init__(self, ring, slots):
+        self.ring = ring
+        self.slots = slots
+        self.full = ring.full
+        self.STAGES = ring.STAGES
+        self.PROFILE = ring.PROFILE
+
+    @gluon.jit
+    def acquire(self, it):
+        return self.ring.acquire(it)
+
+    @gluon.jit
+    def release(self, it, pred=True):
+        self.ring.release(it, pred)
+
+    @gluon.jit
+    def wait_slot(self, it):
+        return self.ring.wait_slot(it)
+
+
+@gluon.jit
+def make_ring(slots, full, empty, LAG: gl.constexpr, WAIT: gl.constexpr, PROFILE: gl.constexpr):
+    """A ``Ring`` over ``slots``, or a ``PieceRing`` where a block is in pieces."""
+    if boxes.in_pieces(slots):
+        return PieceRing(Ring(slots[0], full, empty, LAG, WAIT, PROFILE), slots)
+    else:
+        return Ring(slots, full, empty, LAG, WAIT, PROFILE)
+
+
 @gluon.jit
 def rings(k_ring, v_ring, k_full, v_full, k_empty, v_empty, SOFTMAX: gl.constexpr,
           PROFILE: gl.constexpr):
     """The K and V rings a producer refills. ``one_release``: V's slots go back through K's
     ``empty``, one position later (the arrive at position j frees K_j and V_{j-1}, ``overlap.py``)."""
-    k = Ring(k_ring, k_full, k_empty, 0, "wait K", PROFILE)
+    k = make_ring(k_ring, k_full, k_empty, 0, "wait K", PROFILE)
     if SOFTMAX & ONE_RELEASE:
-        v = Ring(v_ring, v_full, k_empty, 1, "wait V", PROFILE)
+        v = make_ring(v_ring, v_full, k_empty, 1, "wait V", PROFILE)
     else:
-        v = Ring(v_ring, v_full, v_empty, 0, "wait V", PROFILE)
+        v = make_ring(v_ring, v_full, v_empty, 0, "wait V", PROFILE)
     return k, v
 
 
@@ -189,7 +230,7 @@ def partition(consumer: gl.constexpr, q_desc, k_desc, v_desc, o_ptr, lse_ptr, se
     (``REFILL``: 0 a producer, 1 each slot in-line once read, 2 the next block in-line once the
     whole block is done), its ``Turns``; then the schedule's ``consumer``."""
     M: gl.constexpr = q_smem.type.shape[1]  # my rows: 64 (ws) or the whole tile (in-line)
-    BN: gl.constexpr = k_ring.type.shape[1]
+    BN: gl.constexpr = boxes.box_rows(k_desc)
     row0, m0_cta = tile_position(seqlen, BM, CAUSAL)
     n = num_blocks(m0_cta, seqlen, BM, BN, CAUSAL)
     m0 = m0_cta + WG * M

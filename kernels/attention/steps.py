@@ -34,6 +34,13 @@ def mma_layout(N, num_warps):
 
 
 @gluon.constexpr_function
+def score_layout(BN, num_warps):
+    """Layout of a block's scores (a block in pieces: of its first; every piece holds the same
+    rows in the same threads, so the row statistics live in this one's row slice)."""
+    return mma_layout(boxes.pieces(BN)[0], num_warps)
+
+
+@gluon.constexpr_function
 def p_layout(D, num_warps):
     """P as the A operand of P·V, from registers (wgmma RS): a dot operand of O's layout."""
     return gl.DotOperandLayout(operand_index=0, parent=mma_layout(D, num_warps), k_width=2)
@@ -73,8 +80,8 @@ def load_block(desc, ring, full, j, row0, STAGES: gl.constexpr, pred=True):
     """expect_tx on full[slot], then TMA block j into its slot (the caller saw the slot free)."""
     BN: gl.constexpr = boxes.box_rows(desc)
     s = j % STAGES
-    mbarrier.expect(full.index(s), desc.block_type.nbytes, pred=pred)
-    boxes.load(desc, row0, j * BN, full.index(s), ring.index(s), pred=pred)
+    mbarrier.expect(full.index(s), boxes.box_bytes(desc), pred=pred)
+    boxes.load(desc, row0, j * BN, full.index(s), boxes.index(ring, s), pred=pred)
 
 
 @gluon.jit
@@ -137,8 +144,11 @@ def halve(x, COLS: gl.constexpr, MAX: gl.constexpr):
 @gluon.jit
 def row_max(s, SOFTMAX: gl.constexpr = 0):
     """max over each row of S: ``gl.max`` (a thread's columns one after another) or, with
-    ``TREE_MAX``, the block folded in halves first. Bit-identical (max is exact)."""
-    if SOFTMAX & TREE_MAX:  # (the same rows in the same threads: the convert moves nothing)
+    ``TREE_MAX``, the block folded in halves first. Bit-identical (max is exact). A block in
+    pieces: the larger of the pieces' maxima."""
+    if boxes.in_pieces(s):
+        return gl.maximum(row_max(s[0], SOFTMAX), in_rows_of(row_max(s[1], SOFTMAX), s[0]))
+    elif SOFTMAX & TREE_MAX:  # (the same rows in the same threads: the convert moves nothing)
         return gl.convert_layout(gl.max(halve(s, 8, True), 1), gl.SliceLayout(1, s.type.layout))
     else:
         return gl.max(s, 1)
@@ -150,10 +160,11 @@ def init_state(M: gl.constexpr, D: gl.constexpr, BN: gl.constexpr, num_warps: gl
     """Running row max (base 2, finite so a fully masked block cannot make NaN), row sum, O.
     With ``LANE_SUM`` the row sum is [M, 8], a thread's own partial sums (folded in the
     epilogue)."""
-    s_l: gl.constexpr = mma_layout(BN, num_warps)
+    s_l: gl.constexpr = score_layout(BN, num_warps)
     m_i = gl.full([M], -1.0e30, gl.float32, gl.SliceLayout(1, s_l))
     if SOFTMAX & LANE_SUM:
-        l_i = halve(gl.zeros([M, BN], gl.float32, s_l), 8, False)
+        HEAD: gl.constexpr = boxes.pieces(BN)[0]  # (a block in pieces: as its first's sums)
+        l_i = halve(gl.zeros([M, HEAD], gl.float32, s_l), 8, False)
     else:
         l_i = gl.full([M], 0.0, gl.float32, gl.SliceLayout(1, s_l))
     acc = gl.zeros([M, D], gl.float32, mma_layout(D, num_warps))
@@ -171,17 +182,26 @@ def row_sum(l_i):
 
 @gluon.jit
 def qk(q, k_slot, num_warps: gl.constexpr, is_async: gl.constexpr = False):
-    """S = Q·K_jᵀ (SS wgmma: both operands in shared memory)."""
-    M: gl.constexpr = q.type.shape[0]
-    BN: gl.constexpr = k_slot.type.shape[0]
-    zero = gl.zeros([M, BN], gl.float32, mma_layout(BN, num_warps))
-    return warpgroup_mma(q, k_slot.permute((1, 0)), zero, use_acc=False, is_async=is_async)
+    """S = Q·K_jᵀ (SS wgmma: both operands in shared memory; a block in pieces: a wgmma a
+    piece, n = 64 and n = 16, each its own group)."""
+    if boxes.in_pieces(k_slot):
+        return qk(q, k_slot[0], num_warps, is_async), qk(q, k_slot[1], num_warps, is_async)
+    else:
+        M: gl.constexpr = q.type.shape[0]
+        BN: gl.constexpr = k_slot.type.shape[0]
+        zero = gl.zeros([M, BN], gl.float32, mma_layout(BN, num_warps))
+        return warpgroup_mma(q, k_slot.permute((1, 0)), zero, use_acc=False, is_async=is_async)
 
 
 @gluon.jit
 def pv(p, v_slot, acc, is_async: gl.constexpr = False):
-    """O += P_j·V_j (RS wgmma: P from registers)."""
-    return warpgroup_mma(p, v_slot, acc, is_async=is_async)
+    """O += P_j·V_j (RS wgmma: P from registers; a block in pieces: a wgmma a piece, k = 64
+    then k = 16, onto the same O)."""
+    if boxes.in_pieces(v_slot):
+        acc = warpgroup_mma(p[0], v_slot[0], acc, is_async=is_async)
+        return warpgroup_mma(p[1], v_slot[1], acc, is_async=is_async)
+    else:
+        return warpgroup_mma(p, v_slot, acc, is_async=is_async)
 
 
 @gluon.jit
@@ -189,34 +209,84 @@ def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL
             SOFTMAX: gl.constexpr = 0):
     """Online softmax of block j: mask (only blocks that reach past the sequence's end or, causal,
     the diagonal), new row max, P = exp2(S·qk_scale − m), the rescale factor, the row sum.
-    Returns (P in fp32, alpha, m, l)."""
-    s_l: gl.constexpr = s.type.layout
-    cols = j * BN + gl.arange(0, BN, gl.SliceLayout(0, s_l))
+    Returns (P in fp32, alpha, m, l); a block in pieces: S and P pieces, one m and l."""
+    cols = columns(s, j * BN)
     last_col = j * BN + BN - 1
     needs_mask = last_col >= seqlen
     if CAUSAL:
         needs_mask = needs_mask | (last_col > m0)  # m0: this warpgroup's first row
     if needs_mask:
+        s = mask(s, cols, rows, seqlen, CAUSAL)
+    m_new = gl.maximum(m_i, row_max(s, SOFTMAX) * qk_scale)
+    if SOFTMAX & COND_RESCALE:  # the old max while the new one stays within the threshold
+        m_new = gl.where(m_new - m_i > RESCALE_THRESHOLD, m_new, m_i)
+    p = exp2_rows(s, qk_scale, m_new)
+    alpha = gl.exp2(m_i - m_new)
+    if SOFTMAX & COND_RESCALE:  # exactly 1 where the max stayed: those rows need no rescale
+        alpha = gl.where(m_new == m_i, 1.0, alpha)
+    if SOFTMAX & LANE_SUM:
+        part = p_sums(p, True)  # [M, 8]: this thread's 4 partial sums, no shuffle
+        a = gl.convert_layout(alpha, gl.SliceLayout(1, part.type.layout))
+        l_i = l_i * gl.expand_dims(a, 1) + part
+    else:
+        l_i = l_i * alpha + p_sums(p, False)
+    return p, alpha, m_new, l_i
+
+
+@gluon.jit
+def in_rows_of(x, s):
+    """A row vector ``x`` in the row slice of ``s``'s layout (between a block's pieces: the same
+    rows in the same threads)."""
+    return gl.convert_layout(x, gl.SliceLayout(1, s.type.layout))
+
+
+@gluon.jit
+def columns(s, col0):
+    """The key columns of S, the first ``col0``, in its column slice (a block in pieces: each
+    piece's)."""
+    if boxes.in_pieces(s):
+        return columns(s[0], col0), columns(s[1], col0 + s[0].type.shape[1])
+    else:
+        return col0 + gl.arange(0, s.type.shape[1], gl.SliceLayout(0, s.type.layout))
+
+
+@gluon.jit
+def mask(s, cols, rows, seqlen, CAUSAL: gl.constexpr):
+    """S with ``-inf`` where its column (``columns``) lies past the sequence's end or, causal,
+    right of the row's diagonal (a block in pieces: piece by piece)."""
+    if boxes.in_pieces(s):
+        return (mask(s[0], cols[0], rows, seqlen, CAUSAL),
+                mask(s[1], cols[1], in_rows_of(rows, s[1]), seqlen, CAUSAL))
+    else:
         col = gl.expand_dims(cols, 0)
         if CAUSAL:
             valid = (col < seqlen) & (col <= gl.expand_dims(rows, 1))
         else:
             valid = col < seqlen
-        s = gl.where(valid, s, -float("inf"))
-    m_new = gl.maximum(m_i, row_max(s, SOFTMAX) * qk_scale)
-    if SOFTMAX & COND_RESCALE:  # the old max while the new one stays within the threshold
-        m_new = gl.where(m_new - m_i > RESCALE_THRESHOLD, m_new, m_i)
-    p = gl.exp2(s * qk_scale - gl.expand_dims(m_new, 1))
-    alpha = gl.exp2(m_i - m_new)
-    if SOFTMAX & COND_RESCALE:  # exactly 1 where the max stayed: those rows need no rescale
-        alpha = gl.where(m_new == m_i, 1.0, alpha)
-    if SOFTMAX & LANE_SUM:
-        part = halve(p, 8, False)  # [M, 8]: this thread's 4 partial sums, no shuffle
-        a = gl.convert_layout(alpha, gl.SliceLayout(1, part.type.layout))
-        l_i = l_i * gl.expand_dims(a, 1) + part
+        return gl.where(valid, s, -float("inf"))
+
+
+@gluon.jit
+def exp2_rows(s, qk_scale, m):
+    """P = exp2(S·qk_scale − m), ``m`` each row's max (a block in pieces: piece by piece)."""
+    if boxes.in_pieces(s):
+        return exp2_rows(s[0], qk_scale, m), exp2_rows(s[1], qk_scale, in_rows_of(m, s[1]))
     else:
-        l_i = l_i * alpha + gl.sum(p, 1)
-    return p, alpha, m_new, l_i
+        return gl.exp2(s * qk_scale - gl.expand_dims(m, 1))
+
+
+@gluon.jit
+def p_sums(p, LANES: gl.constexpr):
+    """P's row sums: [M] (a thread's columns, then across the 4 lanes of a row) or, with
+    ``LANES``, [M, 8], the thread's own 4 partial sums (``halve``: no shuffle). A block in
+    pieces: the pieces' sums added, in the first piece's layout."""
+    if boxes.in_pieces(p):
+        head = p_sums(p[0], LANES)
+        return head + gl.convert_layout(p_sums(p[1], LANES), head.type.layout)
+    elif LANES:
+        return halve(p, 8, False)
+    else:
+        return gl.sum(p, 1)
 
 
 def clock_fence_asm(result: str, ptr: int, seqlen: int) -> str:
@@ -258,8 +328,12 @@ def hold(x, ptr, seqlen):
 
 @gluon.jit
 def pack(p, dtype: gl.constexpr, D: gl.constexpr, num_warps: gl.constexpr):
-    """P (fp32, accumulator layout) -> input dtype, as the register A operand of P·V."""
-    return gl.convert_layout(p.to(dtype), p_layout(D, num_warps))
+    """P (fp32, accumulator layout) -> input dtype, as the register A operand of P·V (a block in
+    pieces: each piece)."""
+    if boxes.in_pieces(p):
+        return pack(p[0], dtype, D, num_warps), pack(p[1], dtype, D, num_warps)
+    else:
+        return gl.convert_layout(p.to(dtype), p_layout(D, num_warps))
 
 
 @gluon.jit
@@ -281,7 +355,7 @@ def moved(alpha):
 @gluon.jit
 def q_rows(m0, M: gl.constexpr, BN: gl.constexpr, num_warps: gl.constexpr):
     """This warpgroup's row indices within the sequence, in the score layout."""
-    return m0 + gl.arange(0, M, gl.SliceLayout(1, mma_layout(BN, num_warps)))
+    return m0 + gl.arange(0, M, gl.SliceLayout(1, score_layout(BN, num_warps)))
 
 
 @gluon.constexpr_function

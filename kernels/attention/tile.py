@@ -18,7 +18,7 @@ from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warp
 from triton.language.core import _aggregate as aggregate
 
 from ..scopes import enter, exit
-from . import steps
+from . import boxes, steps
 
 HOISTED = gl.constexpr("hoisted")  # FENCE: the wait for P·V written before the softmax
 
@@ -96,16 +96,19 @@ class Tile:
         """S = Q·K_jᵀ, K_j in slot ``ks`` of ring ``k``; async: issued, its "QK" scope open
         until ``wait_qk``."""
         enter("QK", self.PROFILE)
-        s = steps.qk(self.q, k.slots.index(ks), self.num_warps, is_async=is_async)
+        s = steps.qk(self.q, boxes.index(k.slots, ks), self.num_warps, is_async=is_async)
         if not is_async:
             exit("QK", self.PROFILE)
         return s
 
     @gluon.jit
     def wait_qk(self, s_tok, PENDING: gl.constexpr = 1):
-        """The scores are in (``warpgroup_mma_wait(PENDING)``: the P·V issued after them, if
-        any, may run on)."""
-        s = warpgroup_mma_wait(PENDING, deps=(s_tok,))
+        """The scores are in (``warpgroup_mma_wait``: the ``PENDING`` P·V issued after them, if
+        any, may run on; a block in pieces is a wgmma group a piece, in either GEMM)."""
+        if boxes.in_pieces(s_tok):
+            s = warpgroup_mma_wait(PENDING * len(s_tok), deps=s_tok)
+        else:
+            s = warpgroup_mma_wait(PENDING, deps=(s_tok,))
         exit("QK", self.PROFILE)
         return s
 
@@ -157,10 +160,10 @@ class Tile:
         """O += P·V_j, V_j in slot ``vs`` of ring ``v``; synchronous under the "PV" scope, or
         issued (``wait_pv`` waits)."""
         if is_async:
-            return steps.pv(p, v.slots.index(vs), acc, is_async=True)
+            return steps.pv(p, boxes.index(v.slots, vs), acc, is_async=True)
         else:
             enter("PV", self.PROFILE)
-            acc = steps.pv(p, v.slots.index(vs), acc)
+            acc = steps.pv(p, boxes.index(v.slots, vs), acc)
             exit("PV", self.PROFILE)
             return acc
 

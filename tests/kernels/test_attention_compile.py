@@ -735,3 +735,51 @@ def test_persistent_tile_order():
                 assert seen[0][1] == n_m - 1
                 if tiles >= 4 * P:
                     assert max(blocks) / (sum(blocks) / P) < 1.03, (S, D, heads, max(blocks))
+
+
+# --------------------------------------------------------------- a K/V block in two pieces
+@pytest.mark.parametrize("causal,strided", [(False, False), (True, False), (False, True)],
+                         ids=["full", "causal", "strided"])
+def test_fa3_block_in_pieces(causal, strided):
+    """fa3 at FA3's d 256 tile, 128 x 80 (``tile=(128, 80)``; Gluon's tensors are powers of two,
+    so each K/V block is a 64-row and a 16-row box, ``boxes.py``): both boxes land on one
+    ``full`` mbarrier (80 x 256 x 2 bytes expected); S = Q·K_jᵀ is an n = 64 and an n = 16
+    wgmma (16 k-steps each), P·V a k = 64 and a k = 16 one onto the same O (m64n256, 4 + 1
+    k-steps); the wait for the scores leaves both P·V groups in flight, and every exp of the
+    softmax (64 x 80 over 128 threads, + alpha of 2 rows) runs before P·V's wait. Two rings of
+    80 x 256 x 2 stages and Q in 227 KiB; no spills, every register under the consumers' 240."""
+    cfg = config("fa3", 256, causal, tile=(128, 80))
+    assert cfg.pieces == (64, 16)
+    k = host.compile_sm90(KERNELS["fa3"], cfg, torch.float16, causal, strided=strided)
+    # every TMA descriptor a top-level argument, which the launcher builds (Q, K's and V's two
+    # pieces; strided: O's too): Triton 3.6's launcher builds none inside a tuple
+    assert len(k.metadata.tensordesc_meta) == 5 + strided
+    ptx = k.asm["ptx"]
+    assert count(ptx, r"mbarrier\.arrive\.expect_tx\.shared\.b64 _, \[%r\d+\], 40960;") == 2
+    shapes = {s: count(ptx, rf"wgmma\.mma_async\.sync\.aligned\.{s}\.") for s in
+              ("m64n64k16", "m64n16k16", "m64n256k16")}
+    # a consumer's Q·Kᵀ at block 0 and in the loop; its P·V in the loop and after it
+    c = cfg.consumers
+    assert shapes == {"m64n64k16": 2 * 16 * c, "m64n16k16": 2 * 16 * c, "m64n256k16": 2 * 5 * c}
+    assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 2;") == c
+    assert count(ptx, r"wgmma\.wait_group\.sync\.aligned 1;") == 0
+    assert cfg.smem_bytes() <= k.metadata.shared <= host.SMEM_PER_BLOCK
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    sass = cc.sass_of_cubin(k.asm["cubin"])
+    assert not re.search(r"\b(?:STL|LDL)\b", sass), "local memory: the consumers spill"
+    assert max(int(r) for r in re.findall(r"\bR(\d+)\b", sass)) < cfg.consumer_regs
+    # softmax_under_pv reads the one-group wait (0x1); here P·V is two groups
+    assert cc.softmax_under_pv(sass.replace("gsb0, 0x2", "gsb0, 0x1")) == [64 * 80 // 128 + 2] * c
+
+
+def test_block_in_pieces_configs():
+    """80 = 64 + 16 is fa3's alone, not persistent (its tiles stage O beside Q and the rings);
+    the smaller piece a power of two of at least one wgmma k-step."""
+    assert config("fa3", 256, tile=(128, 80)).smem_bytes() <= host.SMEM_PER_BLOCK
+    assert config("fa3", 128, tile=(128, 64)).pieces == (64,)
+    for variant, tile, persistent in (("overlap", (128, 80), False), ("ws", (128, 80), False),
+                                      ("fa3", (128, 80), True), ("fa3", (128, 176), False),
+                                      ("fa3", (128, 72), False)):
+        with pytest.raises(ValueError, match="BN must be a power of two, or"):
+            config(variant, 256, tile=tile, persistent=persistent)

@@ -186,6 +186,29 @@ def test_cond_rescale_matches_float64(dtype, d, causal):
         check("fa3", q * 3, (k.float() * ramp).to(dtype), v, causal, TOL[dtype], softmax=sm)
 
 
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_block_in_pieces_matches_float64(dtype, causal):
+    """fa3 at FA3's d 256 tile, 128 x 80, each K/V block a 64-row and a 16-row piece
+    (``boxes.py``), with d 256's default softmax (lane_sum) and without it: lengths that are not
+    multiples of 80 (one ending inside a block's first piece, 50; others in its second), one row,
+    multiples of 80 and one past; large scores (NaN-free); FA3's (batch, seq, heads, d) layout
+    through rank-4 descriptors."""
+    gen = torch.Generator(device="cuda").manual_seed(hash(("pieces", causal, str(dtype))) % 2**31)
+    for B, H, S in ((1, 2, 1), (1, 2, 50), (2, 3, 77), (2, 3, 300), (1, 2, 1000), (1, 2, 640),
+                    (1, 2, 641)):
+        q, k, v = (torch.randn(B, H, S, 256, device="cuda", dtype=dtype, generator=gen)
+                   for _ in range(3))
+        for softmax in (None, ()):
+            check("fa3", q, k, v, causal, TOL[dtype], tile=(128, 80), softmax=softmax)
+    check("fa3", q * 20, k * 20, v, causal, 2e-2 if dtype == torch.float16 else TOL[dtype],
+          tile=(128, 80))
+    q, k, v = (torch.randn(2, 333, 3, 256, device="cuda", dtype=dtype, generator=gen)
+               for _ in range(3))
+    check("fa3", *(t.transpose(1, 2) for t in (q, k, v)), causal, TOL[dtype], tile=(128, 80))
+
+
 def test_wrong_device_raises():
     from kernels.attention import attention
 
