@@ -24,7 +24,8 @@ def true_idle(busy, t0, t1):
 
 TAB2 = measured(DATASHEET, 176, 128)
 TAB2_IDLE = true_idle(*TAB2)
-rng = random.SystemRandom()
+rng = random.Random()          # drawn afresh each grading run (the runner reseeds it per student
+                               # and test, so a regrade of the same file draws the same values)
 
 
 def exposed(s, *args):
@@ -49,17 +50,25 @@ def on_the_grid(tensor, sfu, t0, t1):
 @pytest.mark.points(1)
 def test_exposed_softmax_synthetic():
     """Only SFU time with no tensor work counts; overlaps within a unit count once; parts outside
-    the window do not count."""
+    the window do not count, and an interval reaching past both ends of the window counts for
+    the whole window."""
     s = sub()
     assert exposed(s, [(0, 10)], [(5, 15), (30, 40)], 0, 40) == pytest.approx(15 / 40)
     assert exposed(s, [(0, 10), (2, 4)], [(1, 12), (8, 14), (-5, 2)], 0, 20) == \
         pytest.approx(4 / 20)
     assert exposed(s, [], [], 0, 40) == 0.0
     assert exposed(s, [(0, 40)], [(0, 40)], 0, 40) == 0.0
-    for _ in range(20):
+    # one interval holds the window: it starts before t0 and ends after t1
+    assert exposed(s, [], [(-10, 50)], 0, 40) == pytest.approx(1.0)
+    assert exposed(s, [(10, 20)], [(-1, 41)], 0, 40) == pytest.approx(30 / 40)
+    assert exposed(s, [(-10, 50)], [(5, 15), (-3, 45)], 0, 40) == 0.0
+    for i in range(20):
         t0, t1 = rng.randint(-20, 20), rng.randint(60, 120)
         ivs = [[(a, a + rng.randint(1, 12))
                 for a in rng.sample(range(-30, 130), rng.randint(0, 16))] for _ in range(2)]
+        if i % 2:                    # and intervals longer than the window, reaching past its ends
+            ivs[i % 4 // 2].append((t0 - rng.randint(1, 30), t1 + rng.randint(1, 30)))
+            ivs[rng.randint(0, 1)].append((rng.randint(-60, 0), rng.randint(60, 180)))
         assert exposed(s, *ivs, t0, t1) == pytest.approx(on_the_grid(*ivs, t0, t1)), (ivs, t0, t1)
 
 

@@ -1,9 +1,12 @@
 # exercise: ch05_idle
 # file: idle.py
 # loses: none
+# timeout: 120
 # bug: exposed_softmax writes ~300 MB to stdout, then returns the right answer. The sandbox keeps the
 #      first MiB of a submission's output and drops the rest: the grader stays up and the right
 #      answers keep their points (a flood is not a reason to lose them, nor a way to win any).
+#      Its tests get the grader's own deadline: 300 MB a call over some thirty calls takes a while
+#      on a loaded machine.
 # ruff: noqa  (known-wrong on purpose)
 """Chapter 05 — where does the tensor core's time go? Predict it, then measure it.
 

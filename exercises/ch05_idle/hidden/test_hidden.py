@@ -91,14 +91,17 @@ MODEL = [two_consumers(DATASHEET, 128, 128),
 @pytest.mark.points(1)
 def test_exposed_softmax_of_the_model():
     """On the model's own `ws` traces (two consumers, their softmaxes partly under each other's
-    GEMMs; a drawn SFU rate and tile), and on random intervals with fractional ends."""
+    GEMMs; a drawn SFU rate and tile), and on random intervals with fractional ends, some of
+    them holding the whole window."""
     s = pub.sub()
     for tensor, sfu, t0, t1 in MODEL:
         ref = true_exposed(tensor, sfu, t0, t1)
         assert 0 < ref < 1
         assert pub.exposed(s, tensor, sfu, t0, t1) == pytest.approx(ref, abs=1e-9)
-    for _ in range(10):
+    for i in range(10):
         ivs = [[(a, a + rng.uniform(0.1, 9.0)) for a in (rng.uniform(-10, 110) for _ in
                 range(rng.randint(1, 20)))] for _ in range(2)]
         t0, t1 = rng.uniform(-5, 20), rng.uniform(70, 120)
+        if i % 2:                    # an interval of either unit that holds the whole window
+            ivs[rng.randint(0, 1)].append((t0 - rng.uniform(0.1, 40), t1 + rng.uniform(0.1, 40)))
         assert pub.exposed(s, *ivs, t0, t1) == pytest.approx(true_exposed(*ivs, t0, t1))
