@@ -376,6 +376,8 @@ def _limit_of(exc: BaseException, student: Student) -> str:
     on the grader's clock. A message's text never names a limit: the submission writes it."""
     from .sandbox import SessionEnded
     from .student import TIME_RAN_OUT, SubmissionFailed
+    if getattr(student, "grader_limit", ""):         # counted by the grader (`ModelCallLimit`):
+        return student.grader_limit                 # the model's run may carry it as text only
     seen, todo = set(), [exc]
     while todo:
         e = todo.pop()
@@ -408,7 +410,7 @@ def run_case(case: Case, student: Student, timeout: float) -> tuple[str, str]:
     """Run one test against `student`: (outcome, message). The limit that stopped the
     submission, if one did, is left in ``student.stopped_by`` (`_limit_of`)."""
     from _pytest.outcomes import OutcomeException
-    student.stopped_by = ""
+    student.stopped_by = student.grader_limit = ""
     params = inspect.signature(case.fn).parameters
     unknown = set(params) - {"tmp_path"}
     if unknown:

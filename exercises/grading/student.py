@@ -55,6 +55,21 @@ class SubmissionFailed(AssertionError):
     """The submission's process failed to answer (the message says how); the test fails."""
 
 
+# Each call a role makes on its CTA, and each step it yields, is carried out by the grader's model
+# in the grader's own process and leaves events there: a 60-byte request costs the grader about
+# a kilobyte, so a role that makes millions of calls grows the grader (not its sandbox) by
+# gigabytes. A right role makes at most about 2,500 in the longest run a test makes (48 blocks,
+# three consumers); a session is stopped past eight times that.
+MODEL_CALLS = 20_000
+
+
+class ModelCallLimit(SubmissionFailed):
+    """A session made more calls into the grader's model than any right role needs."""
+
+    limit = (f"model-call limit ({MODEL_CALLS} calls and steps a session into the grader's "
+             "model)")
+
+
 class SubmissionRaised(AssertionError):
     """The submission's code raised; the message carries its traceback."""
 
@@ -152,6 +167,7 @@ class Student:
         self._views: dict[int, _View] = {}
         self._ids = itertools.count()
         self.output = ""                        # what the last ended session printed
+        self.grader_limit = ""                  # a limit the grader's side counted this test
 
     # --- the session --------------------------------------------------------------------------
     def _live(self) -> Session:
@@ -167,7 +183,18 @@ class Student:
             if self.deadline is not None:      # the grader's start-up (a cold zygote's warm-up)
                 self.deadline += time.monotonic() - t0   # is not the submission's time
             self._views = {}
+            self._model_calls = 0
         return self._session
+
+    def _model_call(self) -> None:
+        """Count one call or step of the submission's into the grader's model (`MODEL_CALLS`)."""
+        self._model_calls = getattr(self, "_model_calls", 0) + 1
+        if self._model_calls > MODEL_CALLS:
+            self.grader_limit = ModelCallLimit.limit      # the runner names it (`_limit_of`)
+            self.close()
+            raise ModelCallLimit(f"the submission made more than {MODEL_CALLS} calls and steps "
+                                 "into the grader's model in one session (a right role makes a "
+                                 f"few thousand)\nstopped by the {ModelCallLimit.limit}")
 
     def close(self) -> None:
         if self._session is not None:
@@ -184,6 +211,7 @@ class Student:
         try:
             reply = session.request(msg, left)
             while isinstance(reply, dict) and "req" in reply:
+                self._model_call()
                 reply = session.request(self._serve(reply), max(0.1, self.deadline - time.monotonic()
                                                                 if self.deadline else left))
         except SessionEnded as e:
@@ -339,6 +367,7 @@ class Student:
         while True:
             if self._session is not session:
                 raise SubmissionFailed("the submission's process ended during this generator")
+            self._model_call()
             reply = self._ask({"op": "next", "gen": gid, "send": send})
             if "return" in reply:
                 return codec.decode(reply["return"])
