@@ -43,7 +43,8 @@
 #   d256_80     fa3 at FA3's d 256 tile, 128x80 (a K/V block as a 64- and a 16-row piece): its
 #               GPU test, then the d 256 grid beside the default 128x64
 #   gputests    every `gpu` test of tests/kernels except ConSan, 12 workers
-#   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention)
+#   grade       the exercises' GPU grading (Gluon ws GEMM, tl attention); run it last: with
+#               .whl/numpy/ carried it installs numpy < 2.4 for the interpreter's tests
 #   grade_wrong the grader's self-test on known-wrong submissions, on the GPU
 #   notebooks   chapters 01-05 run as scripts, so their live-GPU cells execute
 #   landed      the GPU tests of the attention ladder, the layouts and the GEMM ladder (no ConSan),
@@ -187,15 +188,22 @@ for step in "$@"; do
     TAIL=30 step_run align 200 python3 -m instruments.tools.align_probe --out "$OUT/h200-align.json" ;;
   gputests)
     TAIL=8 step_run gputests 300 python3 -m pytest -q -p no:cacheprovider -m gpu -n 12 tests/kernels -k "not consan and not micro" ;;
-  grade)
+  grade)  # the Triton 3.6 interpreter needs numpy < 2.4 where the sandbox imports it (the system's
+           # site-packages, not PYTHONPATH): carry its wheel in .whl/numpy/ (this step replaces numpy)
+    if compgen -G ".whl/numpy/*.whl" > /dev/null; then
+      python3 -m pip install -q --no-index --no-deps --break-system-packages .whl/numpy/*.whl \
+        > "$OUT/numpy_install.log" 2>&1 || python3 -m pip install -q --no-index --no-deps .whl/numpy/*.whl
+    fi
     step_run grade 240 python3 -m exercises grade --only ch02_ws_gluon --only ch04_tl_attention --student gpu-check -v ;;
   grade_wrong)  # the known-wrong GPU-graded submissions, graded as a student's would be: each must
                 # lose the tests its header names (`# loses:`), the GPU ones included
-    # (ch02_gluon_waits_on_empty deadlocks: its GPU tests end at their timeouts, 300 + 420 s,
-    # more than a device call holds; its CPU loss is checked on every CI run)
+    # (the two that deadlock, waits_on_empty and empty_count_two, end their GPU tests at their
+    # timeouts, 300 + 420 s, more than a device call holds; their CPU losses are checked on every
+    # CI run). WRONG_FROM=NAME starts at that file, to go on where an earlier call stopped.
     for w in exercises/wrong/ch02_consumer_*.py exercises/wrong/ch02_gluon_*.py \
              exercises/wrong/ch04_tl_*.py exercises/wrong/cheat_surface_tl_*.py; do
-      [[ $w == *waits_on_empty* ]] && continue
+      [[ $w == *waits_on_empty* || $w == *empty_count_two* ]] && continue
+      [[ -n ${WRONG_FROM:-} && $(basename "$w" .py) < $WRONG_FROM ]] && continue
       ex=$(sed -n 's/^# exercise: //p' "$w"); f=$(sed -n 's/^# file: //p' "$w")
       rm -rf /tmp/wrong && mkdir -p "/tmp/wrong/$ex" && cp "$w" "/tmp/wrong/$ex/$f"
       echo "$(basename "$w"): $(sed -n 's/^# loses: //p' "$w")"
