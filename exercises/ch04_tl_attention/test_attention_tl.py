@@ -36,12 +36,6 @@ def run(device="cpu"):
 
 def _run(device):
     cs = cases()
-    if device == "cpu" and _numpy_too_new():
-        # Triton 3.6's interpreter turns 1-element arrays into Python scalars, which NumPy 2.5
-        # refuses ("only 0-dimensional arrays can be converted"): name the fix, not the symptom.
-        why = (f"the Triton 3.6 interpreter needs numpy < 2.5 (the course pins numpy < 2.4); "
-               f"this environment has numpy {np.__version__}: pip install 'numpy<2.4'")
-        return cs, {n: {"error": why} for n in cs}
     env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
     student = harness.sandboxed(__file__, env=env, gpu=device != "cpu")
     try:
@@ -85,6 +79,12 @@ def _numpy_too_new() -> bool:
 
 
 def check(name, device="cpu", tol=2e-5, what=("o", "lse")):
+    if device == "cpu" and _numpy_too_new():
+        # Triton 3.6's interpreter turns 1-element arrays into Python scalars, which NumPy 2.5
+        # refuses ("only 0-dimensional arrays can be converted"). The grader's environment cannot
+        # run these tests: not graded here (as a GPU test without a GPU), not a point lost.
+        pytest.skip(f"the Triton 3.6 interpreter needs numpy < 2.5 (the course pins numpy < 2.4); "
+                    f"this environment has numpy {np.__version__}: pip install 'numpy<2.4'")
     cs, outs = run(device)
     got = outs.get(name)
     assert isinstance(got, dict), f"no result for case {name}"
