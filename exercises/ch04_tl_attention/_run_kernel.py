@@ -87,16 +87,21 @@ def compiles(shapes):
     backend = make_backend(target)
     options = backend.parse_options({"num_warps": 4})
     names = list(kernel.arg_names)
+    launched = len(SIGNATURE) + 3
+    # parameters past the launch's take their defaults, as a launch binds them
+    extra = {p.name: p.default for p in kernel.params[launched:] if p.has_default}
     out, done = {}, {}
     for key, (d, bm, bn) in shapes.items():
         shape = (int(d), int(bm), int(bn))
         if shape not in done:
             try:
-                if len(names) != len(SIGNATURE) + 3:
-                    raise TypeError(f"attention_fwd takes {len(names)} arguments, the launch "
-                                    f"passes {len(SIGNATURE) + 3}")
-                src = ASTSource(kernel, dict(zip(names, SIGNATURE + ["constexpr"] * 3)),
-                                dict(zip(names[-3:], shape)))
+                if len(names) < launched or len(names) - launched != len(extra):
+                    raise TypeError(f"attention_fwd takes {len(names)} arguments (without a "
+                                    f"default), the launch passes {launched}")
+                signature = dict(zip(names, SIGNATURE + ["constexpr"] * 3))
+                signature.update({n: "constexpr" for n in extra})
+                src = ASTSource(kernel, signature,
+                                {**dict(zip(names[launched - 3:launched], shape)), **extra})
                 ctx = ir.context()
                 ir.load_dialects(ctx)
                 backend.load_dialects(ctx)
