@@ -471,6 +471,9 @@ fi
 mkdir -p "$AG/results"
 rm -f "$AG/results/results.json"
 chmod 0711 "$AG"; chmod -R go-rwx "$AG/source" "$AG/results"    # see setup.sh: the modes hide it
+# Gradescope's metadata lists the previous submissions with their results (the hidden tests'
+# outcomes, the instructors' full table): the grader reads it, the submission's uid may not
+chmod go-rwx "$AG/submission_metadata.json" 2>/dev/null || true
 cd "$AG/source" || exit 1
 SUB="$("$PY" -c 'import sys; from pathlib import Path
 from exercises.grading.release import submission_root

@@ -88,3 +88,5 @@ def test_run_autograder_hides_the_solution(autograder, namespaces):
     assert gs["extra_data"]["isolation"] and all(ln.split(": ", 1)[1] in gs["extra_data"]["isolation"]
                                                  for ln in iso), gs["extra_data"]
     assert oct(os.stat(ag / "source").st_mode & 0o777) == "0o700"
+    # the previous submissions' results (hidden outcomes, the full table) are the grader's alone
+    assert os.stat(ag / "submission_metadata.json").st_mode & 0o077 == 0
