@@ -66,6 +66,7 @@ def guard(own=()):
     if _OWN.get(None) or _ADAPTERS:
         return
     _OWN[None] = True
+    _no_sockets()                   # before the submission's code runs: its import included
     before = set(sys.modules)
     roots = tuple(os.path.join(os.path.realpath(p), "") for p in sys.path[1:])
     for name in own:
@@ -100,11 +101,36 @@ def guard(own=()):
     _add_hook(hook)
 
 
+# syscall numbers by seccomp_data.arch: x86_64, i386, aarch64
+_EXEC_CALLS = ((0xC000003E, (59, 322)), (0x40000003, (11, 358)), (0xC00000B7, (221, 281)))
+_SOCKET_CALLS = ((0xC000003E, (41,)), (0x40000003, (102, 359)), (0xC00000B7, (198,)))
+
+
+def _no_sockets():
+    """No socket for the submission, from before its modules are imported: an audit hook
+    refuses Python's, and a seccomp filter the socket syscall itself (a foreign-function call
+    included). A session talks to the grader over the pipes it was started with; a socket could
+    only reach something else: where there is no network namespace (a container without
+    unshare), an oracle on the host or the internet that computes the answers."""
+    def hook(event, args, _err=PermissionError):
+        if event in ("socket.__new__", "socket.connect", "socket.bind", "socket.sendto",
+                     "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname"):
+            raise _err("the submission may not open a network connection (%s)" % (event,))
+    _add_hook(hook)
+    _seccomp_deny(_SOCKET_CALLS)
+
+
 def _no_exec():
     """A seccomp filter on this process and what it forks: execve and execveat fail (EPERM), so
     no program starts, whatever route the call takes (a foreign-function pointer the submission
     resolved while its module was imported included). Where the kernel takes no filter, the
     audit hook alone refuses the ways Python starts programs."""
+    _seccomp_deny(_EXEC_CALLS)
+
+
+def _seccomp_deny(calls):
+    """A seccomp filter on this process and what it forks: the syscalls `calls` names ((arch,
+    numbers) pairs) fail with EPERM. Filters stack; none is ever removed."""
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -119,8 +145,7 @@ def _no_exec():
             _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Ins))]
         ld, jeq, and_, ret = 0x20, 0x15, 0x54, 0x06
         prog, tests = [[ld, 0, 0, 4]], []                  # seccomp_data.arch
-        for arch, nrs in ((0xC000003E, (59, 322)), (0x40000003, (11, 358)),
-                          (0xC00000B7, (221, 281))):       # x86_64, i386, aarch64
+        for arch, nrs in calls:
             block = [[ld, 0, 0, 0], [and_, 0, 0, 0xBFFFFFFF]]       # seccomp_data.nr
             for nr in nrs:
                 tests.append(len(prog) + 1 + len(block))
