@@ -97,3 +97,29 @@ def test_an_oracle_over_the_network_answers_nothing(tmp_path, oracle, how):
     text = out.stdout + out.stderr
     assert "score 0/1" in text, text[-3000:]
     assert not served, f"the oracle was asked {len(served)} question(s)"
+
+
+IO_URING = '''
+import ctypes
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+_params = ctypes.create_string_buffer(120)
+_RING = _libc.syscall(425, 8, _params)        # io_uring_setup: a ring opens and connects sockets
+_ERR = ctypes.get_errno()
+
+
+def exposed_softmax(tensor, sfu, t0, t1):
+    raise RuntimeError(f"io_uring_setup answered {_RING} errno {_ERR}")
+'''
+
+
+def test_no_io_uring_either(tmp_path):
+    """An io_uring ring opens and connects sockets without the socket syscall: refused too."""
+    if os.uname().machine not in ("x86_64", "aarch64"):
+        pytest.skip("io_uring_setup is 425 on x86_64 and aarch64")
+    (tmp_path / "idle.py").write_text(IO_URING)
+    out = subprocess.run([sys.executable, "-m", "exercises", "grade", str(tmp_path), "--only",
+                          "ch05_idle", "--test", "test_exposed_softmax_synthetic", "-v"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    text = out.stdout + out.stderr
+    assert "io_uring_setup answered -1 errno 1" in text, text[-3000:]

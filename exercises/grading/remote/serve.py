@@ -103,13 +103,15 @@ def guard(own=()):
 
 # syscall numbers by seccomp_data.arch: x86_64, i386, aarch64
 _EXEC_CALLS = ((0xC000003E, (59, 322)), (0x40000003, (11, 358)), (0xC00000B7, (221, 281)))
-_SOCKET_CALLS = ((0xC000003E, (41,)), (0x40000003, (102, 359)), (0xC00000B7, (198,)))
+# socket, and io_uring_setup/enter/register (a ring opens and connects sockets by itself)
+_SOCKET_CALLS = ((0xC000003E, (41, 425, 426, 427)), (0x40000003, (102, 359, 425, 426, 427)),
+                 (0xC00000B7, (198, 425, 426, 427)))
 
 
 def _no_sockets():
     """No socket for the submission, from before its modules are imported: an audit hook
-    refuses Python's, and a seccomp filter the socket syscall itself (a foreign-function call
-    included). A session talks to the grader over the pipes it was started with; a socket could
+    refuses Python's, and a seccomp filter the socket syscall itself and io_uring, whose rings
+    open and connect sockets without it (a foreign-function call included). A session talks to the grader over the pipes it was started with; a socket could
     only reach something else: where there is no network namespace (a container without
     unshare), an oracle on the host or the internet that computes the answers."""
     def hook(event, args, _err=PermissionError):
