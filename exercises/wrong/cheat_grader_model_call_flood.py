@@ -4,9 +4,9 @@
 # bug: a memory bomb aimed at the grader, not at its own sandbox: the producer calls
 #      `expect(0)` on a barrier millions of times without yielding. Each call is a 60-byte request
 #      that the grader's model carries out in the grader's own process, logging an event there,
-#      so the grader (which no sandbox limit covers) grew by about 1.7 GB in one test and each
-#      test ran to its deadline. A session is stopped after the model calls no right role needs,
-#      and the status names the model-call limit (class 5).
+#      so uncounted they grow the grader (which no sandbox limit covers) by about 1.7 GB a test
+#      and hold each test to its deadline. A session is stopped after more model calls than a
+#      right role needs, and the status names the model-call limit (class 5).
 # ruff: noqa  (known-wrong on purpose)
 
 

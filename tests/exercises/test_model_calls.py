@@ -27,7 +27,8 @@ def test_a_flood_of_model_calls_is_stopped_and_named(tmp_path):
     assert "score 0/1" in text, text[-2000:]
     assert "model-call limit" in text.split("score 0/1")[-1], text[-2000:]   # the status line
     assert took < 60, f"the flood ran {took:.0f} s: stopped by the test's deadline, not a count"
-    # the grader's process (and the largest of its children) stays small: about 1.7 GB before
+    # the grader's process (and the largest of its children) stays small: uncounted, the flood
+    # grows the grader by about 1.7 GB in one test
     assert peak_kb < max(before, 700 * 1024), f"a process of the grading grew to {peak_kb} kB"
 
 
