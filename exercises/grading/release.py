@@ -73,7 +73,20 @@ __pycache__/
 # How the README opens Lab, from the copy's root: the root is the server's, so a chapter's links
 # to ../exercises open; tests/test_lab_browser.py runs exactly this line.
 LAB_LINE = "export PYTHONPATH=$PWD JUPYTER_CONFIG_PATH=$PWD/jupyter-config && jupyter lab"
-COURSE_SKIP = ("__pycache__", "*.pyc", ".pytest_cache", ".ipynb_checkpoints", "build", "archive")
+COURSE_SKIP = ("__pycache__", "*.pyc", ".pytest_cache", ".ipynb_checkpoints", "build", "archive",
+               "lab-notebook.md")
+# The lab notebook is the instructors' record: how each hidden test was built, which cheats got
+# through and how they were stopped. The copy holds this note in its place, so that the course's
+# pointers to it still lead somewhere.
+NOTEBOOK_NOTE = """\
+# The lab notebook
+
+The course's lab notebook (every measurement's prediction and outcome, in the order they were
+made) stays with the instructors' copy of the course: it also records how the exercises are
+graded, hidden tests included. The measurements it describes are the JSON files beside this note.
+"""
+# A grading run's log shows the hidden tests' outcomes and messages: left out of the copy.
+HIDDEN_MARK = "[hidden]"
 NOTEBOOK_SKIP = ("__pycache__", "*.pyc", "*.ipynb", ".ipynb_checkpoints")
 # what the release leaves out of exercises/: the known-wrong files, the hidden tests and the
 # secret of their per-student draws (`runner.seed_salt`)
@@ -173,6 +186,8 @@ def release(dest: Path, force: bool = False) -> Path:
     for d in COURSE_DIRS:
         if (ROOT / d).is_dir():
             shutil.copytree(ROOT / d, dest / d, ignore=shutil.ignore_patterns(*COURSE_SKIP))
+    drop_grading_logs(dest / "results")
+    (dest / "results" / "lab-notebook.md").write_text(NOTEBOOK_NOTE)
     shutil.copytree(ROOT / "notebooks", dest / "notebooks",
                     ignore=shutil.ignore_patterns(*NOTEBOOK_SKIP))
     (dest / "requirements.txt").write_text(REQUIREMENTS)
@@ -193,6 +208,15 @@ def release(dest: Path, force: bool = False) -> Path:
     check_no_salt(dest)
     check_whole_release(dest)
     return dest
+
+
+def drop_grading_logs(results: Path) -> None:
+    """Remove the logs of grading runs (a report that marks a test hidden) from the copy's
+    results/: they show what the hidden tests asked and answered."""
+    for p in sorted(results.rglob("*")):
+        if p.is_file() and p.suffix in (".log", ".txt", ".md") and \
+                HIDDEN_MARK in p.read_text(encoding="utf-8", errors="replace"):
+            p.unlink()
 
 
 def check_no_salt(dest: Path) -> None:

@@ -278,6 +278,24 @@ def test_release_is_the_course(released):
     assert ".ipynb_checkpoints/" in (released / ".gitignore").read_text().split()
 
 
+def test_release_leaves_out_the_lab_notebook_and_grading_logs(released):
+    """The lab notebook records how the hidden tests were built and which cheats got through,
+    and a grading run's log shows the hidden tests' messages: the copy holds a note in the
+    notebook's place and none of those logs (the course holds both, so this can fail)."""
+    from exercises.grading.release import HIDDEN_MARK, NOTEBOOK_NOTE
+    root = runner.ROOT / "results"
+    assert "test_many_laps" in (root / "lab-notebook.md").read_text()
+    logs = [p.relative_to(root) for p in root.rglob("*.log")
+            if "archive" not in p.parts and HIDDEN_MARK in p.read_text(errors="replace")]
+    assert logs, "no grading log in the course's results/: this test checks nothing"
+    assert (released / "results" / "lab-notebook.md").read_text() == NOTEBOOK_NOTE
+    for rel in logs:
+        assert not (released / "results" / rel).exists(), rel
+    for p in (released / "results").rglob("*"):
+        if p.is_file() and p.suffix in (".log", ".txt", ".md"):
+            assert HIDDEN_MARK not in p.read_text(errors="replace"), p
+
+
 def test_released_model_predicts_as_the_course(released):
     """The released `sim` is the course's: the same predictions for the H200 preset (FA3 tab. 2's
     shape) and the H100, digit for digit, in a fresh interpreter that imports it from the copy."""
