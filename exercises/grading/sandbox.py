@@ -79,9 +79,12 @@ from pathlib import Path
 from typing import Any
 
 from . import sandbox_worker
+from .remote import seccomp
 from .sandbox_worker import HEADER, kill_tree
 
-WORKER_SOURCE = Path(sandbox_worker.__file__).read_text(encoding="utf-8")
+# the worker runs as ``python -c``: the seccomp filter's pieces first, then the worker itself
+WORKER_SOURCE = (Path(seccomp.__file__).read_text(encoding="utf-8") + "\n"
+                 + Path(sandbox_worker.__file__).read_text(encoding="utf-8"))
 GRADER_ROOT = Path(__file__).resolve().parents[2]      # the repository holding exercises/
 _MISSING = object()
 

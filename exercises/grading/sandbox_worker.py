@@ -12,7 +12,9 @@ it only for the process-tree helpers (``descendants``, ``kill_tree``) it shares.
 * ``worker`` (untrusted from the moment the submission is imported): sets ``sys.path``, reads the
   payload frame, calls ``module:function(payload)`` and writes the JSON result frame.
 
-Only the standard library; no ``from __future__`` (``-c`` source must stand alone).
+Only the standard library; no ``from __future__`` (``-c`` source must stand alone). The seccomp
+filter's pieces are ``remote/seccomp.py``'s: imported here when the grader imports this file, and
+as ``-c`` source they come first (``sandbox.WORKER_SOURCE``).
 """
 import json
 import os
@@ -20,6 +22,11 @@ import signal
 import struct
 import sys
 import time
+
+try:
+    from .remote.seccomp import install, program
+except ImportError:         # run as ``-c``: remote/seccomp.py's source came before this file's
+    pass
 
 HEADER = struct.Struct(">Q")          # frames: 8-byte big-endian length, then UTF-8 JSON
 
@@ -161,43 +168,6 @@ KEYRING_SYSCALLS = {0xC000003E: (248, 249, 250),          # x86_64 (x32 numbers 
                     0xC00000B7: (217, 218, 219)}          # aarch64
 
 
-def seccomp_program():
-    """A classic-BPF seccomp filter: the keyring calls fail with EPERM, every other call runs."""
-    ld_abs, jeq, alu_and, ret = 0x20, 0x15, 0x54, 0x06
-    deny, allow = 0x00050000 | 1, 0x7FFF0000               # SECCOMP_RET_ERRNO | EPERM, ALLOW
-    prog = [[ld_abs, 0, 0, 4]]                              # seccomp_data.arch
-    for arch, nrs in KEYRING_SYSCALLS.items():
-        block = [[ld_abs, 0, 0, 0], [alu_and, 0, 0, 0xBFFFFFFF]]   # seccomp_data.nr
-        block += [[jeq, 0, 0, nr] for nr in nrs] + [[ret, 0, 0, allow]]
-        prog.append([jeq, 0, len(block), arch])             # another arch: skip this block
-        prog += block
-    prog.append([ret, 0, 0, allow])
-    deny_at = len(prog)
-    prog.append([ret, 0, 0, deny])
-    for i, ins in enumerate(prog):                          # each nr test jumps to the deny
-        if ins[0] == jeq and ins[2] == 0 and ins[3] not in KEYRING_SYSCALLS:
-            ins[1] = deny_at - i - 1
-    return prog
-
-
-def install_seccomp(libc, ctypes):
-    """Install `seccomp_program` on this process (inherited by its children and across exec);
-    no-new-privs is set first. Raises OSError where the kernel refuses it."""
-    class Ins(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte),
-                    ("k", ctypes.c_uint32)]
-
-    class Prog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Ins))]
-    prog = seccomp_program()
-    arr = (Ins * len(prog))(*[Ins(*i) for i in prog])
-    fprog = Prog(len(prog), ctypes.cast(arr, ctypes.POINTER(Ins)))
-    libc.prctl(38, 1, 0, 0, 0)                              # PR_SET_NO_NEW_PRIVS
-    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:   # PR_SET_SECCOMP, MODE_FILTER
-        e = ctypes.get_errno()
-        raise OSError(e, "seccomp filter: %s" % os.strerror(e))
-
-
 def seccomp_probe():
     """Whether a seccomp filter can be installed here and refuses keyctl (in a forked child)."""
     if not sys.platform.startswith("linux"):
@@ -207,7 +177,7 @@ def seccomp_probe():
         code = 1
         try:
             ctypes, libc = _libc()
-            install_seccomp(libc, ctypes)
+            install(program(KEYRING_SYSCALLS))
             libc.syscall.restype = ctypes.c_long
             nr = {"x86_64": 250, "aarch64": 219, "i686": 288}.get(os.uname().machine)
             if nr is not None and libc.syscall(ctypes.c_long(nr), ctypes.c_long(0)) == -1 \
@@ -274,7 +244,7 @@ def _child(cfg, keep_fds):
     libc.prctl(38, 1, 0, 0, 0)                             # PR_SET_NO_NEW_PRIVS
     libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)            # PR_SET_PDEATHSIG (after setuid)
     if cfg.get("seccomp"):
-        install_seccomp(libc, ctypes)              # fails the start where it cannot be had
+        install(program(KEYRING_SYSCALLS))         # fails the start where it cannot be had
     os.umask(0o077)
     if "worker" not in cfg:
         os.execve(cfg["python"], cfg["argv"], cfg["env"])

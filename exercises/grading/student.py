@@ -168,6 +168,7 @@ class Student:
         self._ids = itertools.count()
         self.output = ""                        # what the last ended session printed
         self.grader_limit = ""                  # a limit the grader's side counted this test
+        self._model_calls = 0                   # this session's calls into the grader's model
 
     # --- the session --------------------------------------------------------------------------
     def _live(self) -> Session:
@@ -188,7 +189,7 @@ class Student:
 
     def _model_call(self) -> None:
         """Count one call or step of the submission's into the grader's model (`MODEL_CALLS`)."""
-        self._model_calls = getattr(self, "_model_calls", 0) + 1
+        self._model_calls += 1
         if self._model_calls > MODEL_CALLS:
             self.grader_limit = ModelCallLimit.limit      # the runner names it (`_limit_of`)
             self.close()

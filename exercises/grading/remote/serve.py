@@ -30,7 +30,7 @@ import os
 import sys
 import traceback
 
-from . import cta
+from . import cta, seccomp
 from .codec import decode, encode
 
 # the standard library a submission's functions may use once the guard is on (`guard`): loaded
@@ -102,10 +102,10 @@ def guard(own=()):
 
 
 # syscall numbers by seccomp_data.arch: x86_64, i386, aarch64
-_EXEC_CALLS = ((0xC000003E, (59, 322)), (0x40000003, (11, 358)), (0xC00000B7, (221, 281)))
+_EXEC_CALLS = {0xC000003E: (59, 322), 0x40000003: (11, 358), 0xC00000B7: (221, 281)}
 # socket, and io_uring_setup/enter/register (a ring opens and connects sockets by itself)
-_SOCKET_CALLS = ((0xC000003E, (41, 425, 426, 427)), (0x40000003, (102, 359, 425, 426, 427)),
-                 (0xC00000B7, (198, 425, 426, 427)))
+_SOCKET_CALLS = {0xC000003E: (41, 425, 426, 427), 0x40000003: (102, 359, 425, 426, 427),
+                 0xC00000B7: (198, 425, 426, 427)}
 
 
 def _no_sockets():
@@ -131,37 +131,12 @@ def _no_exec():
 
 
 def _seccomp_deny(calls):
-    """A seccomp filter on this process and what it forks: the syscalls `calls` names ((arch,
-    numbers) pairs) fail with EPERM. Filters stack; none is ever removed."""
+    """The syscalls `calls` names (arch: numbers) fail with EPERM in this process and what it
+    forks (`seccomp`); where the kernel takes no filter, the audit hooks alone refuse."""
     if not sys.platform.startswith("linux"):
         return
     try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-
-        class Ins(ctypes.Structure):
-            _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte),
-                        ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
-
-        class Prog(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Ins))]
-        ld, jeq, and_, ret = 0x20, 0x15, 0x54, 0x06
-        prog, tests = [[ld, 0, 0, 4]], []                  # seccomp_data.arch
-        for arch, nrs in calls:
-            block = [[ld, 0, 0, 0], [and_, 0, 0, 0xBFFFFFFF]]       # seccomp_data.nr
-            for nr in nrs:
-                tests.append(len(prog) + 1 + len(block))
-                block.append([jeq, 0, 0, nr])
-            block.append([ret, 0, 0, 0x7FFF0000])                   # ALLOW
-            prog += [[jeq, 0, len(block), arch]] + block
-        prog.append([ret, 0, 0, 0x7FFF0000])
-        for i in tests:
-            prog[i][1] = len(prog) - i - 1                           # to the deny below
-        prog.append([ret, 0, 0, 0x00050000 | 1])                    # ERRNO | EPERM
-        arr = (Ins * len(prog))(*[Ins(*i) for i in prog])
-        libc.prctl(38, 1, 0, 0, 0)                         # PR_SET_NO_NEW_PRIVS
-        libc.prctl(22, 2, ctypes.byref(Prog(len(prog), ctypes.cast(arr, ctypes.POINTER(Ins)))),
-                   0, 0)                                   # PR_SET_SECCOMP, MODE_FILTER
+        seccomp.install(seccomp.program(calls))
     except Exception:  # noqa: BLE001 - no filter here: the audit hook still refuses
         pass
 
