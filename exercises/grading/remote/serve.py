@@ -111,9 +111,10 @@ _SOCKET_CALLS = {0xC000003E: (41, 425, 426, 427), 0x40000003: (102, 359, 425, 42
 def _no_sockets():
     """No socket for the submission, from before its modules are imported: an audit hook
     refuses Python's, and a seccomp filter the socket syscall itself and io_uring, whose rings
-    open and connect sockets without it (a foreign-function call included). A session talks to the grader over the pipes it was started with; a socket could
-    only reach something else: where there is no network namespace (a container without
-    unshare), an oracle on the host or the internet that computes the answers."""
+    open and connect sockets without it (a foreign-function call included). A session talks to
+    the grader over the pipes it was started with; a socket could only reach something else:
+    where there is no network namespace (a container without unshare), an oracle on the host or
+    the internet that computes the answers."""
     def hook(event, args, _err=PermissionError):
         if event in ("socket.__new__", "socket.connect", "socket.bind", "socket.sendto",
                      "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname"):
