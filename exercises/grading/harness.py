@@ -59,6 +59,28 @@ def sandboxed(test_file: str, env: dict[str, str] | None = None, gpu: bool = Fal
     return student(test_file).variant(env, gpu)
 
 
+def serving_cpu_s(test_file: str, rel: str, fn: str, calls: list[tuple], value=0.5) -> float:
+    """The CPU seconds a sandbox like the submission's spends serving `calls` (argument tuples)
+    to a function `fn` of file `rel` that does nothing but return `value`: the grader's own
+    file, in a session of its own with the submission's limits, uid and cgroup, counted as
+    `Student.timed_calls` counts the submission's. What the pipe, the codec and the serving
+    loop cost for these calls on this machine, now: a budget for the submission's own work
+    adds to it."""
+    import shutil
+    import tempfile
+    d = Path(tempfile.mkdtemp(prefix="grader-serving-"))
+    try:
+        (d / rel).write_text(f"def {fn}(*args, **kwargs):\n    return {value!r}\n",
+                             encoding="utf-8")
+        null = student(test_file).alike({rel: d / rel})
+        try:
+            return null.timed_calls(f"{Path(rel).stem}:{fn}", calls)[1]
+        finally:
+            null.close()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def memo(test_file: str, key, compute):
     """`compute()` once per submission (several tests read one kernel run), never shared between
     two students graded by one process."""

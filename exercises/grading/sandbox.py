@@ -867,6 +867,71 @@ def run_untrusted(entry: str, payload: object, visible: Path | list[Path] | None
     return outcome
 
 
+def _proc_times() -> dict[int, tuple[str, int, float, float]]:
+    """pid -> (name, ppid, own CPU s, waited-for children's CPU s) of every process, from
+    /proc/<pid>/stat (stat(5): fields 14-17 are utime, stime, cutime, cstime, in clock ticks;
+    a thread group's own time holds its threads', the ended ones too)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+            rest = data[data.rindex(b")") + 2:].split()       # rest[0]: field 3, the state
+            utime, stime, cutime, cstime = (int(x) / tick for x in rest[11:15])
+            out[int(name)] = (data[data.index(b"(") + 1:data.rindex(b")")].decode(
+                "utf-8", "replace"), int(rest[1]), utime + stime, cutime + cstime)
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def _threads_cpu_s(pid: int) -> float:
+    """The CPU seconds of `pid`'s live threads, to the nanosecond (/proc/<pid>/task/*/schedstat,
+    whose first field is a thread's time on a CPU); 0 where the kernel keeps no schedstat."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / 1e9
+
+
+def _tree_cpu_s(root: int) -> float:
+    """CPU seconds of the sandbox below `root` (`Session.cpu_s`). `root` is the sandbox's own
+    process: its reaper (or zygote), or the ``unshare`` process whose one child is that reaper.
+    Those are the grader's: only what they waited for counts (the orphans the reaper reaped);
+    every process below them counts in full, with what it waited for. A process's own time is
+    the larger of its stat(5) count (every thread's, the ended ones too, in 10 ms ticks) and its
+    live threads' to the nanosecond: exact for a process whose threads all live (a session's
+    worker), within a tick for one whose threads ended."""
+    table = _proc_times()
+    children: dict[int, list[int]] = {}
+    for pid, (_name, ppid, _own, _waited) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    trusted = {root}
+    if root in table and table[root][0] == "unshare":
+        trusted.update(children.get(root, ()))
+    total, todo, seen = 0.0, [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen or pid not in table:
+            continue
+        seen.add(pid)
+        _name, _ppid, own, waited = table[pid]
+        total += waited if pid in trusted else max(own, _threads_cpu_s(pid)) + waited
+        todo.extend(children.get(pid, ()))
+    return total
+
+
 def _signal_note(out: Outcome) -> str:
     """The note that a signal ended the worker (its number), or nothing."""
     rc = out.returncode
@@ -952,6 +1017,18 @@ class Session:
             return json.loads(exactly(n).decode("utf-8"))
         except (ValueError, RecursionError) as e:
             self._end(f"an answer that is not JSON ({str(e)[:200]})")
+
+    def cpu_s(self) -> float:
+        """The CPU seconds (user + system) the session's processes have used so far, as the
+        kernel counts them and the grader reads them from /proc: the worker and every process
+        below it (its threads, and what its children that ended and were waited for used), and
+        what the processes that ended and were reaped by the sandbox's reaper used (its counters
+        of waited-for children). Not the reaper's own time, and nothing the submission reports:
+        a helper it forked at import, or one that has exited since, counts as the worker does.
+        The difference of two readings is what the session used between them."""
+        if self.outcome is not None:
+            raise SessionEnded("the session has ended", self.outcome)
+        return _tree_cpu_s(self._c.proc.pid)
 
     def _end(self, why: str, timed_out: bool = False, died: bool = False):
         out = self.close(kill=True)

@@ -70,6 +70,15 @@ class ModelCallLimit(SubmissionFailed):
              "model)")
 
 
+class CPUBudget(SubmissionFailed):
+    """A batch of calls took more CPU in the submission's processes than the test allows
+    (`Student.timed_calls`: counted by the grader from /proc, never the submission's word)."""
+
+
+# how often a counted batch reads the session's CPU (a read scans /proc: a few milliseconds)
+CPU_READ_EVERY = 50
+
+
 class SubmissionRaised(AssertionError):
     """The submission's code raised; the message carries its traceback."""
 
@@ -233,6 +242,51 @@ class Student:
             raise SubmissionRaised(f"the submission raised {kind}:\n{str(tb)[-4000:]}"
                                    + (f"\nstopped by the {limit}" if limit else ""))
         return reply
+
+    # --- CPU counted by the grader ----------------------------------------------------------------
+    def timed_calls(self, target: str, calls: list[tuple], budget_s: float | None = None,
+                    what: str = "") -> tuple[list, float]:
+        """(the values of ``target(*args)`` for each `args` in `calls`, the CPU seconds they took):
+        the calls made one after another in this submission's session, as every call is made,
+        and their CPU counted by the grader: the session's process tree as the kernel counts it
+        (`sandbox.Session.cpu_s`: the worker, every process it started, the ended ones too),
+        read before the first and every `CPU_READ_EVERY` calls. A first call of ``calls[0]``
+        starts the session and imports the submission before the count starts. Past `budget_s`
+        the session is stopped and `CPUBudget` raised, the limit named (`what` says what the
+        budget is for)."""
+        calls = [tuple(args) for args in calls]
+        if not calls:
+            return [], 0.0
+        self.call(target, *calls[0])
+        session = self._session
+        start = session.cpu_s()
+        used, values = 0.0, []
+        for i, args in enumerate(calls):
+            values.append(self.call(target, *args))
+            if (i + 1) % CPU_READ_EVERY and i + 1 < len(calls):
+                continue
+            if self._session is not session:
+                raise SubmissionFailed("the submission's session ended during the counted calls")
+            used = session.cpu_s() - start
+            if budget_s is not None and used > budget_s:
+                self.grader_limit = (f"CPU-time budget ({budget_s:.3f} s of CPU in the "
+                                     f"submission's processes for {len(calls)} calls"
+                                     + (f": {what}" if what else "") + ")")
+                self.close()
+                raise CPUBudget(f"after {i + 1} of {len(calls)} calls the submission's processes "
+                                f"had used {used:.3f} s of CPU, over the budget of "
+                                f"{budget_s:.3f} s for all {len(calls)}\nstopped by the "
+                                f"{self.grader_limit}")
+        return values, used
+
+    def alike(self, files: dict[str, Path]) -> Student:
+        """Other files (the grader's own, e.g. to measure what serving a batch of calls costs)
+        in a sandbox like this submission's: the same limits, uid and cgroup, adapters,
+        environment and deadline. Close it when done."""
+        other = Student(files, self.adapters, self.memory_bytes, self.timeout_s, self.env,
+                        self.identity, self.limits)
+        other.deadline = self.deadline
+        return other
 
     # --- what the submission's CTA asks for ----------------------------------------------------
     def _serve(self, req: dict) -> dict:
@@ -452,4 +506,5 @@ class SubmissionModule:
         return self._student.call_in_session(f"{self._name}:{fn}", *args, **kwargs)
 
 
-__all__ = ["Student", "SubmissionFailed", "SubmissionModule", "SubmissionRaised", "support_dir"]
+__all__ = ["CPUBudget", "Student", "SubmissionFailed", "SubmissionModule", "SubmissionRaised",
+           "support_dir"]

@@ -1,6 +1,6 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
+# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware, test_predict_at_a_formulas_speed
 # bug: predict_ws_idle raises an exception whose text is terminal escape sequences (erase the
 #      screen, move the cursor, conceal what follows) and a line that names a limit the grader
 #      never hit; the reports show the escapes as text and list no limit.

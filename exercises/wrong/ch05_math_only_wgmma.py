@@ -1,6 +1,6 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_predict_other_tiles_and_hardware
+# loses: test_predict_other_tiles_and_hardware, test_predict_at_a_formulas_speed
 # bug: a wgmma's instruction costs its math alone, never the shared-memory reads of its operands
 #      (the longer of the two): right wherever the math decides (the datasheet preset at these
 #      tiles), wrong on a machine with slow shared memory.

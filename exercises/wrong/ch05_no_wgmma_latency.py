@@ -1,6 +1,6 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
+# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware, test_predict_at_a_formulas_speed
 # bug: the prediction leaves out the two waits for wgmma results (wgmma_latency_clk each), so
 #      the block's cycle is too short and the idle fraction too low by ~0.02.
 # ruff: noqa  (known-wrong on purpose)

@@ -1,6 +1,6 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_predict_other_tiles_and_hardware
+# loses: test_predict_other_tiles_and_hardware, test_predict_at_a_formulas_speed
 # bug: the prediction's softmax charges the exp step as the SFU's exps alone, never the FMA-pipe
 #      instructions (softmax_fma_per_elem a score) that issue between them (the longer of the
 #      two, chapter 00's rule): right wherever the exps are the longer (the datasheet preset),

@@ -1,6 +1,6 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_predict_other_tiles_and_hardware
+# loses: test_predict_other_tiles_and_hardware, test_predict_at_a_formulas_speed
 # bug: a wgmma's math as n / 2 clk, the H100 whitepaper's 4096 dense FLOP/clk/SM typed in instead
 #      of read from the Hardware: within 0.001 on the datasheet preset (4095.9), wrong on any
 #      Hardware with another tensor rate.

@@ -1,6 +1,6 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
+# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware, test_predict_at_a_formulas_speed
 # bug: measures the exposed softmax honestly and predicts garbage, and at import leaves behind a
 #      double-forked `setsid` process that sleeps 2 s (till the grader has written its report)
 #      and then rewrites every results file it can find (/autograder/results/results.json, the

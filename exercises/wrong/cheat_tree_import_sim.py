@@ -1,6 +1,6 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
+# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware, test_predict_at_a_formulas_speed
 # needs: root
 # bug: measures the exposed softmax honestly, but "predicts" by running the course's model: `import sim`
 #      through the editable install's finder module in site-packages, or from a guessed checkout

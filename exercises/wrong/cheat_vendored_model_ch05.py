@@ -1,6 +1,6 @@
 # exercise: ch05_idle
 # file: idle.py
-# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware
+# loses: test_predict_tab2_tile, test_predict_other_tiles_and_hardware, test_predict_at_a_formulas_speed
 # bug: predicts nothing: the course's model (sim/ and simpy, lzma+base85 in the file, under the
 #      size limit) is unpacked into its folder and imported when predict_ws_idle is called, and
 #      runs `ws` on a Hardware rebuilt from the record it is handed. Once its module is imported a

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from exercises.grading import harness
+from exercises.grading import forms, harness
 from sim import H200_DATASHEET as DATASHEET
 
 pub = harness.public(__file__, "test_idle.py")
@@ -41,7 +41,7 @@ TILES = [(DATASHEET, rng.choice([64, 80, 96, 128]), 64), (DATASHEET, rng.choice(
 OTHER = [(hw, bn, d, pub.true_idle(*pub.measured(hw, bn, d))) for hw, bn, d in TILES]
 
 
-@pytest.mark.points(2)
+@pytest.mark.points(1)
 def test_predict_other_tiles_and_hardware():
     """Other tiles, and a Hardware with every rate changed (tensor, shared memory, FMA lanes, SFU,
     overheads, latency): once with the math deciding each wgmma, once the shared-memory reads,
@@ -49,6 +49,68 @@ def test_predict_other_tiles_and_hardware():
     s = pub.sub()
     for hw, bn, d, ref in OTHER:
         assert pub.predicted(s, hw, bn, d) == pytest.approx(ref, abs=1e-3), (bn, d)
+
+
+# A prediction "from the rates alone" is a closed formula: microseconds a call. The course's model
+# answers the same questions exactly, and a submission can carry a copy of it (packed and loaded
+# at its import, before the session's guard, then hidden from it; or pasted in as plain source).
+# So a batch of predictions must come at a formula's speed: the submission's processes may spend
+# on the whole batch what serving the calls costs (the grader's own file that returns a
+# constant, in a sandbox like the submission's, just before: `harness.serving_cpu_s`) plus
+# PER_CALL_S a prediction, counted by the grader from /proc (`Student.timed_calls`: the worker
+# and whatever it started). Measured on 2 cores, 800 calls, idle and beside a `grade --jobs 2`:
+# serving 0.10-0.17 ms a call; the source's formula 0.00-0.04 ms a call beyond that; a copy of
+# the model run over the fewest blocks that give the steady state (2; the grader runs 40),
+# 0.77-1.07 ms a call beyond it (wrong/cheat_model_carried_at_import.py).
+BATCH = 800
+PER_CALL_S = 0.2e-3
+CHECKED_PER_FAMILY = 4
+SPEED_TILES = ([(bn, d) for d in (64, 128) for bn in range(64, 177, 16)]
+               + [(bn, 256) for bn in (64, 80, 96)])
+
+
+def speed_machine(family):
+    """A Hardware with every rate the prediction reads drawn (`rng`: reseeded per student and
+    test): family 0 with the math deciding each wgmma, 1 the shared-memory reads, 2 the
+    softmax's FMA-pipe work outlasting its exps (as OTHER_HW, SMEM_HW and FMA_HW)."""
+    hw = DATASHEET.with_(wgmma_overhead_clk=rng.uniform(6, 24), sfu_exp_per_clk=rng.choice([8, 32]),
+                         wgmma_latency_clk=rng.uniform(40, 160),
+                         tensor_flop_per_clk=rng.choice([1536, 2048, 3072]),
+                         smem_bytes_per_clk=rng.choice([128, 256]),
+                         fma_lanes_per_clk=rng.uniform(48, 200), row_reduce_clk=rng.uniform(5, 60),
+                         softmax_fma_per_elem=rng.uniform(1, 6),
+                         softmax_stall_per_elem=rng.uniform(0.02, 0.2),
+                         softmax_pack_per_elem=rng.uniform(0.5, 3))
+    if family == 1:
+        hw = hw.with_(tensor_flop_per_clk=rng.choice([4096, 6144, 8192]),
+                      smem_bytes_per_clk=rng.choice([16, 24, 32]))
+    elif family == 2:
+        sfu, lanes = rng.uniform(6, 14), rng.uniform(40, 120)
+        hw = hw.with_(sfu_exp_per_clk=sfu, fma_lanes_per_clk=lanes,
+                      softmax_fma_per_elem=rng.uniform(1.5, 3) * lanes / sfu)
+    return hw
+
+
+@pytest.mark.points(2)
+def test_predict_at_a_formulas_speed():
+    """800 predictions in one session, each on a machine of its own with every rate drawn (the
+    math, the shared-memory reads or the softmax's FMA-pipe work deciding) and a drawn tile,
+    within a CPU-time budget of the submission's processes: what serving the calls costs plus
+    0.2 ms of CPU a prediction (a formula takes microseconds; running the model costs far
+    more); twelve of the answers, chosen after the batch, within 0.001 of the model."""
+    families = [i % 3 for i in range(BATCH)]
+    batch = [(speed_machine(f), *rng.choice(SPEED_TILES)) for f in families]
+    serving = harness.serving_cpu_s(__file__, "idle.py", "predict_ws_idle", batch)
+    budget = serving + BATCH * PER_CALL_S
+    answers, _used = harness.student(__file__).timed_calls(
+        "idle:predict_ws_idle", batch, budget,
+        f"what serving them costs, {serving:.3f} s, and {PER_CALL_S * 1e3:g} ms a prediction")
+    answers = [forms.number(a, "predict_ws_idle", 0, 1) for a in answers]
+    for f in range(3):
+        for i in rng.sample([i for i in range(BATCH) if families[i] == f], CHECKED_PER_FAMILY):
+            hw, bn, d = batch[i]
+            ref = pub.true_idle(*pub.measured(hw, bn, d))
+            assert answers[i] == pytest.approx(ref, abs=1e-3), (i, bn, d)
 
 
 def _union(ivs, t0, t1):

@@ -12,6 +12,9 @@ import base64
 DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64")
 MAX_DEPTH = 64
+# values that are their own encoding (exact types: a subclass of int or str goes the long way);
+# a dict's or a list's entries of these are copied without a call per entry, to the same result
+_PLAIN = (type(None), bool, int, float, str)
 
 
 class Record:
@@ -62,11 +65,12 @@ def encode(obj, hook=None, depth=0):
     if isinstance(obj, float):
         return float(obj)
     if isinstance(obj, list):
-        return [encode(x, hook, depth + 1) for x in obj]
+        return [x if type(x) in _PLAIN else encode(x, hook, depth + 1) for x in obj]
     if isinstance(obj, tuple):
-        return {"t": [encode(x, hook, depth + 1) for x in obj]}
+        return {"t": [x if type(x) in _PLAIN else encode(x, hook, depth + 1) for x in obj]}
     if isinstance(obj, dict):
-        return {"d": [[encode(k, hook, depth + 1), encode(v, hook, depth + 1)]
+        return {"d": [[k if type(k) in _PLAIN else encode(k, hook, depth + 1),
+                       v if type(v) in _PLAIN else encode(v, hook, depth + 1)]
                       for k, v in obj.items()]}
     if isinstance(obj, Record):
         return {"rec": encode(obj._fields, hook, depth + 1)}
@@ -98,21 +102,23 @@ def decode(data, hook=None, depth=0):
     if data is None or isinstance(data, (bool, int, float, str)):
         return data
     if isinstance(data, list):
-        return [decode(x, hook, depth + 1) for x in data]
+        return [x if type(x) in _PLAIN else decode(x, hook, depth + 1) for x in data]
     if not isinstance(data, dict) or len(data) != 1:
         raise ValueError(f"not an encoded value: {str(data)[:80]!r}")
     (tag, body), = data.items()
     if tag == "t" and isinstance(body, list):
-        return tuple(decode(x, hook, depth + 1) for x in body)
+        return tuple(x if type(x) in _PLAIN else decode(x, hook, depth + 1) for x in body)
     if tag == "d" and isinstance(body, list):
         out = {}
         for pair in body:
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise ValueError("a dict entry that is not a [key, value] pair")
-            key = decode(pair[0], hook, depth + 1)
-            if isinstance(key, (list, dict)):
-                raise ValueError("an unhashable dict key")  # noqa: TRY004 - malformed data, not a type
-            out[key] = decode(pair[1], hook, depth + 1)
+            key, value = pair
+            if type(key) not in _PLAIN:
+                key = decode(key, hook, depth + 1)
+                if isinstance(key, (list, dict)):
+                    raise ValueError("an unhashable dict key")  # noqa: TRY004 - malformed data
+            out[key] = value if type(value) in _PLAIN else decode(value, hook, depth + 1)
         return out
     if tag == "nd":
         return _array(body)
