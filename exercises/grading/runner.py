@@ -48,8 +48,10 @@ PACKAGE = Path(__file__).resolve().parents[1]          # .../exercises
 ROOT = PACKAGE.parent                                   # the repo root (sim/ lives here)
 DEFAULT_TEST_TIMEOUT = 120                              # seconds per test
 # A submission file's size: 4x the largest solution file (7.4 KB), room for a student's comments,
-# not for a packed copy of the course's model (the engine, the cost rules and simpy: ~53 KB
-# zipped, 70 KB as base64), which would answer the model exercises where it runs.
+# not for a packed copy of the whole course's model (the engine, the cost rules and simpy: ~53 KB
+# zipped, 70 KB as base64). What one schedule needs, stripped of its docstrings, fits (ch05's
+# `ws` and simpy's core: 20 KB packed): the size is no defence against a carried model; the tests
+# are (ch05's formula-speed test).
 SUBMISSION_MAX_BYTES = 32 << 10
 CURRENT: ContextVar[Student | None] = ContextVar("student", default=None)
 

@@ -344,7 +344,8 @@ SYSTEM_DIRS = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "
 def _model_engine() -> list[Path]:
     """simpy's package directory: the course's model runs on it, a submission never needs it
     (the model exercises' roles run in the grader's simulation through the remote view), and a
-    copy of the model carried inside a submission cannot run without it."""
+    copy of the model carried inside a submission must carry simpy too (one that does runs:
+    ch05's formula-speed test is what stops it there)."""
     import importlib.util
     spec = importlib.util.find_spec("simpy")
     if spec is None or not spec.submodule_search_locations:

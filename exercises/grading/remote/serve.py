@@ -15,9 +15,15 @@ Nothing here is trusted by the grader: it only carries the submission's answers.
 At the first call (`guard`) every module of the submission is imported, and from then on the
 process runs only the code it has: an audit hook refuses every further import, compile, exec or
 eval, marshalled or new code object, zip import, program start and foreign-library lookup, and a
-seccomp filter refuses execve. A session can compute with its own functions, the standard
-library and numpy; it cannot unpack a program it carries and run it instead. The grader's
-adapter sandboxes (a kernel's compiler builds code) have no guard.
+seccomp filter refuses execve. After its import, a session computes with its own functions, the
+standard library and numpy, and nothing it unpacks or builds then runs. Its import is not
+guarded: code run there can load a program the submission carries (a copy of the course's model,
+packed, through an import hook of its own, and hidden from `sys.modules`) and call it later, and
+a copy pasted in as plain source needs no loading at all. So the guard does not keep a carried
+model out; the tests do, where it matters: ch05's predictions must come at a formula's speed (a
+hidden batch within a CPU-time budget the grader counts from /proc), and ch00 asks for the
+model's cost rules themselves, so a copy of those is the answer by design. The grader's adapter
+sandboxes (a kernel's compiler builds code) have no guard.
 
 `echo_shared` (a one-shot run, ``sandbox.run_untrusted(..., shared=...)``) is how the grader sees
 whether a function changed its array arguments without asking the submission: the arrays are
@@ -60,9 +66,12 @@ def guard(own=()):
     imported or loaded (an import, a marshalled or compiled code object, exec/eval, a new code
     object, a zip import), no program started (`_no_exec` too), no foreign library opened or
     symbol looked up. The submission computes its answers with the code it was imported with,
-    the standard library and numpy loaded above; it cannot unpack and run a program it carries
-    (a copy of the course's model). A module its import loaded from outside the installed trees
-    (one it wrote out itself) fails every call of it. Idempotent."""
+    the standard library and numpy loaded above. What holds is "after its import": the import
+    itself runs unguarded (but for sockets), and may load a program the submission carries (a
+    copy of the course's model) and keep it out of `sys.modules` for its calls; that is for the
+    tests to catch (the module docstring says where). A module its import loaded from outside
+    the installed trees and left in `sys.modules` (one it wrote out itself) fails every call of
+    it. Idempotent."""
     if _OWN.get(None) or _ADAPTERS:
         return
     _OWN[None] = True
