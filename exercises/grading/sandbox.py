@@ -34,7 +34,10 @@ Isolation (``Outcome.isolation`` says which was in force)
     stdlib and site-packages, this run's directory), but the system's top-level ones, is covered
     by an empty tmpfs with only the next needed name bound back, and so are the grader's
     repository, the temp dir and every other top-level directory (`default_hide`): nothing beside
-    the venv, no classmate's folder, no home. ``/dev/shm`` is a private tmpfs, and so is
+    the venv, no classmate's folder, no home. ``/usr`` and ``/usr/local`` are allow-lists too
+    (`LISTED_DIRS`): only their bin, sbin, lib*, libexec, include and share (in /usr/local also
+    the CUDA and driver folders) and the needed paths are bound back, so a checkout under
+    /usr/src or /usr/local/<name> is out of view. ``/dev/shm`` is a private tmpfs, and so is
     ``/sys/fs/cgroup`` (an empty read-only tmpfs, laid after the worker joined its cgroup: the
     student's cgroup and its counters outlive a run);
   * where the kernel takes a seccomp filter (probed once): the worker and everything it starts
@@ -301,8 +304,15 @@ def _mask_plan(needed: list[str], hide: list[str], allow_list: bool = True) -> l
     way to a needed path (but the system's own top-level dirs, `SYSTEM_DIRS`, which hold the
     libraries), and each dir on the way that others cannot enter is covered; under a covered dir
     only the needed paths' next names survive, so nothing beside a needed path is seen (another
-    checkout beside the venv, a classmate's folder beside the class's temp dir)."""
-    points = set()
+    checkout beside the venv, a classmate's folder beside the class's temp dir). /usr and
+    /usr/local (`LISTED_DIRS`) are allow-lists too: covered, with what an interpreter and a
+    compiler read there bound back (`LISTED_NAMES`) and the needed paths' next names, so a
+    checkout under /usr/src or /usr/local/<name> is not seen; they are never needed whole (an
+    interpreter whose prefix is /usr or /usr/local finds its bin/ and lib/ in the list)."""
+    listed = [d for d in LISTED_DIRS if allow_list and os.path.isdir(d)
+              and not os.path.islink(d)]
+    needed = [n for n in needed if n not in listed]
+    points = set(listed)
     for h in hide:
         h = os.path.realpath(h)
         if h != "/" and os.path.isdir(h):
@@ -316,14 +326,15 @@ def _mask_plan(needed: list[str], hide: list[str], allow_list: bool = True) -> l
             anc = os.path.join(*parts[:i])
             if inside_needed(anc):
                 break
-            if (allow_list and parts[1] not in SYSTEM_DIRS) or not _others_can_enter(anc):
+            if (allow_list and (parts[1] not in SYSTEM_DIRS or _beyond_listed(anc, listed))) \
+                    or not _others_can_enter(anc):
                 points.add(anc)
     plan = []
     for d in sorted(points, key=lambda p: (p.count(os.sep), p)):
         if any(os.path.relpath(d, a).split(os.sep)[0] not in kept
                for a, kept in plan if not os.path.relpath(d, a).startswith("..")):
             continue                       # already gone: under a masked dir, not bound back
-        keep = set()
+        keep = set(_listed_names(d, listed)) if d in listed else set()
         for n in needed:
             rel = os.path.relpath(n, d)
             if not rel.startswith(".."):
@@ -339,6 +350,50 @@ def _mask_plan(needed: list[str], hide: list[str], allow_list: bool = True) -> l
 
 SYSTEM_DIRS = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "sys",
                "usr"}
+# below these the view is an allow-list too: what an interpreter (its executable, libpython, the
+# loader, the shared libraries, the stdlib where the prefix is one of these) and a compiler (the
+# kernel exercises' adapters) read; the rest (/usr/src, /usr/games, /usr/local/src, a checkout
+# at /usr/local/<name>) is covered
+LISTED_DIRS = ("/usr", "/usr/local")
+LISTED_NAMES = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "libexec", "include", "share")
+# and in /usr/local, where hosts put the CUDA toolkit and the driver's libraries (the GPU tests'
+# kernels load them): cuda, cuda-12.4, nvidia
+GPU_PREFIXES = ("cuda", "nvidia")
+
+
+def _listed_names(d: str, listed: list[str]) -> list[str]:
+    """The names `_mask_plan` binds back under the listed dir `d`: those of `LISTED_NAMES` that
+    are there (in /usr/local also those starting with one of `GPU_PREFIXES`), and a listed dir
+    below it (/usr/local, with its own list)."""
+    try:
+        here = os.listdir(d)
+    except OSError:
+        return []
+    names = [n for n in here if _listed_name(d, n)]
+    names += [os.path.basename(m) for m in listed if os.path.dirname(m) == d]
+    return sorted(set(names))
+
+
+def _listed_name(top: str, name: str) -> bool:
+    """Whether the listed dir `top` binds back its entry `name`."""
+    return name in LISTED_NAMES or (top == "/usr/local" and name.startswith(GPU_PREFIXES))
+
+
+def _beyond_listed(d: str, listed: list[str]) -> bool:
+    """Whether `d` is a listed dir, or lies below one outside the names it binds back (/usr/src,
+    /usr/local/venv): a dir on the way to a needed path there is covered like any other."""
+    for top in listed:
+        rel = os.path.relpath(d, top)
+        if rel == ".":
+            return True
+        if rel.startswith(".."):
+            continue
+        first = rel.split(os.sep)[0]
+        if os.path.join(top, first) in listed:
+            continue                       # /usr/local below /usr: its own list decides
+        if not _listed_name(top, first):
+            return True
+    return False
 
 
 def _model_engine() -> list[Path]:

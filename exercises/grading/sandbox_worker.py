@@ -135,9 +135,10 @@ def _mount(libc, ctypes, src, target, fstype, flags, data):
 
 def apply_masks(masks):
     """Cover each directory in `masks` ([dir, [names to keep]], top-down) with an empty tmpfs,
-    then bind the kept entries back (through O_PATH fds opened before the cover): the child sees
-    only what it needs below a masked directory. Only in our private mount namespace (unshare
-    --mount-proc makes it, with private propagation), so the host's mounts are untouched.
+    then bind the kept entries back (through O_PATH fds opened before the cover; a kept link is
+    made again): the child sees only what it needs below a masked directory. Only in our private
+    mount namespace (unshare --mount-proc makes it, with private propagation), so the host's
+    mounts are untouched.
     """
     ctypes, libc = _libc()
     for entry in masks:
@@ -146,10 +147,16 @@ def apply_masks(masks):
         held = []
         for name in keep:
             src = os.path.join(d, name)
+            if os.path.islink(src):                  # a kept name that is a link: made again
+                held.append((name, os.readlink(src), False))
+                continue
             held.append((name, os.open(src, os.O_PATH | os.O_NOFOLLOW), os.path.isdir(src)))
         _mount(libc, ctypes, "tmpfs", d, "tmpfs", MS_NOSUID | MS_NODEV, opts)
         for name, fd, isdir in held:
             dst = os.path.join(d, name)
+            if isinstance(fd, str):
+                os.symlink(fd, dst)
+                continue
             if isdir:
                 os.mkdir(dst, 0o755)
             else:

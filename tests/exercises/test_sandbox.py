@@ -137,6 +137,75 @@ def test_grader_tree_is_out_of_reach(tmp_path):
         assert out.value["read"] == "no"
 
 
+@pytest.mark.skipif(not ROOT, reason="the mount namespace needs root")
+@pytest.mark.parametrize("under", ["/usr/src", "/usr/local/src", "/usr/local"])
+def test_a_checkout_under_usr_is_out_of_view(tmp_path, under):
+    """/usr and /usr/local are allow-lists too (their bin, sbin, lib*, libexec, include and share,
+    and what the interpreter needs): a checkout under /usr/src, /usr/local/src or
+    /usr/local/<anything else>, readable by everyone, is not in a session's view."""
+    made = [] if os.path.isdir(under) else [under]
+    if made:
+        os.makedirs(under)
+    planted = Path(tempfile.mkdtemp(prefix="course-checkout-", dir=under))
+    try:
+        os.chmod(planted, 0o755)
+        (planted / "solution.py").write_text("ANSWER = 42\n")
+        os.chmod(planted / "solution.py", 0o644)
+        out = run(tmp_path, f"""
+            import os
+            def main(p):
+                got = {{}}
+                try:
+                    got["read"] = open({str(planted / "solution.py")!r}).read()
+                except OSError as e:
+                    got["read"] = type(e).__name__
+                try:
+                    got["listed"] = {planted.name!r} in os.listdir({under!r})
+                except OSError as e:
+                    got["listed"] = type(e).__name__
+                got["usr"] = sorted(os.listdir("/usr"))
+                got["bin"] = os.path.exists("/usr/bin") and bool(os.listdir("/usr/bin"))
+                return got
+        """)
+        if not out.isolation.masked:
+            pytest.skip("no mount namespace here: " + "; ".join(out.isolation.notes))
+        assert out.ok, out.error
+        assert out.value["read"] in ("FileNotFoundError", "PermissionError"), out.value
+        assert out.value["listed"] is not True, out.value
+        assert "src" not in out.value["usr"] and out.value["bin"], out.value
+    finally:
+        shutil.rmtree(planted, ignore_errors=True)
+        for d in made:
+            os.rmdir(d)
+
+
+@pytest.mark.skipif(not os.path.isdir("/usr/local/lib"), reason="no /usr/local/lib here")
+def test_usr_stays_an_allow_list_whatever_the_interpreters_prefix():
+    """The plan covers /usr and /usr/local and binds back what an interpreter reads (bin, lib,
+    ...) and the needed paths' next names, also where the interpreter's prefix is /usr/local (the
+    python docker image: python and libpython in /usr/local/bin and /usr/local/lib) or /usr (a
+    system python under a venv): a prefix there is never needed whole."""
+    from exercises.grading.sandbox import _mask_plan
+    top = "/tmp/sbx-top"
+    layouts = {
+        "docker": ["/usr/local/bin", "/usr/local", "/usr/local/lib/python3.11",
+                   "/usr/local/lib/python3.11/lib-dynload",
+                   "/usr/local/lib/python3.11/site-packages", top],
+        "system python, venv": ["/usr/bin", "/opt/venv", "/usr", "/usr/lib/python3.10",
+                                "/opt/venv/lib/python3.10/site-packages", top],
+        "venv under /usr/local": ["/usr/local/bin", "/usr/local/course-venv", "/usr/local",
+                                  "/usr/local/lib/python3.11",
+                                  "/usr/local/course-venv/lib/python3.11/site-packages", top],
+    }
+    for name, needed in layouts.items():
+        plan = {m[0]: m[1] for m in _mask_plan(needed, [])}
+        assert "/usr" in plan and "/usr/local" in plan, (name, plan)
+        assert {"bin", "lib", "local"} <= set(plan["/usr"]), (name, plan["/usr"])
+        assert {"bin", "lib"} <= set(plan["/usr/local"]), (name, plan["/usr/local"])
+        assert not {"src", "games", "etc"} & set(plan["/usr"] + plan["/usr/local"]), (name, plan)
+        assert ("course-venv" in plan["/usr/local"]) == (name == "venv under /usr/local")
+
+
 @pytest.mark.skipif(not ROOT, reason="the uid drop needs root")
 def test_dropped_uid_cannot_read_a_0700_dir(tmp_path):
     secret_dir = Path(tempfile.mkdtemp(prefix="sbx-grader-"))   # 0700, owned by root
