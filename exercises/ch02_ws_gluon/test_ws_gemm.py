@@ -106,8 +106,10 @@ def test_setmaxnreg():
 
 
 # ragged M, N and K: TMA fills a box's part past the tensor with zeros, so a partial last
-# k-step adds nothing but the products that are there
-SHAPES = ((256, 256, 512), (200, 136, 320), (1024, 512, 64), (136, 256, 200))
+# k-step adds nothing but the products that are there; and one K of 41 k-steps, 13 laps of the
+# 3-stage ring and a bit, so that a parity right for the first laps only is run past them on the
+# GPU too (the others reach 8 k-steps at most)
+SHAPES = ((256, 256, 512), (200, 136, 320), (1024, 512, 64), (136, 256, 200), (256, 128, 2600))
 
 
 def _gpu_run(env=None):
