@@ -56,7 +56,7 @@ def test_escapes_and_a_named_limit_reach_no_report(tmp_path):
     table = report.table(results, False, verbose=True)
     assert "\x1b" not in table and "\r" not in table and "\x9b" not in table
     assert "limit:" not in table
-    assert "score 2/6" in table
+    assert "score 2/7" in table
     for doc in (report.to_json(results, False), report.gradescope(results, False)):
         for text in _strings(doc):
             assert not CONTROL.search(text.replace("\n", "").replace("\t", "")), text
