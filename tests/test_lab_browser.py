@@ -463,7 +463,9 @@ def release_lab(tmp_path_factory):
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     # --no-compile: the same packages, their modules compiled as Lab imports them rather than
-    # all at install (a third of pip's CPU time here)
+    # all at install (a third of pip's CPU time here); so the copy's processes must be free to
+    # keep what they compile (no PYTHONDONTWRITEBYTECODE below), or the server and every
+    # chapter's kernel compile Jupyter's, matplotlib's and numpy's modules again (~4 CPU-s each)
     pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
                           "--no-compile", "-r", str(copy / "requirements.txt")],
                          capture_output=True, text=True, timeout=900)
@@ -476,7 +478,8 @@ def release_lab(tmp_path_factory):
              f"--IdentityProvider.token={token}"
              + (" --allow-root" if hasattr(os, "geteuid") and os.geteuid() == 0 else ""))
     env = {k: v for k, v in os.environ.items()
-           if k not in ("MPLBACKEND", "PYTHONPATH", "JUPYTER_CONFIG_PATH", "VIRTUAL_ENV")}
+           if k not in ("MPLBACKEND", "PYTHONPATH", "JUPYTER_CONFIG_PATH", "VIRTUAL_ENV",
+                        "PYTHONDONTWRITEBYTECODE")}
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", VIRTUAL_ENV=str(venv),
                JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"), HOME=str(base / "home"))
     SHOTS.mkdir(parents=True, exist_ok=True)
