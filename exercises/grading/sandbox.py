@@ -929,7 +929,11 @@ def _proc_times() -> dict[int, tuple[str, int, float, float]]:
     a thread group's own time holds its threads', the ended ones too)."""
     tick = os.sysconf("SC_CLK_TCK")
     out = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:                        # no /proc here: nothing counted
+        return out
+    for name in names:
         if not name.isdigit():
             continue
         try:
