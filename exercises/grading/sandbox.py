@@ -357,8 +357,33 @@ SYSTEM_DIRS = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "
 LISTED_DIRS = ("/usr", "/usr/local")
 LISTED_NAMES = ("bin", "sbin", "lib", "lib32", "lib64", "libx32", "libexec", "include", "share")
 # and in /usr/local, where hosts put the CUDA toolkit and the driver's libraries (the GPU tests'
-# kernels load them): cuda, cuda-12.4, nvidia
+# kernels load them): cuda, cuda-12.4, nvidia (a GPU image's libcuda.so.1 is in
+# /usr/local/nvidia/lib64); and wherever the dynamic linker is told to look (`_linker_dirs`)
 GPU_PREFIXES = ("cuda", "nvidia")
+LINKER_CONF = "/etc/ld.so.conf"
+
+
+def _linker_dirs(conf: str | None = None, depth: int = 0) -> list[str]:
+    """The library directories the dynamic linker's configuration names (``ld.so.conf`` and the
+    files its ``include`` lines glob), real paths: a driver's or toolkit's libraries in a place
+    of the host's choosing (a GPU image's /usr/local/nvidia/lib64) stay loadable."""
+    import glob
+    conf, out = conf or LINKER_CONF, []
+    try:
+        lines = Path(conf).read_text(errors="replace").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("include") and depth < 4:
+            pattern = os.path.join(os.path.dirname(conf), line.split(None, 1)[1].strip())
+            for inc in sorted(glob.glob(pattern)):
+                out += _linker_dirs(inc, depth + 1)
+        elif line.startswith("/"):
+            out.append(os.path.realpath(line))
+    return out
 
 
 def _listed_names(d: str, listed: list[str]) -> list[str]:
@@ -375,8 +400,13 @@ def _listed_names(d: str, listed: list[str]) -> list[str]:
 
 
 def _listed_name(top: str, name: str) -> bool:
-    """Whether the listed dir `top` binds back its entry `name`."""
-    return name in LISTED_NAMES or (top == "/usr/local" and name.startswith(GPU_PREFIXES))
+    """Whether the listed dir `top` binds back its entry `name`: one of `LISTED_NAMES`, in
+    /usr/local one starting with one of `GPU_PREFIXES`, or one that holds a directory of the
+    dynamic linker's configuration (`_linker_dirs`)."""
+    if name in LISTED_NAMES or (top == "/usr/local" and name.startswith(GPU_PREFIXES)):
+        return True
+    entry = os.path.join(top, name)
+    return any(d == entry or d.startswith(entry + os.sep) for d in _linker_dirs())
 
 
 def _beyond_listed(d: str, listed: list[str]) -> bool:

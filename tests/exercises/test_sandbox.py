@@ -206,6 +206,29 @@ def test_usr_stays_an_allow_list_whatever_the_interpreters_prefix():
         assert ("course-venv" in plan["/usr/local"]) == (name == "venv under /usr/local")
 
 
+@pytest.mark.skipif(not ROOT, reason="makes a directory under /usr/local")
+def test_the_dynamic_linkers_directories_stay_in_view(tmp_path, monkeypatch):
+    """A library directory the dynamic linker's configuration names under /usr/local (a GPU
+    image keeps libcuda.so.1 in /usr/local/nvidia/lib64; here a name of no list) is bound back,
+    what lies beside it is not."""
+    from exercises.grading import sandbox
+    name = f"course-driver-{os.getpid()}"
+    lib = Path("/usr/local") / name / "lib64"
+    lib.mkdir(parents=True)
+    try:
+        (tmp_path / "ld.so.conf.d").mkdir()
+        (tmp_path / "ld.so.conf").write_text(f"include {tmp_path}/ld.so.conf.d/*.conf\n")
+        (tmp_path / "ld.so.conf.d" / "driver.conf").write_text(f"# the driver\n{lib}\n")
+        plan = {m[0]: m[1] for m in sandbox._mask_plan(["/usr/bin"], [])}
+        assert name not in plan["/usr/local"], plan["/usr/local"]
+        monkeypatch.setattr(sandbox, "LINKER_CONF", str(tmp_path / "ld.so.conf"))
+        assert str(lib) in sandbox._linker_dirs()
+        plan = {m[0]: m[1] for m in sandbox._mask_plan(["/usr/bin"], [])}
+        assert name in plan["/usr/local"] and "src" not in plan["/usr/local"], plan["/usr/local"]
+    finally:
+        shutil.rmtree(lib.parent)
+
+
 @pytest.mark.skipif(not ROOT, reason="the uid drop needs root")
 def test_dropped_uid_cannot_read_a_0700_dir(tmp_path):
     secret_dir = Path(tempfile.mkdtemp(prefix="sbx-grader-"))   # 0700, owned by root
