@@ -41,7 +41,9 @@ PERSISTENT_VARIANTS = ("fa3",)  # the PERSISTENT constexpr (persistent.py)
 # runs: results/h100-attention-grid-pairs.json, h100-attention-grid-default-pairs*.json beside
 # h100-attention-grid-defaults.json). At S 16K it loses 3-6 % in two runs of three: a pair is
 # 129-257 blocks long there, and the last round's partial wave costs more than the grid's
-# launch, which fills SMs a CTA at a time (PAIRS_SEQ).
+# launch, which fills SMs a CTA at a time (PAIRS_SEQ). On the H200, pairs over the grid's launch
+# in the same rounds: causal S 1K +38 % / 0 % / +11 % (d 64 / 128 / 256), S 4K +5 … +7 %
+# (results/h200-attention-grid-defaults.json).
 # d 64's persistent launches at 128x128 (SHORT_TILE): +10 % / +22 % (not causal / causal) over
 # 192x128 at S 1K (results/h200-attention-grid-short-tile.json). On ragged lengths and the rule's
 # edges in tests/kernels/test_attention_gpu.py, test_short_launch_defaults.
@@ -359,7 +361,8 @@ SOFTMAX_SWITCHES = ("tree_max", "lane_sum", "rescale_early", "no_turns", "one_re
 # at d 128 it lost up to 3.5 % (non-causal), at d 64 it was mixed; tree_max never paid;
 # rescale_early, no_turns, one_release and named_turns are not measured yet; cond_rescale
 # (h100-attention-grid-cond-rescale-*.json, one run): d 128 +1..+2 %, d 64 -6..-7 %, d 256 at
-# S 16K +2..+4 %, short of the +2 % at every S a default would need.
+# S 16K +2..+4 %, short of the +2 % at every S a default would need; on the H200
+# (h200-attention-grid-cond-rescale-*.json) it lost everywhere but d 256 S 16K (+1.7 %).
 # (fa3 only: overlap shares the switch but was not measured with it)
 SOFTMAX_DEFAULT = {("fa3", 256): ("lane_sum",)}
 
