@@ -199,11 +199,13 @@ for step in "$@"; do
                 # lose the tests its header names (`# loses:`), the GPU ones included
     # (the two that deadlock, waits_on_empty and empty_count_two, end their GPU tests at their
     # timeouts, 300 + 420 s, more than a device call holds; their CPU losses are checked on every
-    # CI run). WRONG_FROM=NAME starts at that file, to go on where an earlier call stopped.
+    # CI run). WRONG_FROM=NAME starts at that file, to go on where an earlier call stopped;
+    # WRONG_ONLY="NAME ..." grades those files alone.
     for w in exercises/wrong/ch02_consumer_*.py exercises/wrong/ch02_gluon_*.py \
              exercises/wrong/ch04_tl_*.py exercises/wrong/cheat_surface_tl_*.py; do
       [[ $w == *waits_on_empty* || $w == *empty_count_two* ]] && continue
       [[ -n ${WRONG_FROM:-} && $(basename "$w" .py) < $WRONG_FROM ]] && continue
+      [[ -n ${WRONG_ONLY:-} && " $WRONG_ONLY " != *" $(basename "$w" .py) "* ]] && continue
       ex=$(sed -n 's/^# exercise: //p' "$w"); f=$(sed -n 's/^# file: //p' "$w")
       rm -rf /tmp/wrong && mkdir -p "/tmp/wrong/$ex" && cp "$w" "/tmp/wrong/$ex/$f"
       echo "$(basename "$w"): $(sed -n 's/^# loses: //p' "$w")"
