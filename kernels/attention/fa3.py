@@ -23,7 +23,10 @@ launcher's grid is then 1-D, ``min(tiles, SMs)``. ``PAIRS`` (persistent, causal)
 pairs m, n_m-1-m of one head instead of longest first (``persistent.cta_tile``).
 A K/V block of 80 rows (FA3's d 256 tile, ``tile=(128, 80)``) comes as two descriptors, a 64-row
 and a 16-row box (``boxes.py``; the second ones as ``k_tail``, ``v_tail``, ``host.tail_args``):
-every step takes the block's two pieces where it took one.
+every step takes the block's two pieces where it took one. On the H200 it is slower than 128×64
+at every point of the d 256 grid but S 16K non-causal (results/h200-attention-grid-d256-128x80.json,
+tests/kernels/test_tile_pieces_measured.py): the 16-row piece's Q·Kᵀ wgmma reads Q's 64×16 slice
+from shared memory for 16 columns, bound by the reads and not by its math.
 """
 from __future__ import annotations
 
