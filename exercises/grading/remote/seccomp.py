@@ -32,6 +32,35 @@ def program(calls):
     return prog
 
 
+def argument_program(calls, signo):
+    """The filter's instructions for calls whose first argument is a signal and whose second
+    points to its new action (sigaction, rt_sigaction, i386's signal): `calls` maps an audit arch
+    to those calls' numbers, refused where the signal is `signo` and the new action is given
+    (not NULL; for ``signal``, not SIG_DFL). Only the first argument's low word is compared, as
+    the kernel reads an int there; the pointer in full."""
+    prog, tests = [list(_LD_ARCH)], []
+    for arch, nrs in calls.items():
+        block = [list(_LD_NR), [_AND, 0, 0, _X32_BIT_OFF]]
+        for nr in nrs:
+            tests.append(len(prog) + 1 + len(block))
+            block.append([_JEQ, 0, 0, nr])
+        block.append([_RET, 0, 0, _ALLOW])
+        prog += [[_JEQ, 0, len(block), arch]] + block
+    prog.append([_RET, 0, 0, _ALLOW])
+    check = len(prog)
+    prog += [[0x20, 0, 0, 16],                 # args[0], low word: the signal
+             [_JEQ, 0, 4, signo],              # another signal: allow
+             [0x20, 0, 0, 24],                 # args[1], low word: the new action
+             [_JEQ, 0, 3, 0],                  # not NULL: deny
+             [0x20, 0, 0, 28],                 # args[1], high word
+             [_JEQ, 0, 1, 0],                  # NULL: allow; else deny
+             [_RET, 0, 0, _ALLOW],
+             [_RET, 0, 0, _DENY]]
+    for i in tests:
+        prog[i][1] = check - i - 1
+    return prog
+
+
 def install(prog):
     """Install `prog` on this process, no-new-privs set first. Raises OSError where the kernel
     refuses it."""

@@ -76,6 +76,7 @@ def guard(own=()):
         return
     _OWN[None] = True
     _no_sockets()                   # before the submission's code runs: its import included
+    _no_autoreap()
     before = set(sys.modules)
     roots = tuple(os.path.join(os.path.realpath(p), "") for p in sys.path[1:])
     for name in own:
@@ -130,6 +131,27 @@ def _no_sockets():
             raise _err("the submission may not open a network connection (%s)" % (event,))
     _add_hook(hook)
     _seccomp_deny(_SOCKET_CALLS)
+
+
+# sigaction and rt_sigaction (x86_64 and x32's), and i386's signal; SIGCHLD is 17 on all three
+_SIGACTION_CALLS = {0xC000003E: (13, 512), 0x40000003: (48, 67, 174), 0xC00000B7: (134,)}
+_SIGCHLD = 17
+
+
+def _no_autoreap():
+    """No process of the submission's sets SIGCHLD's action, from before its modules are
+    imported (a seccomp filter: Python's ``signal.signal`` and a foreign-function call alike).
+    A child whose parent ignores SIGCHLD (or sets SA_NOCLDWAIT) is reaped by the kernel when it
+    exits, and its CPU time is added to no one's count: a helper forked at import could do a
+    submission's work and vanish before each reading of `sandbox.Session.cpu_s`. With the
+    action left alone, every ended process is waited for by its parent or the sandbox's reaper
+    and counted there."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        seccomp.install(seccomp.argument_program(_SIGACTION_CALLS, _SIGCHLD))
+    except Exception:  # noqa: BLE001 - no filter here
+        pass
 
 
 def _no_exec():
