@@ -210,12 +210,28 @@ def release(dest: Path, force: bool = False) -> Path:
     return dest
 
 
+LOG_SUFFIXES = (".log", ".txt", ".md", ".csv")
+
+
+def _log_text(p: Path) -> str | None:
+    """A text file's content, a gzipped one's too (``run.log.gz``); None for any other file."""
+    import gzip
+    suffixes = p.suffixes[-2:]
+    try:
+        if suffixes and suffixes[-1] == ".gz" and suffixes[0] in LOG_SUFFIXES:
+            return gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace")
+        if p.suffix in LOG_SUFFIXES:
+            return p.read_text(encoding="utf-8", errors="replace")
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+    return None
+
+
 def drop_grading_logs(results: Path) -> None:
     """Remove the logs of grading runs (a report that marks a test hidden) from the copy's
-    results/: they show what the hidden tests asked and answered."""
+    results/, gzipped ones too: they show what the hidden tests asked and answered."""
     for p in sorted(results.rglob("*")):
-        if p.is_file() and p.suffix in (".log", ".txt", ".md") and \
-                HIDDEN_MARK in p.read_text(encoding="utf-8", errors="replace"):
+        if p.is_file() and HIDDEN_MARK in (_log_text(p) or ""):
             p.unlink()
 
 

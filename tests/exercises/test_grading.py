@@ -296,6 +296,24 @@ def test_release_leaves_out_the_lab_notebook_and_grading_logs(released):
             assert HIDDEN_MARK not in p.read_text(errors="replace"), p
 
 
+def test_a_gzipped_grading_log_is_left_out_too(tmp_path):
+    """A grading log kept gzipped (``run.log.gz``, as results/logs/ keeps long ones) is read and
+    left out like a plain one; a gzipped log of no grading run, a plain one and other files stay."""
+    import gzip
+
+    from exercises.grading.release import HIDDEN_MARK, drop_grading_logs
+    logs = tmp_path / "results" / "logs"
+    logs.mkdir(parents=True)
+    graded = f"  FAIL test_many_laps  0/2 {HIDDEN_MARK}\n".encode()
+    (logs / "grade.log.gz").write_bytes(gzip.compress(graded))
+    (logs / "grade.txt").write_bytes(graded)
+    (logs / "bench.log.gz").write_bytes(gzip.compress(b"fa3 595.1 TFLOP/s\n"))
+    (logs / "bench.log").write_text("fa3 595.1 TFLOP/s\n")
+    (logs / "broken.log.gz").write_bytes(b"not gzip")
+    drop_grading_logs(tmp_path / "results")
+    assert sorted(p.name for p in logs.iterdir()) == ["bench.log", "bench.log.gz", "broken.log.gz"]
+
+
 def test_released_model_predicts_as_the_course(released):
     """The released `sim` is the course's: the same predictions for the H200 preset (FA3 tab. 2's
     shape) and the H100, digit for digit, in a fresh interpreter that imports it from the copy."""
