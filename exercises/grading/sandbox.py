@@ -65,6 +65,7 @@ user and can read whatever that user can: there, only a container keeps secrets.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -363,12 +364,18 @@ GPU_PREFIXES = ("cuda", "nvidia")
 LINKER_CONF = "/etc/ld.so.conf"
 
 
-def _linker_dirs(conf: str | None = None, depth: int = 0) -> list[str]:
+def _linker_dirs() -> tuple[str, ...]:
     """The library directories the dynamic linker's configuration names (``ld.so.conf`` and the
     files its ``include`` lines glob), real paths: a driver's or toolkit's libraries in a place
-    of the host's choosing (a GPU image's /usr/local/nvidia/lib64) stay loadable."""
+    of the host's choosing (a GPU image's /usr/local/nvidia/lib64) stay loadable. Read once a
+    configuration file (a mask plan asks for each name it weighs)."""
+    return _linker_conf_dirs(LINKER_CONF)
+
+
+@functools.lru_cache(maxsize=8)
+def _linker_conf_dirs(conf: str, depth: int = 0) -> tuple[str, ...]:
     import glob
-    conf, out = conf or LINKER_CONF, []
+    out: list[str] = []
     try:
         lines = Path(conf).read_text(errors="replace").splitlines()
     except OSError:
@@ -380,10 +387,10 @@ def _linker_dirs(conf: str | None = None, depth: int = 0) -> list[str]:
         if line.startswith("include") and depth < 4:
             pattern = os.path.join(os.path.dirname(conf), line.split(None, 1)[1].strip())
             for inc in sorted(glob.glob(pattern)):
-                out += _linker_dirs(inc, depth + 1)
+                out += _linker_conf_dirs(inc, depth + 1)
         elif line.startswith("/"):
             out.append(os.path.realpath(line))
-    return out
+    return tuple(out)
 
 
 def _listed_names(d: str, listed: list[str]) -> list[str]:

@@ -200,11 +200,16 @@ class Student:
         """Count one call or step of the submission's into the grader's model (`MODEL_CALLS`)."""
         self._model_calls += 1
         if self._model_calls > MODEL_CALLS:
-            self.grader_limit = ModelCallLimit.limit      # the runner names it (`_limit_of`)
-            self.close()
-            raise ModelCallLimit(f"the submission made more than {MODEL_CALLS} calls and steps "
-                                 "into the grader's model in one session (a right role makes a "
-                                 f"few thousand)\nstopped by the {ModelCallLimit.limit}")
+            self._stop(ModelCallLimit, ModelCallLimit.limit,
+                       f"the submission made more than {MODEL_CALLS} calls and steps into the "
+                       "grader's model in one session (a right role makes a few thousand)")
+
+    def _stop(self, exc: type[SubmissionFailed], limit: str, why: str) -> None:
+        """End the session at a limit the grader counted and raise `exc`; the runner names
+        `limit` in the student's status (`_limit_of` reads ``grader_limit``)."""
+        self.grader_limit = limit
+        self.close()
+        raise exc(f"{why}\nstopped by the {limit}")
 
     def close(self) -> None:
         if self._session is not None:
@@ -269,14 +274,12 @@ class Student:
                 raise SubmissionFailed("the submission's session ended during the counted calls")
             used = session.cpu_s() - start
             if budget_s is not None and used > budget_s:
-                self.grader_limit = (f"CPU-time budget ({budget_s:.3f} s of CPU in the "
-                                     f"submission's processes for {len(calls)} calls"
-                                     + (f": {what}" if what else "") + ")")
-                self.close()
-                raise CPUBudget(f"after {i + 1} of {len(calls)} calls the submission's processes "
-                                f"had used {used:.3f} s of CPU, over the budget of "
-                                f"{budget_s:.3f} s for all {len(calls)}\nstopped by the "
-                                f"{self.grader_limit}")
+                self._stop(CPUBudget, f"CPU-time budget ({budget_s:.3f} s of CPU in the "
+                           f"submission's processes for {len(calls)} calls"
+                           + (f": {what}" if what else "") + ")",
+                           f"after {i + 1} of {len(calls)} calls the submission's processes had "
+                           f"used {used:.3f} s of CPU, over the budget of {budget_s:.3f} s for "
+                           f"all {len(calls)}")
         return values, used
 
     def alike(self, files: dict[str, Path]) -> Student:

@@ -8,32 +8,40 @@ from sim import H200_DATASHEET as DATASHEET
 
 pub = harness.public(__file__, "test_idle.py")
 rng = random.SystemRandom()              # drawn afresh each grading run: no table can hold them
-# every rate the prediction reads, changed: a rate typed in from a preset or the whitepaper fails
-OTHER_HW = DATASHEET.with_(wgmma_overhead_clk=rng.uniform(6, 24),
-                           sfu_exp_per_clk=rng.choice([8, 32]),
-                           wgmma_latency_clk=rng.uniform(40, 160),
-                           # slower tensor cores, faster shared memory: the math decides a
-                           # wgmma, so a typed-in tensor rate shows
-                           tensor_flop_per_clk=rng.choice([1536, 2048, 3072]),
-                           smem_bytes_per_clk=rng.choice([128, 256]),
-                           fma_lanes_per_clk=rng.uniform(48, 200),
-                           row_reduce_clk=rng.uniform(5, 60),
-                           softmax_fma_per_elem=rng.uniform(1, 6),
-                           softmax_stall_per_elem=rng.uniform(0.02, 0.2),
-                           softmax_pack_per_elem=rng.uniform(0.5, 3))
-# and the other way round: fast tensor cores, slow shared memory. An instruction reads 32 bytes of
-# B per 2048 FLOP (and A's 2 KiB too when SS): the reads outlast the math once FLOP/clk exceeds 64
-# times bytes/clk, and here it is 128-512 times, so the reads decide every wgmma of both GEMMs and a
-# prediction from the math alone fails
-SMEM_HW = OTHER_HW.with_(tensor_flop_per_clk=rng.choice([4096, 6144, 8192]),
-                         smem_bytes_per_clk=rng.choice([16, 24, 32]))
-# and a softmax whose FMA-pipe work (softmax_fma_per_elem / fma_lanes_per_clk a score) takes 1.5-3
-# times its SFU exps (1 / sfu_exp_per_clk), as on ch00's hidden machine: the FMA term decides the
-# exp step, and a prediction from the exps alone is short by half the exps or more (the idle
-# fraction off by more than 0.01 at every draw)
-_SFU, _LANES = rng.uniform(6, 14), rng.uniform(40, 120)
-FMA_HW = OTHER_HW.with_(sfu_exp_per_clk=_SFU, fma_lanes_per_clk=_LANES,
-                        softmax_fma_per_elem=rng.uniform(1.5, 3) * _LANES / _SFU)
+
+
+def machine(family):
+    """A Hardware with every rate the prediction reads drawn (`rng`), so a rate typed in from a
+    preset or the whitepaper fails, in one of three families:
+    0: slower tensor cores, faster shared memory: the math decides a wgmma, so a typed-in tensor
+       rate shows;
+    1: fast tensor cores, slow shared memory. An instruction reads 32 bytes of B per 2048 FLOP
+       (and A's 2 KiB too when SS): the reads outlast the math once FLOP/clk exceeds 64 times
+       bytes/clk, and here it is 128-512 times, so the reads decide every wgmma of both GEMMs and
+       a prediction from the math alone fails;
+    2: a softmax whose FMA-pipe work (softmax_fma_per_elem / fma_lanes_per_clk a score) takes 1.5-3
+       times its SFU exps (1 / sfu_exp_per_clk), as on ch00's hidden machine: the FMA term decides
+       the exp step, and a prediction from the exps alone is short by half the exps or more (the
+       idle fraction off by more than 0.01 at every draw)."""
+    hw = DATASHEET.with_(wgmma_overhead_clk=rng.uniform(6, 24), sfu_exp_per_clk=rng.choice([8, 32]),
+                         wgmma_latency_clk=rng.uniform(40, 160),
+                         tensor_flop_per_clk=rng.choice([1536, 2048, 3072]),
+                         smem_bytes_per_clk=rng.choice([128, 256]),
+                         fma_lanes_per_clk=rng.uniform(48, 200), row_reduce_clk=rng.uniform(5, 60),
+                         softmax_fma_per_elem=rng.uniform(1, 6),
+                         softmax_stall_per_elem=rng.uniform(0.02, 0.2),
+                         softmax_pack_per_elem=rng.uniform(0.5, 3))
+    if family == 1:
+        hw = hw.with_(tensor_flop_per_clk=rng.choice([4096, 6144, 8192]),
+                      smem_bytes_per_clk=rng.choice([16, 24, 32]))
+    elif family == 2:
+        sfu, lanes = rng.uniform(6, 14), rng.uniform(40, 120)
+        hw = hw.with_(sfu_exp_per_clk=sfu, fma_lanes_per_clk=lanes,
+                      softmax_fma_per_elem=rng.uniform(1.5, 3) * lanes / sfu)
+    return hw
+
+
+OTHER_HW, SMEM_HW, FMA_HW = (machine(f) for f in range(3))
 TILES = [(DATASHEET, rng.choice([64, 80, 96, 128]), 64), (DATASHEET, rng.choice([64, 80]), 256),
          (OTHER_HW, rng.choice([96, 112, 128, 144]), 128),
          (SMEM_HW, rng.choice([64, 96, 128, 160]), rng.choice([64, 128])),
@@ -62,28 +70,6 @@ SPEED_TILES = ([(bn, d) for d in (64, 128) for bn in range(64, 177, 16)]
                + [(bn, 256) for bn in (64, 80, 96)])
 
 
-def speed_machine(family):
-    """A Hardware with every rate the prediction reads drawn (`rng`: reseeded per student and
-    test): family 0 with the math deciding each wgmma, 1 the shared-memory reads, 2 the
-    softmax's FMA-pipe work outlasting its exps (as OTHER_HW, SMEM_HW and FMA_HW)."""
-    hw = DATASHEET.with_(wgmma_overhead_clk=rng.uniform(6, 24), sfu_exp_per_clk=rng.choice([8, 32]),
-                         wgmma_latency_clk=rng.uniform(40, 160),
-                         tensor_flop_per_clk=rng.choice([1536, 2048, 3072]),
-                         smem_bytes_per_clk=rng.choice([128, 256]),
-                         fma_lanes_per_clk=rng.uniform(48, 200), row_reduce_clk=rng.uniform(5, 60),
-                         softmax_fma_per_elem=rng.uniform(1, 6),
-                         softmax_stall_per_elem=rng.uniform(0.02, 0.2),
-                         softmax_pack_per_elem=rng.uniform(0.5, 3))
-    if family == 1:
-        hw = hw.with_(tensor_flop_per_clk=rng.choice([4096, 6144, 8192]),
-                      smem_bytes_per_clk=rng.choice([16, 24, 32]))
-    elif family == 2:
-        sfu, lanes = rng.uniform(6, 14), rng.uniform(40, 120)
-        hw = hw.with_(sfu_exp_per_clk=sfu, fma_lanes_per_clk=lanes,
-                      softmax_fma_per_elem=rng.uniform(1.5, 3) * lanes / sfu)
-    return hw
-
-
 def at_a_formulas_speed(batch):
     """The submission's predictions for `batch` ((hw, block_n, headdim) each), made one after
     another in one session within the CPU-time budget (the session stopped past it, the limit
@@ -104,7 +90,7 @@ def test_predict_other_tiles_and_hardware():
     once with the softmax's FMA-pipe work outlasting its exps. Asked among as many drawn
     predictions again as the speed test's batch, under its budget: a carried model that answers
     these few exactly still has to answer the rest at a formula's speed."""
-    batch = [(speed_machine(i % 3), *rng.choice(SPEED_TILES)) for i in range(BATCH)]
+    batch = [(machine(i % 3), *rng.choice(SPEED_TILES)) for i in range(BATCH)]
     at = sorted(rng.sample(range(BATCH), len(OTHER)))
     for i, (hw, bn, d, _ref) in zip(at, OTHER):
         batch[i] = (hw, bn, d)
@@ -122,7 +108,7 @@ def test_predict_at_a_formulas_speed():
     model costs far more); twelve of the answers, chosen after the batch, within 0.001 of the
     model."""
     families = [i % 3 for i in range(BATCH)]
-    batch = [(speed_machine(f), *rng.choice(SPEED_TILES)) for f in families]
+    batch = [(machine(f), *rng.choice(SPEED_TILES)) for f in families]
     answers = at_a_formulas_speed(batch)
     for f in range(3):
         for i in rng.sample([i for i in range(BATCH) if families[i] == f], CHECKED_PER_FAMILY):

@@ -14,9 +14,10 @@ _ALLOW, _DENY = 0x7FFF0000, 0x00050000 | 1                # SECCOMP_RET_ALLOW, R
 _X32_BIT_OFF = 0xBFFFFFFF                                 # x32 numbers as x86_64's
 
 
-def program(calls):
-    """The filter's instructions, [code, jt, jf, k] each: `calls` maps an audit arch
-    (seccomp_data.arch) to the syscall numbers refused there; any other arch or call runs."""
+def _matches(calls):
+    """The instructions that pick out the calls `calls` names (audit arch -> syscall numbers),
+    ending in an allow for every other arch or call, and the indices of the number tests, whose
+    jump on a match the caller points at what follows."""
     prog, tests = [list(_LD_ARCH)], []
     for arch, nrs in calls.items():
         block = [list(_LD_NR), [_AND, 0, 0, _X32_BIT_OFF]]
@@ -26,6 +27,13 @@ def program(calls):
         block.append([_RET, 0, 0, _ALLOW])
         prog += [[_JEQ, 0, len(block), arch]] + block         # another arch: past this block
     prog.append([_RET, 0, 0, _ALLOW])
+    return prog, tests
+
+
+def program(calls):
+    """The filter's instructions, [code, jt, jf, k] each: `calls` maps an audit arch
+    (seccomp_data.arch) to the syscall numbers refused there; any other arch or call runs."""
+    prog, tests = _matches(calls)
     for i in tests:
         prog[i][1] = len(prog) - i - 1                        # a refused call: to the deny
     prog.append([_RET, 0, 0, _DENY])
@@ -38,15 +46,7 @@ def argument_program(calls, signo):
     to those calls' numbers, refused where the signal is `signo` and the new action is given
     (not NULL; for ``signal``, not SIG_DFL). Only the first argument's low word is compared, as
     the kernel reads an int there; the pointer in full."""
-    prog, tests = [list(_LD_ARCH)], []
-    for arch, nrs in calls.items():
-        block = [list(_LD_NR), [_AND, 0, 0, _X32_BIT_OFF]]
-        for nr in nrs:
-            tests.append(len(prog) + 1 + len(block))
-            block.append([_JEQ, 0, 0, nr])
-        block.append([_RET, 0, 0, _ALLOW])
-        prog += [[_JEQ, 0, len(block), arch]] + block
-    prog.append([_RET, 0, 0, _ALLOW])
+    prog, tests = _matches(calls)
     check = len(prog)
     prog += [[0x20, 0, 0, 16],                 # args[0], low word: the signal
              [_JEQ, 0, 4, signo],              # another signal: allow

@@ -146,12 +146,7 @@ def _no_autoreap():
     submission's work and vanish before each reading of `sandbox.Session.cpu_s`. With the
     action left alone, every ended process is waited for by its parent or the sandbox's reaper
     and counted there."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        seccomp.install(seccomp.argument_program(_SIGACTION_CALLS, _SIGCHLD))
-    except Exception:  # noqa: BLE001 - no filter here
-        pass
+    _seccomp(seccomp.argument_program(_SIGACTION_CALLS, _SIGCHLD))
 
 
 def _no_exec():
@@ -165,11 +160,16 @@ def _no_exec():
 def _seccomp_deny(calls):
     """The syscalls `calls` names (arch: numbers) fail with EPERM in this process and what it
     forks (`seccomp`); where the kernel takes no filter, the audit hooks alone refuse."""
+    _seccomp(seccomp.program(calls))
+
+
+def _seccomp(prog):
+    """Install the filter `prog` on this process and what it forks, where the kernel takes one."""
     if not sys.platform.startswith("linux"):
         return
     try:
-        seccomp.install(seccomp.program(calls))
-    except Exception:  # noqa: BLE001 - no filter here: the audit hook still refuses
+        seccomp.install(prog)
+    except Exception:  # noqa: BLE001 - no filter here: the audit hooks still refuse
         pass
 
 
