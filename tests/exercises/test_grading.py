@@ -149,8 +149,10 @@ def test_wrong_submission_loses_exactly_its_tests(wrong_results, name):
     assert loses | maybe <= names, f"header names unknown tests: {(loses | maybe) - names}"
     assert not res.error, res.error
     failed = {t.name for t in res.tests if t.outcome == "failed"} - maybe
-    assert failed == loses & graded, (f"expected to lose {sorted(loses & graded)}, lost "
-                                      f"{sorted(failed)}")
+    assert failed == loses & graded, (
+        f"expected to lose {sorted(loses & graded)}, lost {sorted(failed)}: "
+        + "; ".join(f"{t.name}: {t.message[-400:]}" for t in res.tests
+                    if t.name in failed ^ (loses & graded)))
     assert res.score == sum(t.points for t in res.tests if t.outcome == "passed")
     assert res.score < res.max_score or h["loses"] == "none"
 
