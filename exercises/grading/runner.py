@@ -467,11 +467,21 @@ def _linked(root: Path, path: Path) -> Path | None:
     return None
 
 
+def anonymous_owner() -> str:
+    """Who a grading without a student's name runs as: a student of its own (no name can hold
+    a NUL), so that two such gradings at once, or one beside a named student's, never share a
+    uid, its process count or its cgroup (a process bomb in one would stop the other's
+    sessions from starting)."""
+    import secrets
+    return "\0anonymous\0" + secrets.token_hex(8)
+
+
 def student_for(ex: str, sub: Path | None, tree: Path = PACKAGE,
-                root: Path | None = None, identity: str = "") -> Student:
+                root: Path | None = None, identity: str = "", owner: str = "") -> Student:
     """The submission's files of exercise `ex` in folder `sub` (found under `root`). A symlink on
     the way to a file (the file or a folder above it, up to `root`) is refused: what it reaches
-    is not the student's upload."""
+    is not the student's upload. As root its sessions run under the uid of `owner` (the
+    student's name, or a grading's `anonymous_owner`; a fresh one where neither is given)."""
     from .sandbox import Refused
     files = {}
     for rel in submission_files(tree / ex):
@@ -487,9 +497,9 @@ def student_for(ex: str, sub: Path | None, tree: Path = PACKAGE,
                           f"{SUBMISSION_MAX_BYTES} bytes for a submission file")
         files[rel] = sub / rel
     limits = {"max_file_bytes": SUBMISSION_MAX_BYTES}
-    if identity and os.geteuid() == 0:
+    if os.geteuid() == 0:
         from .budget import student_uid
-        uid = student_uid(identity)
+        uid = student_uid(owner or identity or anonymous_owner())
         limits.update(uid=uid, gid=uid)
     return Student(files, adapters(ex, tree), memory_bytes=4 << 30, identity=identity,
                    limits=limits)
@@ -497,7 +507,7 @@ def student_for(ex: str, sub: Path | None, tree: Path = PACKAGE,
 
 def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFAULT_TEST_TIMEOUT,
                  keyword: str | None = None, test: str | None = None,
-                 identity: str = "") -> ExerciseResult:
+                 identity: str = "", owner: str = "") -> ExerciseResult:
     t0 = time.monotonic()
     result = ExerciseResult(ex)
     sub = find_submission(submission_root, ex) if submission_root else None
@@ -522,7 +532,7 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
     from .report import safe
     from .sandbox import Refused
     try:
-        student = student_for(ex, sub, root=submission_root, identity=identity)
+        student = student_for(ex, sub, root=submission_root, identity=identity, owner=owner)
         student.seed_identity = seed_id
     except Refused as e:
         student = None
@@ -574,7 +584,8 @@ def grade(submission_root: Path | None, only: list[str] | None = None, jobs: int
             raise SystemExit(f"unknown exercise(s) {', '.join(unknown)}; expected {', '.join(names)}")
         names = [n for n in names if n in only]
     jobs = jobs or max(1, min(len(names), os.cpu_count() or 1))
-    args = [(n, submission_root, test_timeout, keyword, test, identity) for n in names]
+    owner = identity or anonymous_owner()       # one grading, one budget: all its exercises
+    args = [(n, submission_root, test_timeout, keyword, test, identity, owner) for n in names]
     if jobs == 1 or len(names) == 1:
         return [_run_one(a) for a in args]
     warm(names)

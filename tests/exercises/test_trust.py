@@ -430,6 +430,26 @@ def test_a_bomb_and_a_neighbour_reader_cost_no_one_else(tmp_path):
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
 
 
+@as_root
+def test_a_grading_without_a_name_is_a_student_of_its_own():
+    """`grade` without `--student` (an instructor's two terminals, CI's parallel tests) is a
+    student of its own: two such gradings at once run under two uids and two cgroups, so a
+    process bomb in one (its spinning children, until the process count is full) takes nothing
+    of the other's CPU quota, process count or memory. The exercises of one grading share its
+    uid, as a named student's do."""
+    import re
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda _: runner.grade(PKG, only=["ch00_rates", "ch05_idle"],
+                                                    jobs=2), range(2)))
+    whose = [{re.search(r"uid (\d+); cgroup (\S+)", r.isolation).groups() for r in run}
+             for run in runs]
+    assert all(len(w) == 1 for w in whose), whose          # one grading: one uid, one cgroup
+    (uid_a, cg_a), (uid_b, cg_b) = (next(iter(w)) for w in whose)
+    assert uid_a != uid_b and cg_a != cg_b, whose
+    assert all(r.score == r.max_score for run in runs for r in run)
+
+
 @pytest.mark.parametrize("cpus, procs, memory", [(1.0, 64, 4 << 30), (0.5, 16, None)])
 def test_cgroup_v2_writer_sets_the_student_limits(tmp_path, monkeypatch, cpus, procs, memory):
     """On a cgroup v2 host (a unified tree: ``cgroup.controllers`` at its root) the student's
