@@ -23,6 +23,9 @@ def cmd_grade(args) -> int:
     if not path.exists():
         print(f"no such submission: {path}", file=sys.stderr)
         return 2
+    if runner.unisolated():
+        print(f"not graded: {runner.unisolated()}", file=sys.stderr)
+        return 2
     results = runner.grade(path, args.only, args.jobs, args.timeout, args.k, args.test,
                            identity=args.student or "")
     released = runner.released()
@@ -47,6 +50,9 @@ def cmd_grade_class(args) -> int:
     class_dir = Path(args.dir)
     if not class_dir.is_dir():
         print(f"no such class folder: {class_dir}", file=sys.stderr)
+        return 2
+    if runner.unisolated():
+        print(f"not graded: {runner.unisolated()}", file=sys.stderr)
         return 2
     res = gc.grade_class(class_dir.resolve(), Path(args.out).resolve(), args.jobs, args.only,
                          args.timeout, args.student_timeout, dedup=not args.no_dedup)

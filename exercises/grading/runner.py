@@ -467,6 +467,13 @@ def _linked(root: Path, path: Path) -> Path | None:
     return None
 
 
+def unisolated() -> str:
+    """Why this host would run a submission as root (`sandbox.root_without_isolation`), unless
+    EXERCISES_ALLOW_UNISOLATED is set; "" where grading is safe. Nothing is graded then."""
+    from .sandbox import root_without_isolation
+    return "" if os.environ.get("EXERCISES_ALLOW_UNISOLATED") else root_without_isolation()
+
+
 def anonymous_owner() -> str:
     """Who a grading without a student's name runs as: a student of its own (no name can hold
     a NUL), so that two such gradings at once, or one beside a named student's, never share a
@@ -531,6 +538,10 @@ def run_exercise(ex: str, submission_root: Path | None, test_timeout: int = DEFA
             return result
     from .report import safe
     from .sandbox import Refused
+    unsafe = unisolated()
+    if unsafe:
+        result.error = "not graded: " + unsafe
+        return result
     try:
         student = student_for(ex, sub, root=submission_root, identity=identity, owner=owner)
         student.seed_identity = seed_id

@@ -236,6 +236,23 @@ def _unshare_prefix() -> list[str]:
     return _UNSHARE[0]
 
 
+def root_without_isolation() -> str:
+    """Why a session here would run the submission as root ("" where it would not): the grader
+    is root, there is no mount namespace to bind the interpreter back, and a dir on the way to
+    the interpreter, its stdlib or site-packages is one other users cannot enter (a pyenv under
+    /root), so the uid drop cannot happen and the submission could read the salt and the hidden
+    tests."""
+    if os.geteuid() != 0 or _unshare_prefix():
+        return ""
+    _, unreachable = _view(Path(tempfile.gettempdir()), [], True, [])
+    if not unreachable:
+        return ""
+    return (f"as root with no mount namespace, a student's uid cannot reach {unreachable[0]}: the "
+            "submission would run as root and could read the hidden tests. Install the "
+            "interpreter where other users can read it (a venv under /opt or /autograder), or "
+            "grade where unshare works; EXERCISES_ALLOW_UNISOLATED=1 grades anyway")
+
+
 def _seccomp_ok() -> bool:
     """Whether the keyring calls can be refused by a seccomp filter here (probed once)."""
     if not _SECCOMP:

@@ -90,7 +90,8 @@ def oracle():
 def test_an_oracle_over_the_network_answers_nothing(tmp_path, oracle, how):
     port, served = oracle
     (tmp_path / "idle.py").write_text(how.replace("PORT", str(port)) + ASKS)
-    env = {**os.environ, "EXERCISES_NO_NAMESPACES": "1"}     # the host's network, as without unshare
+    # the host's network, as without unshare (graded even where the uid drop cannot happen)
+    env = {**os.environ, "EXERCISES_NO_NAMESPACES": "1", "EXERCISES_ALLOW_UNISOLATED": "1"}
     out = subprocess.run([sys.executable, "-m", "exercises", "grade", str(tmp_path), "--only",
                           "ch05_idle", "--test", "test_exposed_softmax_synthetic", "-v"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

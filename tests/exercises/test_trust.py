@@ -430,6 +430,42 @@ def test_a_bomb_and_a_neighbour_reader_cost_no_one_else(tmp_path):
     shutil.rmtree(tmp_path / "out", ignore_errors=True)
 
 
+def test_no_grading_where_the_submission_would_run_as_root(monkeypatch, capsys):
+    """As root with no mount namespace, an interpreter under a dir other users cannot enter (a
+    pyenv under /root) keeps the student's uid from running it: the submission would run as
+    root and read the hidden tests. Nothing is graded then: `grade` says why and exits 2, and a
+    programmatic grading carries the reason as the exercise's error, with no test run; the
+    instructor's EXERCISES_ALLOW_UNISOLATED grades anyway."""
+    from exercises import __main__ as cli
+    from exercises.grading import sandbox
+    import tempfile
+    base = Path(tempfile.mkdtemp())            # pytest's own tmp_path is under a 0700 dir
+    base.chmod(0o755)
+    shut = base / "root"
+    (shut / "py" / "lib").mkdir(parents=True)
+    shut.chmod(0o700)
+    py = shut / "py"
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sandbox, "_unshare_prefix", lambda: [])
+    monkeypatch.setattr(sandbox, "_python_paths",
+                        lambda: (str(py / "python"), [str(py / "lib")], []))
+    monkeypatch.setattr(sandbox.sys, "prefix", str(py))
+    monkeypatch.setattr(sandbox.sys, "base_prefix", str(py))
+    monkeypatch.delenv("EXERCISES_ALLOW_UNISOLATED", raising=False)
+    why = sandbox.root_without_isolation()
+    assert str(shut) in why and "run as root" in why
+    res = runner.run_exercise("ch00_rates", None)
+    assert res.error.startswith("not graded: ") and not res.tests and res.score == 0
+    assert cli.main(["grade", "--only", "ch00_rates"]) == 2
+    assert "not graded: " in capsys.readouterr().err
+    shut.chmod(0o755)                                   # others may enter: safe again
+    assert sandbox.root_without_isolation() == ""
+    shut.chmod(0o700)
+    monkeypatch.setenv("EXERCISES_ALLOW_UNISOLATED", "1")
+    assert runner.unisolated() == ""
+    shutil.rmtree(base)
+
+
 @as_root
 def test_a_grading_without_a_name_is_a_student_of_its_own():
     """`grade` without `--student` (an instructor's two terminals, CI's parallel tests) is a
