@@ -11,6 +11,7 @@ fallback. Cubins are cached by a hash of the sources, flags and nvcc, under ``bu
 """
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import os
@@ -79,6 +80,16 @@ def compile_cubin(source: str, nvcc: Path | None = None) -> tuple[Path, str]:
     if cubin.is_file() and log.is_file():
         return cubin, log.read_text()
     CACHE.mkdir(parents=True, exist_ok=True)
+    # one compile of a source at a time across processes (the test files that read one cubin
+    # run on different workers): the others wait for it and read the cache
+    with open(out.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (cubin.is_file() and log.is_file()):
+            _nvcc(source, nvcc, cubin, log)
+    return cubin, log.read_text()
+
+
+def _nvcc(source: str, nvcc: Path, cubin: Path, log: Path) -> None:
     flags = [f for f in NVCC_FLAGS if f != "-lineinfo"]
     cmd = [str(nvcc), "-cubin", *flags, "-Xptxas", "-v", "-I", str(HERE), str(HERE / source),
            "-o", str(cubin) + ".tmp"]
@@ -87,7 +98,6 @@ def compile_cubin(source: str, nvcc: Path | None = None) -> tuple[Path, str]:
         raise RuntimeError(f"nvcc failed ({' '.join(cmd)}):\n{res.stdout}\n{res.stderr}")
     os.replace(str(cubin) + ".tmp", cubin)
     log.write_text(res.stdout + res.stderr)
-    return cubin, log.read_text()
 
 
 def sass_by_function(cubin: Path) -> dict[str, str]:
