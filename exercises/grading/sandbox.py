@@ -849,14 +849,17 @@ class _Forked:
         zyg.discard(self.z)
 
 
-def _finish(c: _Child, outcome: Outcome, wait_s: float) -> Outcome:
+def _finish(c: _Child, outcome: Outcome, wait_s: float, deadline: bool = True) -> Outcome:
     """Wait up to `wait_s` for the worker to end, else have the reaper kill the tree; collect
-    the status, the output and the isolation report into `outcome`; remove the run's files."""
+    the status, the output and the isolation report into `outcome`; remove the run's files.
+    `deadline`: `wait_s` is the run's time, so a run still going at its end timed out; not so
+    for the grader's own kill (`Session.close(kill=True)`), which a loaded host may take longer
+    than the wait to carry out."""
     try:
         try:
             c.proc.wait(timeout=max(0.1, wait_s))
         except subprocess.TimeoutExpired:
-            outcome.timed_out = True
+            outcome.timed_out = deadline
             try:
                 os.write(c.control_w, b"k")  # the reaper kills the tree, then reports
             except OSError:
@@ -1169,7 +1172,7 @@ class Session:
         except OSError:
             pass
         c.payload_w = -1
-        self.outcome = _finish(c, Outcome(), 0.1 if kill else 2.0)
+        self.outcome = _finish(c, Outcome(), 0.1 if kill else 2.0, deadline=not kill)
         return self.outcome
 
     def __enter__(self) -> Session:

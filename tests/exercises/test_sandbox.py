@@ -328,3 +328,28 @@ def test_bad_results_are_reported_not_trusted(tmp_path, how, why):
     """, how, max_result_bytes=10000)
     assert not out.has_value and out.value is None, out
     assert why in out.error, out.error
+
+
+def test_a_kill_the_grader_asks_for_is_not_the_run_running_out_of_time():
+    """A failed test's session is closed with a kill (`Session.close(kill=True)`), waiting 0.1 s
+    for the reaper: on a loaded host the reaper may take longer to carry it out, and that is no
+    limit of the submission's. Its outcome names none; a stub scored 0/30 in grade-class with
+    "stopped by the wall-clock limit" as its status on such a host."""
+    import subprocess
+
+    from exercises.grading import runner
+    st = runner.student_for("ch00_rates", runner.PACKAGE / "ch00_rates")
+    session = st._live()
+    real = session._c.proc.wait
+    slow = [True]
+
+    def loaded_host_wait(timeout=None):
+        if slow.pop() if slow else False:          # the first wait, of 0.1 s, sees it still up
+            time.sleep(timeout)
+            raise subprocess.TimeoutExpired("reaper", timeout)
+        return real(timeout=timeout)
+    session._c.proc.wait = loaded_host_wait
+    out = session.close(kill=True)
+    st._session = None
+    assert not slow, "the close did not wait on the reaper"
+    assert not out.timed_out and out.measured_limit == "", (out.timed_out, out.measured_limit)
