@@ -7,7 +7,9 @@ and the warnings it gives when it drops setmaxnreg or serializes wgmma), and the
 
 nvcc comes from the ``nvidia-cuda-nvcc`` wheel of the project's dev extras (``cuda``), so a
 fresh CPU machine with only python and pip has it; a system nvcc (PATH, ``CUDA_HOME``) is the
-fallback. Cubins are cached by a hash of the sources, flags and nvcc, under ``build/`` here.
+fallback. Cubins are cached by a hash of the sources, the flags and nvcc's version, in the
+user's cache (``$XDG_CACHE_HOME`` or ``~/.cache``, ``hopper-ws-course/cubin``), as Triton keeps its
+own: every clone on a machine shares them, and a changed source or toolchain builds anew.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from pathlib import Path
 
 from . import HEADERS, HERE, NVCC_FLAGS
 
-CACHE = HERE / "build" / "cubin"
+CACHE = (Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+         / "hopper-ws-course" / "cubin")
 
 
 def find_nvcc() -> Path | None:
@@ -65,8 +68,15 @@ def _key(source: str, nvcc: Path) -> str:
     for name in (source, *HEADERS):
         h.update((HERE / name).read_bytes())
     h.update(" ".join(NVCC_FLAGS).encode())
-    h.update(str(nvcc).encode())
+    h.update(_version(nvcc).encode())
     return h.hexdigest()[:16]
+
+
+@functools.cache
+def _version(nvcc: Path) -> str:
+    """nvcc's own account of its release and build (the same wheel in two clones: one key)."""
+    return subprocess.run([str(nvcc), "--version"], capture_output=True, text=True,
+                          check=False).stdout
 
 
 def compile_cubin(source: str, nvcc: Path | None = None) -> tuple[Path, str]:
