@@ -106,8 +106,10 @@ def _nvcc(source: str, nvcc: Path, cubin: Path, log: Path) -> None:
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise RuntimeError(f"nvcc failed ({' '.join(cmd)}):\n{res.stdout}\n{res.stderr}")
+    # the log whole before the cubin appears: a reader that finds both reads a complete report
+    Path(str(log) + ".tmp").write_text(res.stdout + res.stderr)
+    os.replace(str(log) + ".tmp", log)
     os.replace(str(cubin) + ".tmp", cubin)
-    log.write_text(res.stdout + res.stderr)
 
 
 def sass_by_function(cubin: Path) -> dict[str, str]:
