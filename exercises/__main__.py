@@ -18,13 +18,20 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _unisolated() -> bool:
+    """Say why nothing is graded where a submission would run as root (`runner.unisolated`)."""
+    why = runner.unisolated()
+    if why:
+        print(f"not graded: {why}", file=sys.stderr)
+    return bool(why)
+
+
 def cmd_grade(args) -> int:
     path = Path(args.path).resolve() if args.path else runner.PACKAGE
     if not path.exists():
         print(f"no such submission: {path}", file=sys.stderr)
         return 2
-    if runner.unisolated():
-        print(f"not graded: {runner.unisolated()}", file=sys.stderr)
+    if _unisolated():
         return 2
     results = runner.grade(path, args.only, args.jobs, args.timeout, args.k, args.test,
                            identity=args.student or "")
@@ -51,8 +58,7 @@ def cmd_grade_class(args) -> int:
     if not class_dir.is_dir():
         print(f"no such class folder: {class_dir}", file=sys.stderr)
         return 2
-    if runner.unisolated():
-        print(f"not graded: {runner.unisolated()}", file=sys.stderr)
+    if _unisolated():
         return 2
     res = gc.grade_class(class_dir.resolve(), Path(args.out).resolve(), args.jobs, args.only,
                          args.timeout, args.student_timeout, dedup=not args.no_dedup)

@@ -222,7 +222,7 @@ def _log_text(p: Path) -> str | None:
             return gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace")
         if p.suffix in LOG_SUFFIXES:
             return p.read_text(encoding="utf-8", errors="replace")
-    except (OSError, EOFError, gzip.BadGzipFile):
+    except (OSError, EOFError):             # gzip.BadGzipFile is an OSError
         return None
     return None
 
