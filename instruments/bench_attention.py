@@ -19,7 +19,8 @@ the SOFTMAX switches: ``fa3+tree_max+lane_sum``, ``fa3+rescale_early``, ``fa3+no
 ``fa3`` is ``fa3+lane_sum``), and ``+persistent`` (fa3: one CTA per SM,
 ``kernels/attention/persistent.py``), ``+pairs`` (persistent, causal tiles in pairs) or
 ``+plain`` (the head dim's tile, one CTA per tile,
-whatever ``host.persistent_default`` says), and ``@BMxBN`` after the variant
+whatever ``host.persistent_default`` says), ``+unplanned`` (every call the whole host path,
+no launch plan: ``kernels/plans.py``), and ``@BMxBN`` after the variant
 (``fa3@128x128+persistent``: another tile, ``attention(tile=...)``). Names are checked
 (``parse_variant``) before anything runs. Writes ``results/<gpu>-attention.json`` (and into ``--out``/``$OUT``); prints a table
 last.
@@ -27,6 +28,7 @@ last.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -79,7 +81,7 @@ def parse_variant(name: str) -> tuple[str, int | None, tuple[str, ...] | None, b
     base, *switches = name.split("+")
     pers = ("pairs" if "pairs" in switches else True if "persistent" in switches
             else False if "plain" in switches else None)
-    switches = tuple(x for x in switches if x not in ("persistent", "pairs", "plain"))
+    switches = tuple(x for x in switches if x not in ("persistent", "pairs", "plain", "unplanned"))
     variant, _, st = base.partition(":s")
     if variant not in VARIANTS:
         raise ValueError(f"{name}: variant must be one of {', '.join(VARIANTS)}")
@@ -124,8 +126,10 @@ def refused(error: Exception):
 def candidate(name, D, causal, q, k, v, out):
     """(fn, row fields) of one of our variants, as ``parse_variant`` reads its name; a name
     that cannot run at this shape gives a fn that raises (the row records why)."""
+    from kernels import plans
     from kernels.attention import attention, config, host
 
+    unplanned = "+unplanned" in name
     try:
         base, tile = split_tile(name)
         variant, st, sm, pers = parse_variant(base)
@@ -138,8 +142,13 @@ def candidate(name, D, causal, q, k, v, out):
     if sm is not None:
         fields["softmax"] = list(sm)
     fields["persistent"] = ran_pers if ran_pers == "pairs" else bool(ran_pers)
-    return (lambda: attention(q, k, v, causal=causal, variant=variant, stages=st, out=out,
-                              softmax=sm, persistent=pers, tile=tile)), fields
+    fields["planned"] = not unplanned
+
+    def fn():
+        with plans.unplanned() if unplanned else contextlib.nullcontext():
+            return attention(q, k, v, causal=causal, variant=variant, stages=st, out=out,
+                             softmax=sm, persistent=pers, tile=tile)
+    return fn, fields
 
 
 def one_setting(B, H, S, D, causal, dtype, variants, gen, rows, rounds=5, clock_log=None,

@@ -65,6 +65,12 @@ def check_tma(name: str, t) -> None:
     if strides[-1] != 1 or any(s <= 0 or s * size % 16 for s in strides[:-1]):
         raise ValueError(f"{name} must have {TMA_RULE}; got shape {tuple(t.shape)}, stride "
                          f"{t.stride()} ({size} bytes an element)")
+    check_start(name, t)
+
+
+def check_start(name: str, t) -> None:
+    """Raise ValueError unless ``t`` starts 16-byte aligned (the part of ``TMA_RULE`` a launch
+    plan's key cannot hold: ``kernels/plans.py``)."""
     if t.data_ptr() % 16:
         raise ValueError(f"{name} must start at a 16-byte aligned address (TMA: {TMA_RULE}); "
                          f"got {t.data_ptr():#x}")

@@ -57,6 +57,8 @@
 #               one_release+named_turns)
 #   layouts     `instruments.bench_layouts`: the layouts users hand in, beside the contiguous ones
 #   layouts_consan the layouts' GPU tests under ConSan
+#   plans       launch plans (kernels/plans.py): their GPU tests, the host path probe
+#               (instruments/tools/host_path.py), then the grid with fa3 beside fa3+unplanned
 #   gemm_ab     the pipelined GEMM against the kernels unpacked in ab_base_pipelined/ (an untracked
 #               folder: `git archive <commit> kernels | tar -x -C ab_base_pipelined`), beside cuBLAS
 # Carry `.whl` (simpy, pytest, ...) for the steps that import the model or the grader.
@@ -255,6 +257,12 @@ for step in "$@"; do
   layouts_consan)
     TAIL=12 step_run layouts_consan 300 python3 -m pytest -q -rfE --tb=short -p no:cacheprovider -m gpu -n 12 \
       tests/kernels/test_layouts_gpu.py -k consan ;;
+  plans)  # a call by its launch plan: right and the same, its host time, then the grid
+    TAIL=8 step_run plans_tests 300 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu -n 6 \
+      tests/kernels/test_plans_gpu.py
+    TAIL=12 step_run host_path 150 python3 -m instruments.tools.host_path "$OUT/host_path.json"
+    TAIL=70 step_run plans_grid 400 python3 -m instruments.bench_attention --grid \
+      --variants fa3,fa3+unplanned --headline-variants fa3 --out "$OUT" ;;
   gemm_ab)
     TAIL=30 step_run gemm_ab 300 python3 tests/kernels/ab_base.py ab_base_pipelined --gemm pipelined \
       --rounds 5 --out "$OUT" ;;

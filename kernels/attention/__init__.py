@@ -21,7 +21,8 @@ with the GEMMs).
 from __future__ import annotations
 
 from . import fa3, host, overlap, pipelined, sequential, ws, ws_pingpong
-from ..hopper import check_tma
+from .. import plans
+from ..hopper import check_start, check_tma
 from .host import FENCES, HEAD_DIMS, SOFTMAX_SWITCHES, VARIANTS, check_inputs, config, flops
 
 KERNELS = {
@@ -64,8 +65,14 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     ``stages`` or ``softmax`` named and the default fence: ``host.launch_defaults``'s rule (fa3
     causal in pairs up to S 4K at d 64 and S 8448 beyond; not causal persistent at S <= 1K;
     d 64's persistent launches at 128x128); otherwise not persistent.
-    Raises TypeError/ValueError for anything else.
+    Raises TypeError/ValueError for anything else. A second call with the same shapes,
+    strides, dtype, device and options launches by the first one's plan (``kernels/plans.py``).
     """
+    key = plans.key((q, k, v, out), (causal, variant, scale, stages, tile, fence, softmax,
+                                     persistent))
+    plan = _PLANS.get(key)
+    if plan is not None:
+        return _again(plan, q, k, v, out, return_lse)
     check_inputs(q, k, v, variant)
     host.fence_args(KERNELS[variant], fence)  # before any allocation
     host.softmax_args(KERNELS[variant], softmax)
@@ -93,8 +100,26 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
         raise ValueError(f"out must be a {tuple(q.shape)} {q.dtype} tensor on {q.device}")
     check_tma("out", out)
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
-    host.launch(KERNELS[variant], q, k, v, out, lse, cfg, causal, scale, fence=fence,
-                softmax=softmax, ctas=ctas)
+    _PLANS.put(key, host.launch(KERNELS[variant], q, k, v, out, lse, cfg, causal, scale,
+                                fence=fence, softmax=softmax, ctas=ctas))
+    return (out, lse) if return_lse else out
+
+
+_PLANS = plans.Plans()
+
+
+def _again(plan, q, k, v, out, return_lse: bool):
+    """``attention`` by a plan: the key holds every check but the tensors' start addresses."""
+    import torch
+
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        check_start(name, t)
+    if out is None:
+        out = torch.empty_like(q)
+    else:
+        check_start("out", out)
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)
+    host.relaunch(plan, q, k, v, out, lse)
     return (out, lse) if return_lse else out
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import triton
 from triton.experimental.gluon import language as gl
 
+from .. import plans
 from ..hopper import check_tma, require_hopper, smem_layout, tma_strides
 from ..tiles import TILES
 
@@ -396,11 +397,11 @@ def softmax_args(kernel, softmax=None, head_dim: int | None = None,
 
 
 def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
-           profile: bool = False, fence=True, softmax=None, ctas: int | None = None) -> None:
+           profile: bool = False, fence=True, softmax=None, ctas: int | None = None):
     """``profile``: compile in the Proton scopes (``kernels/scopes.py``); ``fence``: see
     ``overlap.py`` (True, False or "hoisted"); ``softmax``: names from ``SOFTMAX_SWITCHES``
     (None: ``SOFTMAX_DEFAULT``); ``cfg.persistent``: ``persistent.py``, at most ``ctas`` CTAs
-    (None: one per SM)."""
+    (None: one per SM). Returns the launch's plan (``kernels/plans.py``; ``relaunch``)."""
     B, H, S, _ = q.shape
     extra = fence_args(kernel, fence) | softmax_args(kernel, softmax, cfg.head_dim, cfg.variant)
     extra |= persistent_args(kernel, persistent_arg(cfg))
@@ -409,9 +410,22 @@ def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
     if profile:
         extra["PROFILE"] = True
     sms = (ctas or sm_count(q.device)) if cfg.persistent else None
-    kernel[grid(B, H, S, cfg, sms)](q_desc, k_desc, v_desc, o_arg, lse, S, scale * LOG2E,
-                               cfg.BM, cfg.stages, cfg.consumers, causal, **extra,
-                               **_launch_options(cfg))
+    g = grid(B, H, S, cfg, sms)
+    args = (q_desc, k_desc, v_desc, o_arg, lse, S, scale * LOG2E, cfg.BM, cfg.stages,
+            cfg.consumers, causal)
+    kw = extra | _launch_options(cfg)
+    compiled = kernel[g](*args, **kw)
+    return plans.make_plan(kernel, compiled, g, args, kw, PER_CALL + tuple(tails), cfg)
+
+
+PER_CALL = ("q_desc", "k_desc", "v_desc", "o_ptr", "lse_ptr")  # a call's own values (then tails)
+
+
+def relaunch(plan: plans.Plan, q, k, v, o, lse) -> None:
+    """``launch`` again by its plan, on tensors with the key's shapes, strides, dtype and device:
+    only their descriptors are made anew."""
+    descs, tails = tail_args(make_descriptors(q, k, v, o, plan.config))
+    plan.run(*descs, lse, *tails.values())
 
 
 def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,

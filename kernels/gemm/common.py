@@ -20,6 +20,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, tma
 
+from .. import plans
 from ..hopper import TMA_RULE, check_tma, require_hopper, smem_layout, tma_strides
 
 try:  # torch is needed to launch, not to read this file
@@ -204,10 +205,11 @@ def grid(M: int, N: int, cfg: Config, device) -> tuple[int]:
     return (min(tiles, _SM_COUNT[key]),)
 
 
-def launch(kernel, a, b, c, cfg: Config, profile: bool = False) -> None:
-    """``profile``: compile in the Proton scopes (ws variants; ``kernels/scopes.py``)."""
+def launch(kernel, a, b, c, cfg: Config, profile: bool = False):
+    """``profile``: compile in the Proton scopes (ws variants; ``kernels/scopes.py``). Returns the
+    launch's plan (``kernels/plans.py``; ``relaunch``)."""
     M, N = c.shape
-    a_desc, b_desc, c_desc = make_descriptors(a, b, c, cfg)
+    descs = make_descriptors(a, b, c, cfg)
     kwargs = {"num_warps": cfg.num_warps}
     if profile:
         kwargs["PROFILE"] = True
@@ -217,7 +219,19 @@ def launch(kernel, a, b, c, cfg: Config, profile: bool = False) -> None:
         kwargs["ROW_BLOCKS"] = cfg.row_blocks
     if b_transposed(b):  # passed only when on: the default build is the kernel's default
         kwargs["B_TRANSPOSED"] = True
-    kernel[grid(M, N, cfg, a.device)](a_desc, b_desc, c_desc, cfg.stages, cfg.group_m, **kwargs)
+    g = grid(M, N, cfg, a.device)
+    args = (*descs, cfg.stages, cfg.group_m)
+    compiled = kernel[g](*args, **kwargs)
+    return plans.make_plan(kernel, compiled, g, args, kwargs, PER_CALL, cfg)
+
+
+PER_CALL = ("a_desc", "b_desc", "c_desc")  # a call's own values
+
+
+def relaunch(plan: plans.Plan, a, b, c) -> None:
+    """``launch`` again by its plan, on tensors with the key's shapes, strides, dtype and device:
+    only their descriptors are made anew."""
+    plan.run(*make_descriptors(a, b, c, plan.config))
 
 
 # --------------------------------------------------------------------------------------------

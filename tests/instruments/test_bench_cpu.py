@@ -214,6 +214,7 @@ def test_attention_variant_names_parse_before_any_gpu_work():
     assert parse_variant("fa3+rescale_early+plain") == ("fa3", None, ("rescale_early",), False)
     assert parse_variant("fa3+persistent") == ("fa3", None, None, True)
     assert parse_variant("fa3+pairs") == ("fa3", None, None, "pairs")
+    assert parse_variant("fa3+pairs+unplanned") == ("fa3", None, None, "pairs")  # candidate()'s
     assert parse_variant("fa3+one_release+named_turns") == (
         "fa3", None, ("one_release", "named_turns"), None)
     for bad in ("fa4", "fa3+no_turn"):
