@@ -1,10 +1,13 @@
 """Launch plans: a public call's host work done once per key (``attention``, ``gemm``).
 
-A short launch's host path was as long as its kernel: an S 1K ``attention()`` call spent
-125-135 us on the host (an H100 machine's CPU, results/h100-host-path.json), 90 of them in our
-checks, configuration and descriptors and 44 in Triton's JIT dispatch, beside a kernel of
-150-300 us and SDPA's whole call to cuDNN of 45-60 us. Whenever the host path is longer than the
-work queued ahead of the launch (do_bench's L2 flush, a model's eager loop) the GPU waits for it.
+A short launch's host path was as long as a short kernel: the whole way, an ``attention()`` call
+spends 157-190 us on the host and a ``gemm()`` call 154-156 us (an H100 machine's CPU), beside
+S 1K kernels of 160-350 us and the peers' whole calls, SDPA to cuDNN 38-39 us and torch.matmul
+12-14 us; by its plan an ``attention()`` call spends 60-61 us and a ``gemm()`` call 39-42 us
+(results/h100-host-path.json). Whenever the host
+path is longer than the work queued ahead of the launch (do_bench's L2 flush, a model's eager
+loop) the GPU waits for it. Most of the whole way is ours (checks, the configuration,
+descriptors); about a third is Triton's binding of ~20 arguments.
 
 What a call derives from its inputs' shapes, strides, dtypes and devices and from its options —
 the checks passed, the configuration, the grid, the compiled kernel and the order of its

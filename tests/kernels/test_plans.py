@@ -197,3 +197,24 @@ def test_unplanned_calls_neither_use_nor_keep_plans():
             pass
         assert cache.get("a") is None  # still inside the outer block
     assert cache.get("a") == "plan a" and cache.get("b") is None
+
+
+def test_the_host_times_in_the_docstring_are_the_measured_ones():
+    """``kernels/plans.py`` quotes results/h100-host-path.json: each range there is the file's."""
+    import json
+    from pathlib import Path
+
+    measured = json.loads((Path(__file__).resolve().parents[2] / "results"
+                           / "h100-host-path.json").read_text())
+
+    def span(rows, field):
+        lo, hi = (round(f(r[field] for r in rows)) for f in (min, max))
+        return f"{lo}-{hi} us"
+
+    doc = " ".join(plans.__doc__.split())
+    att, gem = measured["attention"], measured["gemm"]
+    for quoted in (span(att, "unplanned_us"), span(gem, "unplanned_us"), span(att, "planned_us"),
+                   span(gem, "planned_us"), span(att, "sdpa_cudnn_us"),
+                   span(gem, "torch_matmul_us")):
+        assert quoted in doc, quoted
+    assert all(r["planned_us"] < r["unplanned_us"] / 2 for r in att + gem)
