@@ -15,33 +15,34 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
-import tempfile
 
 import pytest
 
 from sim import memo
 
-# The model's results kept for the session (sim/memo.py): the chapters run four ways each (in a
-# kernel, as a script, in JupyterLab, in the release's JupyterLab) and the fidelity tests and the
-# chapters ask for many of the same simulations. The first to ask computes; the rest read it back.
+# The model's results kept (sim/memo.py): the chapters run four ways each (in a kernel, as a
+# script, in JupyterLab, in the release's JupyterLab) and the fidelity tests and the chapters ask
+# for many of the same simulations. The first to ask computes; the rest read it back — in this
+# run and the next ones, from the model's folder in the user's cache (`memo.user_folder`, keyed
+# by the model's code and SimPy's version), as Triton's compiles are. `SIM_CACHE_DIR` set by the
+# caller is used instead (an empty folder: every result computed afresh).
 # A test that patches anything (it asks for `monkeypatch`) computes the model afresh, so a test
 # that perturbs a constant sees the perturbed model. A submission's process never gets the
 # variable: the grader's sandbox passes a scrubbed environment (exercises/grading/sandbox.py).
-_OWNED = pytest.StashKey[str]()
+_SET = pytest.StashKey[bool]()
 
 
 def pytest_configure(config):
-    """The controller (or a run without xdist) makes the session's folder; xdist's workers,
-    started after this, inherit it through the environment, as does every process a test
-    starts (a chapter's kernel, JupyterLab)."""
-    if not hasattr(config, "workerinput"):
-        os.environ[memo.ENV] = config.stash[_OWNED] = tempfile.mkdtemp(prefix="sim-cache-")
+    """The controller (or a run without xdist) names the folder; xdist's workers, started after
+    this, inherit it through the environment, as does every process a test starts (a chapter's
+    kernel, JupyterLab)."""
+    if not hasattr(config, "workerinput") and not os.environ.get(memo.ENV):
+        os.environ[memo.ENV] = str(memo.user_folder())
+        config.stash[_SET] = True
 
 
 def pytest_unconfigure(config):
-    if folder := config.stash.get(_OWNED, None):
-        shutil.rmtree(folder, ignore_errors=True)
+    if config.stash.get(_SET, False):
         os.environ.pop(memo.ENV, None)
 
 

@@ -98,3 +98,62 @@ def test_an_empty_variable_is_off(tmp_path, monkeypatch, bad):
         monkeypatch.setenv(memo.ENV, bad)
     simulate(CFG, H100, 2)
     assert not list(tmp_path.iterdir())
+
+
+def test_another_simpy_changes_the_digest(monkeypatch):
+    import simpy
+
+    before = memo.code_digest()
+    monkeypatch.setattr(simpy, "__version__", simpy.__version__ + ".post1")
+    memo.code_digest.cache_clear()
+    try:
+        assert memo.code_digest() != before
+    finally:
+        memo.code_digest.cache_clear()
+
+
+def test_the_users_folder_is_one_a_model_and_old_ones_go(tmp_path, monkeypatch):
+    """``user_folder``: under $XDG_CACHE_HOME, named by the model's digest; another model's
+    folder untouched for a day is removed, a younger one (a run in progress elsewhere) kept."""
+    import os
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    base = tmp_path / "hopper-ws-course" / "sim"
+    old, young = base / "0ld", base / "y0ung"
+    for d in (old, young):
+        d.mkdir(parents=True)
+        (d / "x.pickle").write_bytes(b"")
+    day_ago = time.time() - memo.STALE_S - 60
+    os.utime(old, (day_ago, day_ago))
+    mine = memo.user_folder()
+    assert mine == base / memo.code_digest()[:16] and mine.is_dir()
+    assert not old.exists() and (young / "x.pickle").exists()
+    os.utime(mine, (day_ago, day_ago))
+    assert memo.user_folder() == mine and time.time() - mine.stat().st_mtime < 60  # in use
+
+
+def test_the_suite_keeps_the_models_results():
+    """No monkeypatch here: the session's own setting (tests/conftest.py) names a folder, the
+    user's cache one (``user_folder``) unless the caller named another."""
+    import os
+    from pathlib import Path
+
+    folder = os.environ.get(memo.ENV)
+    assert folder and Path(folder).is_dir()
+
+
+def test_the_users_folder_is_emptied_past_its_size(tmp_path, monkeypatch):
+    import os
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(memo, "KEPT_BYTES", 1000)
+    mine = memo.user_folder()
+    (mine / "a.pickle").write_bytes(b"x" * 600)
+    assert memo.user_folder() == mine and (mine / "a.pickle").exists()
+    (mine / "b.pickle").write_bytes(b"x" * 600)
+    assert memo.user_folder() == mine and (mine / "b.pickle").exists()  # a run may be reading
+    hour_ago = time.time() - 3600
+    os.utime(mine, (hour_ago, hour_ago))
+    assert memo.user_folder() == mine and mine.is_dir() and not any(mine.iterdir())
