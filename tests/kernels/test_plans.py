@@ -7,6 +7,8 @@ everything a launch is derived from and is refused where an option cannot be one
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
 
 import pytest
 
@@ -199,22 +201,36 @@ def test_unplanned_calls_neither_use_nor_keep_plans():
     assert cache.get("a") == "plan a" and cache.get("b") is None
 
 
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+DOC = " ".join(plans.__doc__.split())
+
+
+def span(rows, field):
+    lo, hi = (round(f(r[field] for r in rows)) for f in (min, max))
+    return f"{lo}-{hi} us"
+
+
 def test_the_host_times_in_the_docstring_are_the_measured_ones():
-    """``kernels/plans.py`` quotes results/h100-host-path.json: each range there is the file's."""
-    import json
-    from pathlib import Path
-
-    measured = json.loads((Path(__file__).resolve().parents[2] / "results"
-                           / "h100-host-path.json").read_text())
-
-    def span(rows, field):
-        lo, hi = (round(f(r[field] for r in rows)) for f in (min, max))
-        return f"{lo}-{hi} us"
-
-    doc = " ".join(plans.__doc__.split())
+    """``kernels/plans.py`` quotes results/h100-host-path*.json: each range there is the file's."""
+    measured = json.loads((RESULTS / "h100-host-path.json").read_text())
     att, gem = measured["attention"], measured["gemm"]
     for quoted in (span(att, "unplanned_us"), span(gem, "unplanned_us"), span(att, "planned_us"),
                    span(gem, "planned_us"), span(att, "sdpa_cudnn_us"),
                    span(gem, "torch_matmul_us")):
-        assert quoted in doc, quoted
+        assert quoted in DOC, quoted
     assert all(r["planned_us"] < r["unplanned_us"] / 2 for r in att + gem)
+    slow = json.loads((RESULTS / "h100-host-path-slow-host.json").read_text())["attention"]
+    assert f"{span(slow, 'unplanned_us')} the whole way and {span(slow, 'planned_us')}" in DOC
+
+
+def test_the_slow_hosts_grid_in_the_docstring_is_the_measured_one():
+    rows = json.loads((RESULTS / "h100-attention-grid-plans-slow-host.json").read_text())
+    at = {}
+    for r in rows["attention"]["rows"]:
+        if r["S"] == 1024 and r["B"] == 16:
+            at.setdefault((r["d"], r["causal"]), {})[r["variant"]] = r["tflops"]
+    gains = [p["fa3"] / p["fa3+unplanned"] for p in at.values()]
+    assert f"up to {max(gains):.1f}x faster by plan" in DOC
+    d128 = at[(128, True)]
+    whole, planned = (d128[v] / d128["sdpa_cudnn"] for v in ("fa3+unplanned", "fa3"))
+    assert f"d 128 causal {whole:.2f}x cuDNN the whole way, {planned:.2f}x by plan" in DOC
