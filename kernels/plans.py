@@ -107,10 +107,13 @@ class Plans:
         self.kept, self.plans = kept, OrderedDict()
 
     def get(self, k) -> Plan | None:
-        if k is None or _UNPLANNED[0] or k not in self.plans:
+        if k is None or _UNPLANNED[0]:
             return None
-        self.plans.move_to_end(k)
-        return self.plans[k]
+        try:  # one step each, so another thread's eviction between them is a miss
+            self.plans.move_to_end(k)
+            return self.plans[k]
+        except KeyError:
+            return None
 
     def put(self, k, plan: Plan | None) -> None:
         if k is None or plan is None or _UNPLANNED[0]:

@@ -24,8 +24,8 @@ from sim import memo
 # script, in JupyterLab, in the release's JupyterLab) and the fidelity tests and the chapters ask
 # for many of the same simulations. The first to ask computes; the rest read it back — in this
 # run and the next ones, from the model's folder in the user's cache (`memo.user_folder`, keyed
-# by the model's code and SimPy's version), as Triton's compiles are. `SIM_CACHE_DIR` set by the
-# caller is used instead (an empty folder: every result computed afresh).
+# by the model's code and the versions of Python and SimPy), as Triton's compiles are.
+# `SIM_CACHE_DIR` set by the caller is used instead (an empty folder: every result afresh).
 # A test that patches anything (it asks for `monkeypatch`) computes the model afresh, so a test
 # that perturbs a constant sees the perturbed model. A submission's process never gets the
 # variable: the grader's sandbox passes a scrubbed environment (exercises/grading/sandbox.py).
