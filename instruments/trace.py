@@ -83,6 +83,13 @@ PROBES = {
                           "full": (16, 16, 1024, 128)},
     "attention_fa3_s1k_d256": {**KERNELS["attention_fa3"], "shape": (8, 8, 1024, 256),
                                "full": (16, 8, 1024, 256)},
+    # fa3's default launch at its worst grid point, d 64 S 1K causal (0.87-0.91 of cuDNN on
+    # every board): persistent, 128 x 128, the causal tiles in pairs (`host.launch_defaults`);
+    # 132 CTAs of ~31 tiles, ~140 blocks each
+    "attention_fa3_s1k_d64_causal": {**KERNELS["attention_fa3"], "shape": (16, 32, 1024, 64),
+                                     "full": (16, 32, 1024, 64), "causal": True,
+                                     "tile": (128, 128), "persistent": "pairs",
+                                     "buffer": SEGMENT * 4 * 3},
     # fa3 at d 256 (128 x 64 blocks, 132 CTAs: one wave), where the model's block is 12 % short
     # of Nsight Compute's cycles (`results/h200-stall-sweep.json`); 132 blocks a CTA, 7 scopes
     # each: 64 KiB a warp
@@ -135,7 +142,8 @@ def attention_build(spec: dict, head_dim: int) -> tuple:
     from kernels.attention import KERNELS as AK
     from kernels.attention import host
 
-    cfg = host.config(spec["variant"], head_dim, stages=spec.get("stages"))
+    cfg = host.config(spec["variant"], head_dim, spec.get("causal", False), spec.get("stages"),
+                      spec.get("tile"), spec.get("persistent", False))
     return AK[spec["variant"]], cfg, {"fence": spec.get("fence", True),
                                       "softmax": spec.get("softmax")}
 
@@ -165,12 +173,14 @@ def _runner(spec: dict, shape, profile: bool):
         lse = torch.empty((B, H, S), device="cuda", dtype=torch.float32)
         kernel, cfg, options = attention_build(spec, D)
         scale = common.default_scale(D)
+        causal = spec.get("causal", False)
 
         def launch():
-            common.launch(kernel, q, k, v, o, lse, cfg, False, scale, profile=profile, **options)
+            common.launch(kernel, q, k, v, o, lse, cfg, causal, scale, profile=profile, **options)
 
         def check():
-            ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale)
+            ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=scale,
+                                                                   is_causal=causal)
             return ((o.float() - ref.float()).norm() / ref.float().norm()).item()
         return launch, check
     from kernels.gemm import KERNELS as GK
@@ -286,7 +296,8 @@ def record(name: str, out: Path, timing: bool = True, fence=True, softmax=()) ->
             times[label] = {"shape": list(shape), "error": f"{type(e).__name__}: {e}"}
     summary.update({
         "kernel": name, "workload": spec["workload"], "variant": spec["variant"],
-        "traced_shape": list(spec["shape"]), "dtype": "float16", "causal": False,
+        "traced_shape": list(spec["shape"]), "dtype": "float16",
+        "causal": spec.get("causal", False), "persistent": spec.get("persistent", False),
         "tile": launch_tile(spec),
         **({"softmax": softmax_built(spec)} if spec["workload"] == "attention" else {}),
         "sampled_warps": {str(w): r for w, r in _sampled(spec).items()},

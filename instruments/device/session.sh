@@ -27,6 +27,7 @@
 #   launch_ncu  the same under Nsight Compute: each launch's duration and cycles
 #   trace_d256  a Proton timeline of fa3 at d 256
 #   trace_s1k   Proton timelines of fa3 at S 1K (d 128, 256): a CTA's prologue and epilogue
+#   trace_d64_causal a Proton timeline of fa3's default launch at d 64 S 1K causal (persistent, pairs)
 #   align       the ragged GEMMs with and without 128-byte row strides (instruments/tools/align_probe.py)
 #   pair        the SM-to-SM crossing: an mbarrier ping-pong inside one SM and across the two
 #               CTAs of a cluster of two (instruments/micro/pair.py -> h200-pair.json); its GPU
@@ -177,6 +178,9 @@ for step in "$@"; do
     TAIL=30 step_run trace_d256 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_d256 ;;
   trace_s1k)  # Proton timelines of fa3 at S 1K, d 128 and 256: a CTA's phases
     TAIL=30 step_run trace_s1k 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_s1k attention_fa3_s1k_d256 ;;
+  trace_d64_causal)  # fa3's default launch at d 64 S 1K causal (persistent, pairs): a CTA's tiles
+    TAIL=30 step_run trace_d64_causal 300 python3 -m instruments.trace --out "$OUT/traces" \
+      --only attention_fa3_s1k_d64_causal ;;
   pair)  # a lost phase hangs: the test's short runs first, each step under its timeout
     TAIL=8 step_run pair_tests 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/instruments/test_micro_gpu.py -k "sm_pair"
     TAIL=8 step_run pair 120 python3 -m instruments.micro.pair --out "$OUT" ;;

@@ -52,13 +52,12 @@ def fa3_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.
         k_desc = (k_desc, k_tail)
         v_desc = (v_desc, v_tail)
     if PERSISTENT:
-        gl.static_assert(not PROFILE, "persistent fa3 has no Proton scopes")
         gl.static_assert(not in_pieces(k_desc), "persistent fa3 holds a K/V block in one box")
         gl.static_assert(not (SOFTMAX & (RESCALE_EARLY | NO_TURNS | ONE_RELEASE | NAMED_TURNS)),
                          "rescale_early, no_turns, one_release, named_turns: the plain grid's "
                          "fa3 only")
         fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
-                       CONSUMERS, CAUSAL, FENCE, SOFTMAX, PAIRS)
+                       CONSUMERS, CAUSAL, FENCE, SOFTMAX, PAIRS, PROFILE)
     else:
         gl.static_assert(not PAIRS, "PAIRS: an order of the persistent build's causal tiles")
         gl.static_assert(not (SOFTMAX & NO_TURNS and SOFTMAX & NAMED_TURNS),

@@ -171,7 +171,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
              STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
              q_smem, k_ring, v_ring, o_smem, q_full, q_empty, k_full, v_full, k_empty, v_empty,
              turn, epi_turn, num_warps: gl.constexpr, FENCE: gl.constexpr, SOFTMAX: gl.constexpr,
-             PAIRS: gl.constexpr, WG: gl.constexpr):
+             PAIRS: gl.constexpr, PROFILE: gl.constexpr, WG: gl.constexpr):
     """``overlap.consumer`` with turns (fa3's loop), once per tile of this CTA, at ring
     positions ``it + j`` and turns ``tk + j`` (``sim/attention/persistent.py``'s ``consumer``)."""
     M: gl.constexpr = q_smem.type.shape[1]
@@ -198,7 +198,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             m0 = m0_cta + WG * M
             t = Tile(q, o_buf, q_full, row0, m0, n, q_rows(m0, M, BN, num_warps),
                      gl.to_tensor(seqlen), qk_scale, o_ptr, lse_ptr, BN, CAUSAL, num_warps,
-                     False, SOFTMAX, FENCE, True)  # (S = 1 arrives as a constexpr)
+                     PROFILE, SOFTMAX, FENCE, True)  # (S = 1 arrives as a constexpr)
             m_i, l_i, acc = t.init_state()
             tk = it + ti
             t.wait_q(ti & 1)
@@ -254,7 +254,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
 def fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.constexpr,
                    STAGES: gl.constexpr, CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr,
                    FENCE: gl.constexpr = True, SOFTMAX: gl.constexpr = 0,
-                   PAIRS: gl.constexpr = False):
+                   PAIRS: gl.constexpr = False, PROFILE: gl.constexpr = False):
     """The persistent fa3 region: ``partitions.allocate``'s buffers and barriers, the O buffers,
     ``q_empty`` (one arrive per consumer) and ``epi_turn``; consumer 0 the default partition."""
     gl.static_assert(FENCE != "hoisted", "persistent fa3: FENCE True or False")
@@ -274,7 +274,7 @@ def fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM:
     warp_specialize(
         consumer, (q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES, CONSUMERS,
                    CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty, k_full, v_full,
-                   k_empty, v_empty, turn, epi_turn, 4, FENCE, SOFTMAX, PAIRS),
+                   k_empty, v_empty, turn, epi_turn, 4, FENCE, SOFTMAX, PAIRS, PROFILE),
         producer, (q_desc, k_desc, v_desc, seqlen, BM, STAGES, CONSUMERS, CAUSAL, q_smem, k_ring,
                    v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty, PAIRS),
         CONSUMERS, consumer_regs(CONSUMERS), producer_regs(CONSUMERS))

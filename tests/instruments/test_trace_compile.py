@@ -202,3 +202,20 @@ def test_softmax_option_builds_the_switched_kernel():
 def test_softmax_option_refuses_what_no_build_has(name, softmax, match):
     with pytest.raises(ValueError, match=match):
         trace.with_softmax(name, softmax)
+
+
+def test_the_persistent_probe_records_its_consumers_scopes():
+    """fa3's default launch at d 64 S 1K causal (persistent, 128 x 128, pairs) builds with the
+    consumers' step scopes on and without them when off. Its ring and turn waits are not steps
+    of ``Tile`` (the persistent consumer takes them itself) and its producer has no scopes: in
+    its trace they are the time between the scopes."""
+    spec = trace.ALL["attention_fa3_s1k_d64_causal"]
+    _, cfg, _ = trace.attention_build(spec, spec["shape"][3])
+    assert cfg.persistent and cfg.pairs and (cfg.BM, cfg.BN, cfg.head_dim) == (128, 128, 64)
+    with instrumented():
+        on = acommon.compile_sm90(AK["fa3"], cfg, torch.float16, True, profile=True)
+        off = acommon.compile_sm90(AK["fa3"], cfg, torch.float16, True, profile=False)
+    names = set(re.findall(r'proton\.record (?:start|end) "([^"]+)"', on.asm["ttgir"]))
+    assert names == {"wait Q", "QK", "softmax", "PV", "epilogue"}, names
+    assert on.metadata.profile_scratch_size > 0 and clock_reads(on.asm["ptx"]) >= 4 * len(names)
+    assert clock_reads(off.asm["ptx"]) == 0
