@@ -1,16 +1,16 @@
 """Launch plans: a public call's host work done once per key (``attention``, ``gemm``).
 
 A short launch's host path was as long as a short kernel: the whole way, an ``attention()`` call
-spends 157-190 us on the host and a ``gemm()`` call 154-156 us (an H100 machine's CPU), beside
-S 1K kernels of 160-350 us and the peers' whole calls, SDPA to cuDNN 38-39 us and torch.matmul
-12-14 us; by its plan an ``attention()`` call spends 60-61 us and a ``gemm()`` call 39-42 us
-(results/h100-host-path.json). Whenever the host
-path is longer than the work queued ahead of the launch (do_bench's L2 flush, a model's eager
-loop) the GPU waits for it. On another machine of that kind with a slower host, 177-399 us the
-whole way and 104-123 us by plan (results/h100-host-path-slow-host.json), the grid's S 1K
-points ran up to 2.2x faster by plan in the same rounds: d 128 causal 0.45x cuDNN the whole way,
-1.00x by plan (results/h100-attention-grid-plans-slow-host.json). Most of the whole way is ours (checks, the configuration,
-descriptors); about a third is Triton's binding of ~20 arguments.
+spends 157-190 us on the host and a ``gemm()`` call 154-156 us (an H100 machine's CPU), beside S 1K
+kernels of 160-350 us and the peers' whole calls, SDPA to cuDNN 38-39 us and torch.matmul 12-14 us;
+by its plan an ``attention()`` call spends 60-61 us and a ``gemm()`` call 39-42 us
+(results/h100-host-path.json). Whenever the host path is longer than the work queued ahead of the
+launch (do_bench's L2 flush, a model's eager loop) the GPU waits for it. On another machine of that
+kind with a slower host, 177-399 us the whole way and 104-123 us by plan
+(results/h100-host-path-slow-host.json), the grid's S 1K points ran up to 2.2x faster by plan in
+the same rounds: d 128 causal 0.45x cuDNN the whole way, 1.00x by plan
+(results/h100-attention-grid-plans-slow-host.json). Most of the whole way is the call's own checks,
+configuration and descriptors; the rest is Triton's binding of ~20 arguments before its launch.
 
 What a call derives from its inputs' shapes, strides, dtypes and devices and from its options —
 the checks passed, the configuration, the grid, the compiled kernel and the order of its
