@@ -43,7 +43,7 @@ from ..ring import Ring, Turns, wait_slot
 from ..roles import warp_specialize
 from . import boxes
 from .partitions import allocate, consumer_regs, producer_regs
-from .steps import num_blocks, q_rows
+from .steps import NO_TURNS, num_blocks, q_rows
 from .tile import Tile
 
 SMEM_LIMIT = 227 * 1024
@@ -183,6 +183,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     k = Ring(k_ring, k_full, k_empty)
     v = Ring(v_ring, v_full, v_empty)
     turns = Turns(turn, WG, CONSUMERS)
+    TURNS: gl.constexpr = not (SOFTMAX & NO_TURNS)  # no_turns: each issues once its K, V are in
     epi_turns = Turns(epi_turn, WG, CONSUMERS)  # one O buffer for all: they take turns
     n_m, heads, tiles = tile_count(q_desc, seqlen, BM)
     it = 0  # ring position of this tile's block 0
@@ -198,16 +199,18 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             m0 = m0_cta + WG * M
             t = Tile(q, o_buf, q_full, row0, m0, n, q_rows(m0, M, BN, num_warps),
                      gl.to_tensor(seqlen), qk_scale, o_ptr, lse_ptr, BN, CAUSAL, num_warps,
-                     PROFILE, SOFTMAX, FENCE, True)  # (S = 1 arrives as a constexpr)
+                     PROFILE, SOFTMAX, FENCE, TURNS)  # (S = 1 arrives as a constexpr)
             m_i, l_i, acc = t.init_state()
             tk = it + ti
             t.wait_q(ti & 1)
 
             # block 0: the scores alone
             ks = k.acquire(it)
-            turns.wait_turn(tk)
+            if TURNS:
+                turns.wait_turn(tk)
             s_tok = t.qk(k, ks, is_async=True)
-            turns.pass_turn()
+            if TURNS:
+                turns.pass_turn()
             s = t.wait_qk(s_tok, PENDING=0)
             if n == 1:  # Q read for the last time: the producer may load the next tile's
                 mbarrier.arrive(q_empty)  # (a branch: a predicated arrive still pays its bar.sync)
@@ -218,10 +221,12 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             for j in range(1, n):
                 ks = k.acquire(it + j)
                 vs = v.acquire(it + j - 1)
-                turns.wait_turn(tk + j)
+                if TURNS:
+                    turns.wait_turn(tk + j)
                 s_tok = t.qk(k, ks, is_async=True)                 # S_j = Q K_jᵀ
                 o_tok = t.pv(p, v, vs, acc, is_async=True)         # O += P_{j-1} V_{j-1}
-                turns.pass_turn()
+                if TURNS:
+                    turns.pass_turn()
                 s = t.wait_qk(s_tok)                               # the scores only
                 if j == n - 1:
                     mbarrier.arrive(q_empty)
@@ -235,9 +240,11 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
 
             # the last P·V
             vs = v.acquire(it + n - 1)
-            turns.wait_turn(tk + n)
+            if TURNS:
+                turns.wait_turn(tk + n)
             o_tok = t.pv(p, v, vs, acc, is_async=True)
-            turns.pass_turn()
+            if TURNS:
+                turns.pass_turn()
             acc = t.wait_pv(o_tok, v, it + n - 1)
             if O_BUFS < CONSUMERS:  # one shared O buffer: the warpgroups take turns
                 epi_turns.wait_turn(ti)

@@ -534,15 +534,14 @@ def test_one_release_producer_waits_on_k_empty_for_both_rings(compiled):
 
 
 @pytest.mark.parametrize("variant,softmax,persistent", [
-    ("overlap", ("no_turns",), False), ("fa3", ("no_turns",), True),
-    ("fa3", ("rescale_early",), True), ("overlap", ("one_release",), False),
+    ("overlap", ("no_turns",), False), ("fa3", ("rescale_early",), True), ("overlap", ("one_release",), False),
     ("overlap", ("named_turns",), False), ("fa3", ("one_release",), True),
     ("fa3", ("named_turns",), True), ("fa3", ("no_turns", "named_turns"), False),
     ("fa3", ("rescale_early", "cond_rescale"), False)])
 def test_schedule_switches_refused_where_they_do_not_apply(variant, softmax, persistent):
     """overlap has no turns to drop or name and no producer to release to; the persistent fa3
-    has none of these switches; no_turns and named_turns contradict each other, and the early
-    rescale comes before cond_rescale's decision."""
+    has none of these switches but no_turns; no_turns and named_turns contradict each other,
+    and the early rescale comes before cond_rescale's decision."""
     from triton.compiler.errors import CompilationError
 
     cfg = config(variant, 128, persistent=persistent)
@@ -551,6 +550,20 @@ def test_schedule_switches_refused_where_they_do_not_apply(variant, softmax, per
 
 
 # ------------------------------------------------------------------------- persistent fa3
+def test_persistent_no_turns_drops_the_turn_barriers():
+    """``no_turns`` on the persistent fa3 (d 64's default launch: 128 x 128, pairs): per
+    consumer three fewer turn waits and arrives (block 0, the loop, the last P·V), the GEMMs,
+    the rings' and the epilogue's barriers unchanged."""
+    cfg = config("fa3", 64, True, None, (128, 128), "pairs")
+    turns = host.compile_sm90(KERNELS["fa3"], cfg, causal=True)
+    free = host.compile_sm90(KERNELS["fa3"], cfg, causal=True, softmax=("no_turns",))
+    c = cfg.consumers
+    for op, fewer in ((r"mbarrier\.try_wait", 3 * c), (r"mbarrier\.arrive\.shared::cta\.b64", 3 * c),
+                      (r"wgmma\.mma_async", 0), (r"mbarrier\.arrive\.expect_tx", 0),
+                      (r"wgmma\.wait_group", 0)):
+        assert count(turns.asm["ptx"], op) - count(free.asm["ptx"], op) == fewer, op
+
+
 @pytest.mark.parametrize("d,causal,dtype", [
     (64, False, torch.float16), (64, True, torch.float16), (128, False, torch.float16),
     (128, True, torch.bfloat16), (256, False, torch.bfloat16), (256, True, torch.float16)])

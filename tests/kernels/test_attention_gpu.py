@@ -345,6 +345,8 @@ def test_persistent_large_magnitude_and_switches():
         q, k, v = (torch.randn(2, 3, 300, 128, device="cuda", dtype=torch.float16) for _ in range(3))
         check("fa3", q, k, v, causal, TOL[torch.float16], persistent=2, fence=False,
               softmax=("tree_max", "lane_sum"))
+        q, k, v = (torch.randn(3, 4, 777, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+        check("fa3", q, k, v, causal, TOL[torch.float16], persistent=3, softmax=("no_turns",))
 
 
 CONSAN_PERSISTENT = textwrap.dedent("""
