@@ -27,6 +27,7 @@
 #   launch_ncu  the same under Nsight Compute: each launch's duration and cycles
 #   trace_d256  a Proton timeline of fa3 at d 256
 #   trace_s1k   Proton timelines of fa3 at S 1K (d 128, 256): a CTA's prologue and epilogue
+#   pers_no_turns the persistent fa3 with no_turns: its GPU test, the d 64 grid beside the default
 #   trace_d64_causal a Proton timeline of fa3's default launch at d 64 S 1K causal (persistent, pairs)
 #   align       the ragged GEMMs with and without 128-byte row strides (instruments/tools/align_probe.py)
 #   pair        the SM-to-SM crossing: an mbarrier ping-pong inside one SM and across the two
@@ -178,6 +179,11 @@ for step in "$@"; do
     TAIL=30 step_run trace_d256 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_d256 ;;
   trace_s1k)  # Proton timelines of fa3 at S 1K, d 128 and 256: a CTA's phases
     TAIL=30 step_run trace_s1k 200 python3 -m instruments.trace --out "$OUT/traces" --only attention_fa3_s1k attention_fa3_s1k_d256 ;;
+  pers_no_turns)  # the persistent fa3 without turns: its GPU test, then d 64's grid beside the default
+    TAIL=8 step_run pers_no_turns_tests 200 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu \
+      tests/kernels/test_attention_gpu.py -k "persistent_large_magnitude"
+    TAIL=40 step_run pers_no_turns_grid 200 python3 -m instruments.bench_attention --grid --dims 64 \
+      --variants fa3,fa3@128x128+pairs+no_turns --out "$OUT" ;;
   trace_d64_causal)  # fa3's default launch at d 64 S 1K causal (persistent, pairs): a CTA's tiles
     TAIL=30 step_run trace_d64_causal 300 python3 -m instruments.trace --out "$OUT/traces" \
       --only attention_fa3_s1k_d64_causal ;;
