@@ -363,15 +363,25 @@ CONSAN_PERSISTENT = textwrap.dedent("""
             err = ((o.double() - ref).norm() / ref.norm()).item()
             assert err < 4e-3, (d, causal, err)
             print(d, causal, "ok", err, flush=True)
+    for causal in (False, True):  # d 64's launch without turns
+        q, k, v = (torch.randn(1, 3, 300, 64, device="cuda", dtype=torch.float16) for _ in range(3))
+        o = attention(q, k, v, causal=causal, variant="fa3", persistent=2, tile=(128, 128),
+                      softmax=("no_turns",))
+        torch.cuda.synchronize()
+        ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                                               is_causal=causal)
+        err = ((o.double() - ref).norm() / ref.norm()).item()
+        assert err < 4e-3, (64, causal, err)
+        print(64, causal, "ok", err, flush=True)
 """)
 
 
 def test_consan_persistent(tmp_path):
     """ConSan on persistent fa3 with 2 CTAs over 9 tiles (q_empty, the ring and turn phases
-    across tiles; at d 256 the shared O buffer's turns)."""
+    across tiles; at d 256 the shared O buffer's turns), and at d 64 without turns."""
     env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
                TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-c", CONSAN_PERSISTENT], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert proc.stdout.count(" ok ") == 4
+    assert proc.stdout.count(" ok ") == 6
