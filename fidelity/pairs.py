@@ -166,8 +166,12 @@ def attention_pairs() -> dict[str, tuple]:
         "fa3+named_turns": overlapped(named_turns=True),
         # fa3_kernel(PERSISTENT=True): fa3's loop once per tile (the shared O buffer's turns,
         # `if O_BUFS < CONSUMERS`, listed on both sides)
-        "fa3 persistent": (persistent.consumer, {},
-                           Source("kernels/attention/persistent.py", "consumer"), {"FENCE": True}),
+        "fa3 persistent": (persistent.consumer, {"turns": True},
+                           Source("kernels/attention/persistent.py", "consumer"),
+                           {"FENCE": True, "TURNS": True}),
+        "fa3 persistent+no_turns": (persistent.consumer, {"turns": False},
+                                    Source("kernels/attention/persistent.py", "consumer"),
+                                    {"FENCE": True, "TURNS": False}),
     }
 
 

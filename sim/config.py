@@ -67,6 +67,7 @@ BOOKKEEPING_REGS = 32   # per consumer thread beyond the tiles: row max/sum, poi
 # nothing here has measured, so the model does not take it either.
 SCHEDULE_SWITCHES = {"rescale_early": ("overlap", "fa3"), "no_turns": ("fa3",),
                      "one_release": ("fa3",), "cond_rescale": ("overlap", "fa3")}
+PERSISTENT_SWITCHES = ("no_turns",)  # the ones the persistent fa3 takes too (persistent.py)
 
 
 # FA4's forward on sm_100 (flash_attn/cute/flash_fwd_sm100.py in Dao-AILab/flash-attention,
@@ -207,9 +208,11 @@ def check_attention(cfg: AttentionConfig, hw: Hardware, live_s: int, live_p: int
         if name not in SCHEDULE_SWITCHES:
             raise ValueError(f"switches: {name!r} is not one the model takes; expected any of "
                              f"{sorted(SCHEDULE_SWITCHES)}")
-        if cfg.variant not in SCHEDULE_SWITCHES[name] or cfg.persistent:
+        if cfg.variant not in SCHEDULE_SWITCHES[name] or (
+                cfg.persistent and name not in PERSISTENT_SWITCHES):
+            where = "" if name in PERSISTENT_SWITCHES else " (not persistent)"
             raise ValueError(f"switches: {name!r} applies to "
-                             f"{' and '.join(SCHEDULE_SWITCHES[name])} (not persistent); "
+                             f"{' and '.join(SCHEDULE_SWITCHES[name])}{where}; "
                              f"got {cfg.variant!r}{' persistent' if cfg.persistent else ''}")
     if {"rescale_early", "cond_rescale"} <= set(cfg.switches):
         raise ValueError("switches: rescale_early and cond_rescale do not go together (the "

@@ -157,8 +157,10 @@ def producer(cta: PersistentCTA):
 
 
 def consumer(cta: PersistentCTA, w: int):
-    """fa3's consumer (`overlap.consumer` with turns) once per tile, as the kernel's."""
+    """fa3's consumer (`overlap.consumer` with turns) once per tile, as the kernel's; with the
+    `no_turns` switch, without turns (each issues once its K and V are in)."""
     me = cta.wg(w)
+    turns = "no_turns" not in cta.cfg.switches
     it = 0      # ring position of this tile's block 0
     for i in range(len(cta.tiles)):
         n, ti = cta.tiles[i][0], i                              # (the kernel's ti: no tile past
@@ -167,10 +169,12 @@ def consumer(cta: PersistentCTA, w: int):
 
         # block 0: the scores alone
         yield from cta.acquire(me, cta.k, it)
-        yield from cta.wait_turn(w, tk)
+        if turns:
+            yield from cta.wait_turn(w, tk)
         scores = cta.qk(w, it)
         yield cta.issued(w)
-        cta.pass_turn(w)
+        if turns:
+            cta.pass_turn(w)
         yield from cta.wait_qk(scores, w)
         if n == 1:                                              # Q read for the last time
             cta.q_empty.arrive()
@@ -181,11 +185,13 @@ def consumer(cta: PersistentCTA, w: int):
         for j in range(1, n):
             yield from cta.acquire(me, cta.k, it + j)
             yield from cta.acquire(me, cta.v, it + j - 1)
-            yield from cta.wait_turn(w, tk + j)
+            if turns:
+                yield from cta.wait_turn(w, tk + j)
             scores = cta.qk(w, it + j)                          # S_j = Q K_jᵀ (async)
             out = cta.pv(w, it + j - 1)                         # O += P_{j-1} V_{j-1} (async)
             yield cta.issued(w)
-            cta.pass_turn(w)
+            if turns:
+                cta.pass_turn(w)
             yield from cta.wait_qk(scores, w)                      # wgmma_wait<1>: the scores only
             if j == n - 1:
                 cta.q_empty.arrive()
@@ -197,10 +203,12 @@ def consumer(cta: PersistentCTA, w: int):
 
         # the last P·V
         yield from cta.acquire(me, cta.v, it + n - 1)
-        yield from cta.wait_turn(w, tk + n)
+        if turns:
+            yield from cta.wait_turn(w, tk + n)
         out = cta.pv(w, it + n - 1)
         yield cta.issued(w)
-        cta.pass_turn(w)
+        if turns:
+            cta.pass_turn(w)
         yield from overlap.wait_pv(cta, w, out, it + n - 1, False)
         if cta.o_buffers < cta.cfg.consumers:                   # one O buffer: in turns
             yield from cta.wait_turn(w, ti, cta.epi_turns)

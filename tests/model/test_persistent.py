@@ -131,3 +131,19 @@ def test_pairs_order_is_the_kernels(S, d, heads):
     busy = [sum(n for n, _ in mine) for mine in pairs if mine]
     if n_m % 2 == 0:
         assert max(busy) - min(busy) <= pair
+
+
+def test_no_turns_drops_the_persistent_turns():
+    """``no_turns`` (as the kernel's persistent consumer, ``if TURNS:``): no warpgroup waits on a
+    turn, and the CTA over the same tiles is no longer than with turns by more than the turns'
+    order could save (the GEMMs still take the tensor core one at a time)."""
+    tiles = [(8, 1), (1, 1), (7, 1), (2, 1)]  # d 64 S 1K causal: a pair of pairs
+    cfg = attention.prepare(AttentionConfig(variant="fa3", batch=16, heads=32, seqlen=1024,
+                                            headdim=64, causal=True, block_m=128, block_n=128,
+                                            consumers=2, persistent=True), H200)
+    free = attention.prepare(replace(cfg, switches=("no_turns",)), H200)
+    clk, trace = persistent.simulate(cfg, H200, tiles)
+    clk_free, trace_free = persistent.simulate(free, H200, tiles)
+    turn_waits = [w for w in trace.waits if "turn" in str(w).lower()]
+    assert turn_waits and not [w for w in trace_free.waits if "turn" in str(w).lower()]
+    assert 0.8 * clk < clk_free < 1.2 * clk
