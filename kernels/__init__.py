@@ -5,6 +5,8 @@
     ring.py      ring slots and turns on mbarriers, shared by both (``Ring``, ``Turns``)
     roles.py     a warp-specialized region's consumer warpgroups and producer warp
     scopes.py    Proton scopes behind a constexpr; hopper.py: host-side checks and dtypes
+    plans.py     a call's host work kept per key of shapes, strides, dtype and options: a second
+                 ``gemm``/``attention`` call checks its addresses and launches the compiled kernel
     cuda/        CUDA C++ twins of the same kernels
 
 ``instruments.bench`` times every GEMM variant next to the vendor library in one run and writes
