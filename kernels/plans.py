@@ -130,7 +130,7 @@ class Plans:
 @contextlib.contextmanager
 def unplanned():
     """Inside, every call goes the whole way and keeps no plan: the host path without plans,
-    e.g. to time it beside the planned one (``instruments/bench_attention.py``'s ``+unplanned``)."""
+    e.g. to time it beside the planned one (the attention bench's ``+unplanned``)."""
     _UNPLANNED[0] += 1
     try:
         yield

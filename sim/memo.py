@@ -7,13 +7,13 @@ thousands of simulations each time; with ``SIM_CACHE_DIR`` set, the first run ke
 there and the others read it back.
 
 Off unless ``SIM_CACHE_DIR`` names a folder. The key is a hash of the model's own source files
-(every ``.py`` and data file under ``sim/``), of what runs them (Python's and SimPy's versions)
-and of the pickled arguments, so an edited model, another SimPy or a changed argument is a miss,
-never a stale hit. The test suite keeps its folder in the user's cache (``user_folder``), as
-Triton keeps its compiles: a second run of the suite reads the model's results back. Arguments that pickle differently while equal are
-a miss too, never a wrong hit. A caller that hands in its own ``trace`` to be filled is not
-cached. One process computes a key while others asking for it wait on its lock, so two runs side
-by side (pytest-xdist workers) compute each result once.
+(every ``.py`` and data file under ``sim/``), of what runs them (Python's and SimPy's versions) and
+of the pickled arguments, so an edited model, another SimPy or a changed argument is a miss, never
+a stale hit. The test suite keeps its folder in the user's cache (``user_folder``), as Triton keeps
+its compiles: a second run of the suite reads the model's results back. Arguments that pickle
+differently while equal are a miss too, never a wrong hit. A caller that hands in its own ``trace``
+to be filled is not cached. One process computes a key while others asking for it wait on its lock,
+so two runs side by side (pytest-xdist workers) compute each result once.
 
 A result's traces are kept in files of their own and read back only when their intervals, marks
 or waits are asked for: most callers read a kept result for its clock cycles (a causal launch's

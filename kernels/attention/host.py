@@ -396,6 +396,9 @@ def softmax_args(kernel, softmax=None, head_dim: int | None = None,
     return {}
 
 
+PER_CALL = ("q_desc", "k_desc", "v_desc", "o_ptr", "lse_ptr")  # a call's own values (then tails)
+
+
 def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
            profile: bool = False, fence=True, softmax=None, ctas: int | None = None):
     """``profile``: compile in the Proton scopes (``kernels/scopes.py``); ``fence``: see
@@ -416,9 +419,6 @@ def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
     kw = extra | _launch_options(cfg)
     compiled = kernel[g](*args, **kw)
     return plans.make_plan(kernel, compiled, g, args, kw, PER_CALL + tuple(tails), cfg)
-
-
-PER_CALL = ("q_desc", "k_desc", "v_desc", "o_ptr", "lse_ptr")  # a call's own values (then tails)
 
 
 def relaunch(plan: plans.Plan, q, k, v, o, lse) -> None:
