@@ -61,8 +61,10 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     ``host.SOFTMAX_DEFAULT`` (None: the default at d, lane_sum at d 256). ``persistent`` (fa3):
     one CTA per SM over a list of tiles (``persistent.py``); ``"pairs"``: the same, its causal
     tiles in pairs m, n_m-1-m of one head (``persistent.cta_tile``); an int n: persistent with
-    at most n CTAs (tests: many tiles a CTA on small problems). None, with no ``tile``,
-    ``stages`` or ``softmax`` named and the default fence: ``host.launch_defaults``'s rule (fa3
+    at most n CTAs (tests: many tiles a CTA on small problems); the persistent build takes the
+    softmax switches in ``host.PERSISTENT_SOFTMAX`` (tree_max, lane_sum, no_turns, cond_rescale)
+    and refuses the others. None, with no ``tile`` or ``stages`` named, the default fence and
+    softmax switches from ``host.PERSISTENT_SOFTMAX`` only: ``host.launch_defaults``'s rule (fa3
     causal in pairs up to S 4K at d 64 and S 8448 beyond; not causal persistent at S <= 1K;
     d 64's persistent launches at 128x128); otherwise not persistent.
     Raises TypeError/ValueError for anything else. A second call with the same shapes,
@@ -88,6 +90,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
                              f"{persistent}")
         ctas, persistent = persistent, True
     host.persistent_args(KERNELS[variant], persistent)
+    host.check_persistent_softmax(persistent, softmax)
     cfg = config(variant, D, causal, stages, tile, persistent)
     scale = host.default_scale(D) if scale is None else float(scale)
     if not scale > 0:

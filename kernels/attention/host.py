@@ -67,12 +67,14 @@ def persistent_default(variant: str, head_dim: int, seqlen: int, causal: bool) -
 def launch_defaults(variant: str, head_dim: int, seqlen: int, causal: bool, *, tile=None,
                     stages=None, softmax=None, fence=True, persistent=None):
     """(tile, persistent) a launch runs with: the caller's, or where it names none of tile,
-    stages, softmax, fence or persistent, the default rule: ``persistent_default``, at the head
-    dim's SHORT_TILE where that runs persistent (else its TILES entry: None). ``persistent``
-    comes back as the caller gave it when not None."""
+    stages, fence or persistent, nor a softmax switch outside PERSISTENT_SOFTMAX, the default
+    rule: ``persistent_default``, at the head dim's SHORT_TILE where that runs persistent (else
+    its TILES entry: None). ``persistent`` comes back as the caller gave it when not None."""
     if persistent is not None:
         return tile, persistent
-    if tile is not None or stages is not None or softmax is not None or fence is not True:
+    named = (softmax,) if isinstance(softmax, str) else (softmax or ())
+    if (tile is not None or stages is not None or fence is not True
+            or any(name not in PERSISTENT_SOFTMAX for name in named)):
         return tile, False
     on = persistent_default(variant, head_dim, seqlen, causal)
     return (SHORT_TILE.get(head_dim) if on else None), on
@@ -331,6 +333,16 @@ def persistent_args(kernel, persistent: bool | str = False) -> dict:
     return {"PERSISTENT": True, **({"PAIRS": True} if persistent == "pairs" else {})}
 
 
+def check_persistent_softmax(persistent, softmax) -> None:
+    """Raises ValueError where a persistent launch (``persistent`` true) names a softmax switch
+    the persistent fa3 does not take (PERSISTENT_SOFTMAX)."""
+    named = (softmax,) if isinstance(softmax, str) else (softmax or ())
+    other = [name for name in named if name not in PERSISTENT_SOFTMAX]
+    if persistent and other:
+        raise ValueError(f"softmax={other!r}: the persistent fa3 takes only "
+                         f"{', '.join(PERSISTENT_SOFTMAX)}; pass persistent=False")
+
+
 def persistent_arg(cfg: Config) -> bool | str:
     """The ``persistent`` a configuration was made with (``persistent_args``' argument)."""
     return "pairs" if cfg.pairs else cfg.persistent
@@ -356,6 +368,9 @@ def fence_args(kernel, fence=True) -> dict:
 # named_turns are fa3's alone
 SOFTMAX_SWITCHES = ("tree_max", "lane_sum", "rescale_early", "no_turns", "one_release",
                     "named_turns", "cond_rescale")
+# The ones the persistent fa3 (persistent.py) takes: the others reorder or merge the steps of
+# overlap.py's loop, which persistent.py does not have.
+PERSISTENT_SOFTMAX = ("tree_max", "lane_sum", "no_turns", "cond_rescale")
 # Which of them the launcher turns on unless asked, by head dim
 # (results/h200-attention-softmax-ab.json and h200-attention-grid.json):
 # lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th);
@@ -439,6 +454,7 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
 
+    check_persistent_softmax(cfg.persistent, softmax)
     torch_dtype = torch_dtype or torch.float16
     S = max(cfg.BM, cfg.BN)
     shape = (1, S, 2, cfg.head_dim) if strided else (1, 2, S, cfg.head_dim)

@@ -633,8 +633,9 @@ def test_persistent_default_rule():
 
 def test_default_launch_rule():
     """Named nothing, fa3 at d 64 launches 128x128 wherever it runs persistent (not causal at
-    S <= SHORT_SEQ, causal in pairs up to PAIRS_SEQ); a named tile, stages, softmax, fence or
-    persistence keeps the caller's launch; the other head dims keep their TILES entry."""
+    S <= SHORT_SEQ, causal in pairs up to PAIRS_SEQ); so it does with softmax switches the
+    persistent build takes; a named tile, stages, fence, persistence or another switch keeps the
+    caller's launch; the other head dims keep their TILES entry."""
     ld = host.launch_defaults
     assert ld("fa3", 64, host.SHORT_SEQ, False) == ((128, 128), True)
     assert ld("fa3", 64, host.SHORT_SEQ + 1, False) == (None, False)
@@ -645,7 +646,12 @@ def test_default_launch_rule():
         assert ld("fa3", 64, 77, causal, tile=(192, 128)) == ((192, 128), False)
         assert ld("fa3", 64, 77, causal, stages=3) == (None, False)
         assert ld("fa3", 64, 77, causal, fence=False) == (None, False)
-        assert ld("fa3", 64, 77, causal, softmax=("tree_max",)) == (None, False)
+        assert ld("fa3", 64, 77, causal, softmax=("rescale_early",)) == (None, False)
+        assert ld("fa3", 64, 77, causal, softmax=("tree_max", "one_release")) == (None, False)
+        assert ld("fa3", 64, 77, causal, softmax="named_turns") == (None, False)
+        assert ld("fa3", 64, 1024, causal, softmax=("tree_max", "lane_sum")) == (
+            (128, 128), "pairs" if causal else True)
+        assert ld("fa3", 64, 1024, causal, softmax=()) == ld("fa3", 64, 1024, causal)
         assert ld("fa3", 64, 77, causal, persistent=5) == (None, 5)
         assert ld("ws", 64, 1024, causal) == (None, False)
     for d in (128, 256):
@@ -654,6 +660,22 @@ def test_default_launch_rule():
         assert ld("fa3", d, 16384, True) == (None, False)
     bm, bn = host.SHORT_TILE[64]
     assert config("fa3", 64, True, tile=(bm, bn), persistent="pairs").consumers == 2
+
+
+def test_persistent_refuses_softmax_switches_it_lacks():
+    """The persistent loop has no early rescale, single release or named turns: asked for them,
+    ``compile_sm90`` (and ``attention``: test_attention_gpu.py) refuses by name rather than
+    build without them."""
+    for names in (("rescale_early",), ("tree_max", "one_release"), "named_turns"):
+        for pers in (True, "pairs"):
+            with pytest.raises(ValueError, match="persistent fa3 takes only"):
+                host.check_persistent_softmax(pers, names)
+        host.check_persistent_softmax(False, names)
+    for names in (None, (), host.PERSISTENT_SOFTMAX, "no_turns"):
+        host.check_persistent_softmax(True, names)
+    cfg = config("fa3", 64, True, tile=(128, 128), persistent="pairs")
+    with pytest.raises(ValueError, match="rescale_early"):
+        host.compile_sm90(KERNELS["fa3"], cfg, torch.float16, True, softmax=("rescale_early",))
 
 
 @pytest.mark.parametrize("d", [64, 128, 256])
