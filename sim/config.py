@@ -61,13 +61,15 @@ BOOKKEEPING_REGS = 32   # per consumer thread beyond the tiles: row max/sum, poi
 
 
 # The kernels' schedule switches (kernels/attention/steps.py, `SOFTMAX` bits) that move or drop a
-# step of the loop, and the variants whose kernel has each; tree_max and lane_sum reorder the
+# step of the loop or move work between units (poly_exp: a quarter of the exps from the SFU to
+# the FMA pipe), and the variants whose kernel has each; tree_max and lane_sum reorder the
 # softmax's arithmetic inside one step, which the model does not split, so it does not take them.
 # named_turns changes what a turn's hand-off costs (a named barrier, not an mbarrier), which
 # nothing here has measured, so the model does not take it either.
 SCHEDULE_SWITCHES = {"rescale_early": ("overlap", "fa3"), "no_turns": ("fa3",),
-                     "one_release": ("fa3",), "cond_rescale": ("overlap", "fa3")}
-PERSISTENT_SWITCHES = ("no_turns",)  # the ones the persistent fa3 takes too (persistent.py)
+                     "one_release": ("fa3",), "cond_rescale": ("overlap", "fa3"),
+                     "poly_exp": ("overlap", "fa3")}
+PERSISTENT_SWITCHES = ("no_turns", "poly_exp")  # the ones the persistent fa3 takes too
 
 
 # FA4's forward on sm_100 (flash_attn/cute/flash_fwd_sm100.py in Dao-AILab/flash-attention,

@@ -28,8 +28,9 @@
 #   trace_d256  a Proton timeline of fa3 at d 256
 #   trace_s1k   Proton timelines of fa3 at S 1K (d 128, 256): a CTA's prologue and epilogue
 #   pers_no_turns the persistent fa3 with no_turns: its GPU test, the d 64 grid beside the default
-#   chains      d 64's short launch with the softmax's short chains (tree_max + lane_sum): its
-#               GPU test, then the grid with those and no_turns beside the default
+#   chains      the softmax switches tree_max + lane_sum (short chains) and poly_exp (a quarter
+#               of the exps as a polynomial): their GPU tests, then the grid beside the default
+#               ($CHAINS_VARIANTS)
 #   consan_persistent the persistent fa3's ConSan test (6 runs)
 #   trace_d64_causal a Proton timeline of fa3's default launch at d 64 S 1K causal (persistent, pairs)
 #   align       the ragged GEMMs with and without 128-byte row strides (instruments/tools/align_probe.py)
@@ -187,11 +188,12 @@ for step in "$@"; do
       tests/kernels/test_attention_gpu.py -k "persistent_large_magnitude"
     TAIL=40 step_run pers_no_turns_grid 200 python3 -m instruments.bench_attention --grid --dims 64 \
       --variants fa3,fa3@128x128+pairs+no_turns --out "$OUT" ;;
-  chains)  # the softmax's short chains (tree_max + lane_sum) on the default launch: test, grid
+  chains)  # the softmax's short chains and poly_exp on the default launch: tests, grid
     TAIL=8 step_run chains_tests 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu \
-      tests/kernels/test_attention_gpu.py -k "short_launch_with_short_chains"
+      tests/kernels/test_attention_gpu.py -k "short_launch_with_softmax_switches or poly_exp_on_the_grid"
     TAIL=60 step_run chains_grid 400 python3 -m instruments.bench_attention --grid --variants \
-      fa3,fa3+tree_max+lane_sum,fa3+tree_max+lane_sum+no_turns,fa3+no_turns --headline-variants fa3 \
+      "${CHAINS_VARIANTS:-fa3,fa3+tree_max+lane_sum,fa3+poly_exp,fa3+tree_max+lane_sum+poly_exp}" \
+      --headline-variants fa3 \
       --out "$OUT" ;;
   consan_persistent)  # the persistent fa3 under ConSan (d 128/256 with turns, d 64 without)
     TAIL=8 step_run consan_persistent 300 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \

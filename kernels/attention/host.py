@@ -367,10 +367,10 @@ def fence_args(kernel, fence=True) -> dict:
 # steps.py's SOFTMAX bits, by name (the i-th is bit 1 << i); no_turns, one_release and
 # named_turns are fa3's alone
 SOFTMAX_SWITCHES = ("tree_max", "lane_sum", "rescale_early", "no_turns", "one_release",
-                    "named_turns", "cond_rescale")
+                    "named_turns", "cond_rescale", "poly_exp")
 # The ones the persistent fa3 (persistent.py) takes: the others reorder or merge the steps of
 # overlap.py's loop, which persistent.py does not have.
-PERSISTENT_SOFTMAX = ("tree_max", "lane_sum", "no_turns", "cond_rescale")
+PERSISTENT_SOFTMAX = ("tree_max", "lane_sum", "no_turns", "cond_rescale", "poly_exp")
 # Which of them the launcher turns on unless asked, by head dim
 # (results/h200-attention-softmax-ab.json and h200-attention-grid.json):
 # lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th);

@@ -114,8 +114,9 @@ NO_TURNS = gl.constexpr(8)  # fa3: the consumers issue their GEMMs without takin
 ONE_RELEASE = gl.constexpr(16)  # one arrive a block frees K_j's and V_{j-1}'s slots (overlap.py)
 NAMED_TURNS = gl.constexpr(32)  # the turns on named barriers, not mbarriers (kernels/ring.py)
 COND_RESCALE = gl.constexpr(64)  # FA4's conditional rescaling: O rescaled only when a max moved far
+POLY_EXP = gl.constexpr(128)  # FA4's exps on the FMA pipe: a quarter of a block's as a polynomial
 SOFTMAX_BITS = {"tree_max": 1, "lane_sum": 2, "rescale_early": 4, "no_turns": 8,
-                "one_release": 16, "named_turns": 32, "cond_rescale": 64}
+                "one_release": 16, "named_turns": 32, "cond_rescale": 64, "poly_exp": 128}
 # COND_RESCALE: a row keeps its running max until a block's max passes it by more than this
 # (base 2), so every P = 2^(s - m) stays <= 2^8 = 256, which fp16 and bf16 hold; FA4's own
 # forward passes rescale_threshold 8.0 for 16-bit inputs (flash_attn/cute, the sm100 forward).
@@ -220,7 +221,7 @@ def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL
     m_new = gl.maximum(m_i, row_max(s, SOFTMAX) * qk_scale)
     if SOFTMAX & COND_RESCALE:  # the old max while the new one stays within the threshold
         m_new = gl.where(m_new - m_i > RESCALE_THRESHOLD, m_new, m_i)
-    p = exp2_rows(s, qk_scale, m_new)
+    p = exp2_rows(s, qk_scale, m_new, SOFTMAX)
     alpha = gl.exp2(m_i - m_new)
     if SOFTMAX & COND_RESCALE:  # exactly 1 where the max stayed: those rows need no rescale
         alpha = gl.where(m_new == m_i, 1.0, alpha)
@@ -267,12 +268,53 @@ def mask(s, cols, rows, seqlen, CAUSAL: gl.constexpr):
 
 
 @gluon.jit
-def exp2_rows(s, qk_scale, m):
-    """P = exp2(S·qk_scale − m), ``m`` each row's max (a block in pieces: piece by piece)."""
+def exp2_rows(s, qk_scale, m, SOFTMAX: gl.constexpr = 0):
+    """P = exp2(S·qk_scale − m), ``m`` each row's max (a block in pieces: piece by piece); with
+    ``POLY_EXP`` the block's last quarter of columns through ``exp2_poly``."""
     if boxes.in_pieces(s):
-        return exp2_rows(s[0], qk_scale, m), exp2_rows(s[1], qk_scale, in_rows_of(m, s[1]))
+        return (exp2_rows(s[0], qk_scale, m, SOFTMAX),
+                exp2_rows(s[1], qk_scale, in_rows_of(m, s[1]), SOFTMAX))
+    elif SOFTMAX & POLY_EXP:
+        return exp2_split(s * qk_scale - gl.expand_dims(m, 1))
     else:
         return gl.exp2(s * qk_scale - gl.expand_dims(m, 1))
+
+
+@gluon.jit
+def exp2_split(x):
+    """2^x of an [M, N] block, columns [0, 3N/4) on the SFU (MUFU.EX2), [3N/4, N) on the FMA pipe
+    (``exp2_poly``). The split and join are on the top column bits, which a thread holds in its
+    registers (``halve``): no data moves."""
+    M: gl.constexpr = x.type.shape[0]
+    N: gl.constexpr = x.type.shape[1]
+    lo, hi = gl.split(gl.reshape(x, [M, 2, N // 2]).permute((0, 2, 1)))
+    mid, top = gl.split(gl.reshape(hi, [M, 2, N // 4]).permute((0, 2, 1)))
+    hi = gl.reshape(gl.join(gl.exp2(mid), exp2_poly(top)).permute((0, 2, 1)), [M, N // 2])
+    hi = gl.convert_layout(hi, lo.type.layout)  # (the same registers, another spelling)
+    y = gl.reshape(gl.join(gl.exp2(lo), hi).permute((0, 2, 1)), [M, N])
+    return gl.convert_layout(y, x.type.layout)
+
+
+# 2^f on [-1/2, 1/2] as a cubic (relative error < 7.5e-5, under fp16's half ulp of 2.4e-4: P
+# goes to 16 bits next), fitted here for minimal relative error; FA4's sm100 forward computes
+# part of its exps the same way (a cubic after a round to the nearest integer; flash_attn/cute).
+POLY = (0.05517132207751274, 0.24261054396629333, 0.6932609677314758, 0.9999281167984009)
+C3, C2, C1, C0 = (gl.constexpr(c) for c in POLY)
+ROUND = gl.constexpr(12582912.0)  # 1.5·2^23: x + ROUND rounds x to an integer, kept in the low bits
+
+
+@gluon.jit
+def exp2_poly(x):
+    """2^x on the FMA pipe, for x <= 0: x = j + f with j = round(x) (the add of ROUND, no
+    conversion instruction: those run on the SFU too), the cubic in f, and j added into the
+    result's exponent field. x is clamped at −125 first (a masked −inf among them): 2^−125 is
+    still a normal float, and a P that small is 0 in 16 bits."""
+    x = gl.maximum(x, -125.0)
+    t = x + ROUND
+    f = x - (t - ROUND)
+    p = ((C3 * f + C2) * f + C1) * f + C0
+    bits = p.to(gl.int32, bitcast=True) + (t.to(gl.int32, bitcast=True) << 23)
+    return bits.to(gl.float32, bitcast=True)
 
 
 @gluon.jit

@@ -30,6 +30,11 @@ from ..hardware import Hardware
 from ..trace import Trace
 
 SOFTMAX_PIECES = 16      # softmax work is queued in pieces so two warpgroups share a unit fairly
+# poly_exp (kernels/attention/steps.py `exp2_split`): a block's last quarter of columns is
+# exponentiated on the FMA pipe (`exp2_poly`: a clamp, three adds, three FMAs of the cubic, the
+# exponent's shift-and-add as one IMAD — 8 instructions an exp; Hopper has no .f32x2 pairs)
+POLY_EXP_SHARE = 0.25
+POLY_EXP_FMA = 8.0
 # fa3's SASS after the Q·Kᵀ/P·V issue (results/logs/*_source.log.gz, `python -m fidelity.ledger`):
 # WARPGROUP.DEPBAR for the scores, then K's release, a BAR.SYNC and a SYNCS.ARRIVE
 SCORES_INSTRUCTIONS = 3
@@ -127,15 +132,19 @@ class AttentionCTA(CTA):
         beside it. The exps then keep the SFU busy and the FMA work issues between them — one
         warpgroup alone is SFU-bound (results/h200-softmax.json: 851 clk for 64×128 with the
         rescale and pack; results/h200-stall.json's SASS samples: the FMNMX stall on `wait`, the
-        MUFU stream on the SFU)."""
+        MUFU stream on the SFU). With ``poly_exp`` a quarter of the exps go to the FMA pipe
+        (POLY_EXP_FMA instructions each)."""
         hw = self.hw
         elems = self.rows * self.cfg.block_n
         masked = self.masked(j)
         yield from self.stall(w, "softmax: row max", (elems * (2 if masked else 1) / hw.fma_lanes_per_clk
                                                       + hw.row_reduce_clk) * self.stretch())
-        exps = self.env.process(self.pipe(self.sfu, w, "softmax: exp", elems / hw.sfu_exp_per_clk,
+        poly = POLY_EXP_SHARE if "poly_exp" in self.cfg.switches else 0.0
+        exps = self.env.process(self.pipe(self.sfu, w, "softmax: exp",
+                                          elems * (1 - poly) / hw.sfu_exp_per_clk,
                                           SOFTMAX_PIECES, j))
-        per_elem = hw.softmax_fma_per_elem + (hw.softmax_pack_per_elem if pack else 0.0)
+        per_elem = (hw.softmax_fma_per_elem + (hw.softmax_pack_per_elem if pack else 0.0)
+                    + poly * POLY_EXP_FMA)
         fmas = self.env.process(self.pipe(self.fma, w, "softmax: scale/sum",
                                           elems * per_elem / hw.fma_lanes_per_clk,
                                           SOFTMAX_PIECES, j))

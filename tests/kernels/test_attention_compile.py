@@ -662,6 +662,23 @@ def test_default_launch_rule():
     assert config("fa3", 64, True, tile=(bm, bn), persistent="pairs").consumers == 2
 
 
+@pytest.mark.parametrize("d, causal, persistent", [(64, True, "pairs"), (64, False, True),
+                                                    (128, False, False), (256, True, False)])
+def test_poly_exp_takes_a_quarter_of_the_exps_off_the_sfu(d, causal, persistent):
+    """``poly_exp`` (``steps.exp2_split``): of each softmax's BN/2 score exps a thread (2 rows of
+    BN/4 columns), BN/8 leave ``ex2.approx`` for the FMA pipe's cubic; the two rescale factors a
+    thread stay on the SFU, and shared memory does not move (the split is in registers)."""
+    tile = (128, 128) if d == 64 else None
+    cfg = config("fa3", d, causal, tile=tile, persistent=persistent)
+    plain, poly = (host.compile_sm90(KERNELS["fa3"], cfg, torch.float16, causal, softmax=sm)
+                   for sm in (None, ("poly_exp",) + (("lane_sum",) if d == 256 else ())))
+    exps = count(plain.asm["ptx"], r"ex2\.approx")
+    sites, rest = divmod(exps, cfg.BN // 2 + 2)
+    assert rest == 0 and sites >= 1
+    assert count(poly.asm["ptx"], r"ex2\.approx") == exps - sites * cfg.BN // 8
+    assert poly.metadata.shared == plain.metadata.shared
+
+
 def test_persistent_refuses_softmax_switches_it_lacks():
     """The persistent loop has no early rescale, single release or named turns: asked for them,
     ``compile_sm90`` (and ``attention``: test_attention_gpu.py) refuses by name rather than

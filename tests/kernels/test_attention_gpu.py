@@ -327,26 +327,45 @@ def test_short_launch_defaults(d, causal):
 
 @PERSISTENT_TIMEOUT
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_short_launch_with_short_chains(causal):
+def test_short_launch_with_softmax_switches(causal):
     """d 64's short launch (128x128, persistent; causal in pairs) with the softmax's short
-    chains (``tree_max`` + ``lane_sum``), which keep the default rule: against float64 on
-    ragged lengths, bf16 too, and on large scores (a row max that moves a lot); and a persistent
-    launch asked for a switch its loop lacks is refused by name."""
+    chains (``tree_max`` + ``lane_sum``) and with a quarter of the exps as a polynomial
+    (``poly_exp``), which keep the default rule: against float64 on ragged lengths (masked
+    columns among the polynomial's), bf16 too, and on large scores (a row max that moves a lot,
+    P down to the polynomial's clamp); and a persistent launch asked for a switch its loop lacks
+    is refused by name."""
     from kernels.attention import attention, host
 
     gen = torch.Generator(device="cuda").manual_seed(hash(("chains", causal)) % 2**31)
-    short = ("tree_max", "lane_sum")
-    assert host.launch_defaults("fa3", 64, 1000, causal, softmax=short)[0] == (128, 128)
+    builds = (("tree_max", "lane_sum"), ("poly_exp",), ("tree_max", "lane_sum", "poly_exp"),
+              ("tree_max", "lane_sum", "poly_exp", "no_turns"))
+    for sm in builds:
+        assert host.launch_defaults("fa3", 64, 1000, causal, softmax=sm)[0] == (128, 128)
     for B, H, S, dtype, mag in ((1, 2, 77, torch.float16, 1), (2, 3, 300, torch.bfloat16, 1),
                                 (2, 5, 1000, torch.float16, 1), (1, 4, 1024, torch.float16, 20)):
         q, k, v = (torch.randn(B, H, S, 64, device="cuda", dtype=dtype, generator=gen)
                    for _ in range(3))
         tol = TOL[dtype] if mag == 1 else 2e-2
-        check("fa3", q * mag, k * mag, v, causal, tol, softmax=short)
-        check("fa3", q * mag, k * mag, v, causal, tol, softmax=short + ("no_turns",))
+        for sm in builds:
+            check("fa3", q * mag, k * mag, v, causal, tol, softmax=sm)
     with pytest.raises(ValueError, match="persistent fa3 takes only"):
         attention(q, k, v, causal=causal, variant="fa3", softmax=("one_release",),
                   persistent=True)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("d", [128, 256])
+def test_poly_exp_on_the_grid_launch(d, causal):
+    """``poly_exp`` on the head dims' grid launch (one CTA a Q tile; at d 256 beside its default
+    lane_sum), fp16 and bf16, ragged lengths, against float64."""
+    gen = torch.Generator(device="cuda").manual_seed(hash(("poly", d, causal)) % 2**31)
+    for B, H, S, dtype in ((1, 2, 77, torch.float16), (2, 3, 300, torch.bfloat16),
+                           (1, 2, 1000, torch.float16)):
+        q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=dtype, generator=gen)
+                   for _ in range(3))
+        check("fa3", q, k, v, causal, TOL[dtype], softmax=("poly_exp", "lane_sum"),
+              persistent=False)
+        check("overlap", q, k, v, causal, TOL[dtype], softmax=("poly_exp",))
 
 
 @PERSISTENT_TIMEOUT
