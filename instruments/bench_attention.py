@@ -16,7 +16,7 @@ its head dims (so a d-specific A/B compiles only what it times). A variant name 
 the SOFTMAX switches: ``fa3+tree_max+lane_sum``, ``fa3+rescale_early``, ``fa3+no_turns``,
 ``fa3+one_release``, ``fa3+named_turns`` (``host.SOFTMAX_SWITCHES``,
 ``kernels/attention/steps.py``; named switches replace ``host.SOFTMAX_DEFAULT``, so at d 256
-``fa3`` is ``fa3+lane_sum``), and ``+persistent`` (fa3: one CTA per SM,
+``fa3`` is ``fa3+lane_sum+tree_max``), and ``+persistent`` (fa3: one CTA per SM,
 ``kernels/attention/persistent.py``), ``+pairs`` (persistent, causal tiles in pairs) or
 ``+plain`` (the head dim's tile, one CTA per tile,
 whatever ``host.persistent_default`` says), ``+unplanned`` (every call the whole host path,

@@ -150,12 +150,14 @@ def attention_build(spec: dict, head_dim: int) -> tuple:
 
 def softmax_built(spec: dict) -> list[str]:
     """The softmax switches an attention spec's build runs with: its own, else the launcher's
-    default at its head dim (`host.SOFTMAX_DEFAULT`: lane_sum for fa3 at d 256)."""
+    default at its head dim and launch (`host.softmax_default`: lane_sum and tree_max for fa3 at
+    d 256, no_turns on d 64's persistent launch)."""
     from kernels.attention import host
 
     if spec.get("softmax") is not None:
         return list(spec["softmax"])
-    return list(host.SOFTMAX_DEFAULT.get((spec["variant"], spec["shape"][3]), ()))
+    return list(host.softmax_default(spec["variant"], spec["shape"][3],
+                                     bool(spec.get("persistent", False))))
 
 
 def _runner(spec: dict, shape, profile: bool):

@@ -58,7 +58,8 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     "cond_rescale": FA4's conditional rescaling, O rescaled only when a max moved by > 2^8;
     fa3 only: "no_turns", no turns on the tensor cores, "one_release", one arrive a block frees K_j and
     V_{j-1}, "named_turns", the turns on named barriers; ``steps.py``), replacing
-    ``host.SOFTMAX_DEFAULT`` (None: the default at d, lane_sum at d 256). ``persistent`` (fa3):
+    ``host.SOFTMAX_DEFAULT`` (None: the default at d and launch: lane_sum and tree_max at d 256,
+    no_turns on d 64's persistent launch). ``persistent`` (fa3):
     one CTA per SM over a list of tiles (``persistent.py``); ``"pairs"``: the same, its causal
     tiles in pairs m, n_m-1-m of one head (``persistent.cta_tile``); an int n: persistent with
     at most n CTAs (tests: many tiles a CTA on small problems); the persistent build takes the

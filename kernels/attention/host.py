@@ -371,23 +371,40 @@ SOFTMAX_SWITCHES = ("tree_max", "lane_sum", "rescale_early", "no_turns", "one_re
 # The ones the persistent fa3 (persistent.py) takes: the others reorder or merge the steps of
 # overlap.py's loop, which persistent.py does not have.
 PERSISTENT_SOFTMAX = ("tree_max", "lane_sum", "no_turns", "cond_rescale", "poly_exp")
-# Which of them the launcher turns on unless asked, by head dim
-# (results/h200-attention-softmax-ab.json and h200-attention-grid.json):
-# lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th);
-# at d 128 it lost up to 3.5 % (non-causal), at d 64 it was mixed; tree_max never paid;
-# rescale_early, no_turns, one_release and named_turns are not measured yet; cond_rescale
-# (h100-attention-grid-cond-rescale-*.json, one run): d 128 +1..+2 %, d 64 -6..-7 %, d 256 at
-# S 16K +2..+4 %, short of the +2 % at every S a default would need; on the H200
-# (h200-attention-grid-cond-rescale-*.json) it lost everywhere but d 256 S 16K (+1.7 %).
-# (fa3 only: overlap shares the switch but was not measured with it)
-SOFTMAX_DEFAULT = {("fa3", 256): ("lane_sum",)}
+# Which of them the launcher turns on unless asked, by head dim, and for the persistent
+# launch by head dim (a key's third entry; it names the build's full list):
+# lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th;
+# results/h200-attention-softmax-ab.json, h200-attention-grid.json); at d 128 it lost up to
+# 3.5 % (non-causal), at d 64 it was mixed. tree_max on top of lane_sum at d 256, two H100
+# runs in the same rounds as fa3 (results/h100-attention-grid-chains.json,
+# h100-attention-grid-poly-exp.json): S 4K +4.5 / +0.8 % (full), +4.2 / +4.3 % (causal),
+# S 16K +3.9 / +5.0 %, +1.7 / −0.3 %, S 1K −0.2 … +0.4 %; at d 64 and d 128 tree_max and
+# lane_sum stay off (−8 … +2 %). no_turns on d 64's persistent launch (128x128): S 1K
+# +2.2 / +2.8 % (causal), +2.6 / +0.6 % (full), S 4K causal 0.0 / −0.2 %, two H100 runs on two
+# days (results/h100-attention-grid-persistent-no-turns.json, h100-attention-grid-chains.json);
+# ConSan clean (test_consan_persistent). Off: rescale_early, one_release, named_turns
+# (−6 … +5 %, none lifting a point; results/h200-attention-grid-switches*.json); cond_rescale
+# (lost on the H200 but at d 256 S 16K, +1.7 %: h200-attention-grid-cond-rescale-*.json);
+# poly_exp (−4 … −10 % at every point, h100-attention-grid-poly-exp.json).
+# (fa3 only: overlap shares the switches but was not measured with them)
+SOFTMAX_DEFAULT = {("fa3", 256): ("lane_sum", "tree_max"),
+                   ("fa3", 64, "persistent"): ("no_turns",)}
 
 
-def softmax_bits(softmax=None, head_dim: int | None = None, variant: str | None = None) -> int:
-    """``softmax`` (None: ``SOFTMAX_DEFAULT`` for ``variant`` at ``head_dim``; else an iterable of
-    ``SOFTMAX_SWITCHES`` names) as the ``SOFTMAX`` constexpr's bits. Raises ValueError for
-    another name."""
-    names = SOFTMAX_DEFAULT.get((variant, head_dim), ()) if softmax is None else softmax
+def softmax_default(variant: str | None, head_dim: int | None, persistent=False) -> tuple:
+    """The softmax switches ``variant`` runs at ``head_dim`` unless asked (SOFTMAX_DEFAULT; a
+    persistent launch's own entry, where its head dim has one)."""
+    if persistent and (variant, head_dim, "persistent") in SOFTMAX_DEFAULT:
+        return SOFTMAX_DEFAULT[(variant, head_dim, "persistent")]
+    return SOFTMAX_DEFAULT.get((variant, head_dim), ())
+
+
+def softmax_bits(softmax=None, head_dim: int | None = None, variant: str | None = None,
+                 persistent=False) -> int:
+    """``softmax`` (None: ``softmax_default`` for ``variant`` at ``head_dim``, persistent or
+    not; else an iterable of ``SOFTMAX_SWITCHES`` names) as the ``SOFTMAX`` constexpr's bits.
+    Raises ValueError for another name."""
+    names = softmax_default(variant, head_dim, persistent) if softmax is None else softmax
     if isinstance(names, str):
         names = (names,) if names else ()
     bits = 0
@@ -399,10 +416,10 @@ def softmax_bits(softmax=None, head_dim: int | None = None, variant: str | None 
 
 
 def softmax_args(kernel, softmax=None, head_dim: int | None = None,
-                 variant: str | None = None) -> dict:
+                 variant: str | None = None, persistent=False) -> dict:
     """The ``SOFTMAX`` constexpr for ``kernel``: the overlapped kernels (overlap, fa3) take it;
     another kernel may only be asked for none."""
-    bits = softmax_bits(softmax, head_dim, variant)
+    bits = softmax_bits(softmax, head_dim, variant, persistent)
     if "SOFTMAX" in kernel.arg_names:
         return {"SOFTMAX": bits}
     if bits and softmax is not None:
@@ -421,7 +438,8 @@ def launch(kernel, q, k, v, o, lse, cfg: Config, causal: bool, scale: float,
     (None: ``SOFTMAX_DEFAULT``); ``cfg.persistent``: ``persistent.py``, at most ``ctas`` CTAs
     (None: one per SM). Returns the launch's plan (``kernels/plans.py``; ``relaunch``)."""
     B, H, S, _ = q.shape
-    extra = fence_args(kernel, fence) | softmax_args(kernel, softmax, cfg.head_dim, cfg.variant)
+    extra = fence_args(kernel, fence) | softmax_args(kernel, softmax, cfg.head_dim, cfg.variant,
+                                                     cfg.persistent)
     extra |= persistent_args(kernel, persistent_arg(cfg))
     (q_desc, k_desc, v_desc, o_arg), tails = tail_args(make_descriptors(q, k, v, o, cfg))
     extra |= tails
@@ -469,7 +487,7 @@ def compile_sm90(kernel, cfg: Config, torch_dtype=None, causal: bool = False,
                  names[4]: "*fp32", names[5]: "i32", names[6]: "fp32"}
     constexprs = {names[7]: cfg.BM, names[8]: cfg.stages, names[9]: cfg.consumers,
                   names[10]: causal, "num_warps": cfg.num_warps, **fence_args(kernel, fence),
-                  **softmax_args(kernel, softmax, cfg.head_dim, cfg.variant),
+                  **softmax_args(kernel, softmax, cfg.head_dim, cfg.variant, cfg.persistent),
                   **persistent_args(kernel, persistent_arg(cfg))}
     if "PROFILE" in names:
         constexprs["PROFILE"] = profile

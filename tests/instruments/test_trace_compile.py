@@ -180,7 +180,7 @@ def test_softmax_option_builds_the_switched_kernel():
     assert name == "attention_fa3_d256+lane_sum+no_turns"
     assert trace.softmax_built(spec) == list(switched)
     _, default_spec = trace.with_softmax("attention_fa3_d256", ())
-    assert trace.softmax_built(default_spec) == ["lane_sum"]
+    assert trace.softmax_built(default_spec) == ["lane_sum", "tree_max"]
     builds = {}
     with instrumented():
         for key, s in (("switched", spec), ("default", default_spec)):
@@ -190,7 +190,7 @@ def test_softmax_option_builds_the_switched_kernel():
                                                **options)
     bits = (AK["fa3"].arg_names.index("SOFTMAX"),)
     assert builds["switched"].src.constants[bits] == host.softmax_bits(switched)
-    assert builds["default"].src.constants[bits] == host.softmax_bits(("lane_sum",))
+    assert builds["default"].src.constants[bits] == host.softmax_bits(("lane_sum", "tree_max"))
     assert scope_names(builds["switched"]) == SCOPES["attention_fa3"] - {"wait turn"}
     assert scope_names(builds["default"]) == SCOPES["attention_fa3"]
 

@@ -279,8 +279,13 @@ def test_softmax_switch_names():
     assert host.softmax_args(KERNELS["ws"], ()) == {}
     assert host.softmax_args(KERNELS["fa3"], ("tree_max",)) == {"SOFTMAX": 1}
     # the measured defaults (h200-attention-softmax-ab.json, -grid.json): lane_sum at d 256 only
-    assert host.softmax_args(KERNELS["fa3"], None, 256, "fa3") == {"SOFTMAX": 2}
+    assert host.softmax_args(KERNELS["fa3"], None, 256, "fa3") == {"SOFTMAX": 3}
+    assert host.softmax_args(KERNELS["fa3"], None, 256, "fa3", True) == {"SOFTMAX": 3}
     assert host.softmax_args(KERNELS["fa3"], None, 128, "fa3") == {"SOFTMAX": 0}
+    assert host.softmax_args(KERNELS["fa3"], None, 64, "fa3") == {"SOFTMAX": 0}
+    assert host.softmax_args(KERNELS["fa3"], None, 64, "fa3", True) == {"SOFTMAX": 8}
+    assert host.softmax_args(KERNELS["fa3"], None, 64, "fa3", "pairs") == {"SOFTMAX": 8}
+    assert host.softmax_args(KERNELS["fa3"], (), 64, "fa3", True) == {"SOFTMAX": 0}
     assert host.softmax_args(KERNELS["overlap"], None, 256, "overlap") == {"SOFTMAX": 0}
     assert host.softmax_args(KERNELS["ws"], None, 256, "ws") == {}
 
@@ -540,23 +545,27 @@ def test_one_release_producer_waits_on_k_empty_for_both_rings(compiled):
     ("fa3", ("rescale_early", "cond_rescale"), False)])
 def test_schedule_switches_refused_where_they_do_not_apply(variant, softmax, persistent):
     """overlap has no turns to drop or name and no producer to release to; the persistent fa3
-    has none of these switches but no_turns; no_turns and named_turns contradict each other,
-    and the early rescale comes before cond_rescale's decision."""
+    has none of these switches but no_turns (the host refuses by name before compiling);
+    no_turns and named_turns contradict each other, and the early rescale comes before
+    cond_rescale's decision."""
     from triton.compiler.errors import CompilationError
 
     cfg = config(variant, 128, persistent=persistent)
-    with pytest.raises(CompilationError, match="no_turns|rescale_early|one_release|named_turns"):
+    error = ValueError if persistent else CompilationError
+    with pytest.raises(error, match="no_turns|rescale_early|one_release|named_turns"):
         host.compile_sm90(KERNELS[variant], cfg, softmax=softmax)
 
 
 # ------------------------------------------------------------------------- persistent fa3
 def test_persistent_no_turns_drops_the_turn_barriers():
-    """``no_turns`` on the persistent fa3 (d 64's default launch: 128 x 128, pairs): per
-    consumer three fewer turn waits and arrives (block 0, the loop, the last P·V), the GEMMs,
-    the rings' and the epilogue's barriers unchanged."""
+    """``no_turns`` on the persistent fa3 (d 64's default launch: 128 x 128, pairs, where it is
+    the default build): per consumer three fewer turn waits and arrives (block 0, the loop, the
+    last P·V), the GEMMs, the rings' and the epilogue's barriers unchanged."""
     cfg = config("fa3", 64, True, None, (128, 128), "pairs")
-    turns = host.compile_sm90(KERNELS["fa3"], cfg, causal=True)
+    turns = host.compile_sm90(KERNELS["fa3"], cfg, causal=True, softmax=())
     free = host.compile_sm90(KERNELS["fa3"], cfg, causal=True, softmax=("no_turns",))
+    default = host.compile_sm90(KERNELS["fa3"], cfg, causal=True)  # SOFTMAX_DEFAULT: no_turns
+    assert default.asm["ptx"] == free.asm["ptx"]
     c = cfg.consumers
     for op, fewer in ((r"mbarrier\.try_wait", 3 * c), (r"mbarrier\.arrive\.shared::cta\.b64", 3 * c),
                       (r"wgmma\.mma_async", 0), (r"mbarrier\.arrive\.expect_tx", 0),
@@ -671,7 +680,7 @@ def test_poly_exp_takes_a_quarter_of_the_exps_off_the_sfu(d, causal, persistent)
     tile = (128, 128) if d == 64 else None
     cfg = config("fa3", d, causal, tile=tile, persistent=persistent)
     plain, poly = (host.compile_sm90(KERNELS["fa3"], cfg, torch.float16, causal, softmax=sm)
-                   for sm in (None, ("poly_exp",) + (("lane_sum",) if d == 256 else ())))
+                   for sm in ((), ("poly_exp",)))
     exps = count(plain.asm["ptx"], r"ex2\.approx")
     sites, rest = divmod(exps, cfg.BN // 2 + 2)
     assert rest == 0 and sites >= 1
