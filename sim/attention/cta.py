@@ -32,7 +32,10 @@ from ..trace import Trace
 SOFTMAX_PIECES = 16      # softmax work is queued in pieces so two warpgroups share a unit fairly
 # poly_exp (kernels/attention/steps.py `exp2_split`): a block's last quarter of columns is
 # exponentiated on the FMA pipe (`exp2_poly`: a clamp, three adds, three FMAs of the cubic, the
-# exponent's shift-and-add as one IMAD — 8 instructions an exp; Hopper has no .f32x2 pairs)
+# exponent's shift-and-add as one IMAD — 8 instructions an exp; Hopper has no .f32x2 pairs).
+# The model charges them to the FMA pipe but not to the warps' issue slots, which it does not
+# count for the softmax: it predicts +5 … +7 % at d 64 where the H100 measured −4 … −10 %
+# (results/h100-attention-grid-poly-exp.json; the lab notebook of 2026-12-06 says why).
 POLY_EXP_SHARE = 0.25
 POLY_EXP_FMA = 8.0
 # fa3's SASS after the Q·Kᵀ/P·V issue (results/logs/*_source.log.gz, `python -m fidelity.ledger`):
