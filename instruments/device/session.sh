@@ -32,6 +32,8 @@
 #               of the exps as a polynomial): their GPU tests, then the grid beside the default
 #               ($CHAINS_VARIANTS)
 #   consan_persistent the persistent fa3's ConSan test (6 runs)
+#   d64_stages  d 64's short launch (128x128, pairs) with three ring slots and no turns, beside
+#               the default
 #   trace_d64_causal a Proton timeline of fa3's default launch at d 64 S 1K causal (persistent, pairs)
 #   align       the ragged GEMMs with and without 128-byte row strides (instruments/tools/align_probe.py)
 #   pair        the SM-to-SM crossing: an mbarrier ping-pong inside one SM and across the two
@@ -195,6 +197,9 @@ for step in "$@"; do
       "${CHAINS_VARIANTS:-fa3,fa3+tree_max+lane_sum,fa3+poly_exp,fa3+tree_max+lane_sum+poly_exp}" \
       --headline-variants fa3 \
       --out "$OUT" ;;
+  d64_stages)  # d 64's short launch with a third ring slot, without turns (and the short chains)
+    TAIL=30 step_run d64_stages 200 python3 -m instruments.bench_attention --grid --dims 64 --variants \
+      fa3,fa3:s3@128x128+pairs+no_turns,fa3:s3@128x128+pairs+tree_max+lane_sum+no_turns --out "$OUT" ;;
   consan_persistent)  # the persistent fa3 under ConSan (d 128/256 with turns, d 64 without)
     TAIL=8 step_run consan_persistent 300 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \
       -m gpu tests/kernels/test_attention_gpu.py -k "consan_persistent" ;;

@@ -104,8 +104,9 @@ def produce(desc, ring, j, row0):
 # BN/4 - 1 dependent FMNMX / FADD per row, h200-stall.json's reading: depth ~35 at BN 128), then
 # across the 4 lanes (2 shuffles). The others move or drop steps or barriers of the loop
 # (``overlap.py``, ``fa3.py``).
-# All but ``LANE_SUM`` (the row sums add in another order) and ``COND_RESCALE`` (P, the sums and O
-# scaled by a stale max) leave O and the LSE bit-identical.
+# All but ``LANE_SUM`` (the row sums add in another order), ``COND_RESCALE`` (P, the sums and O
+# scaled by a stale max) and ``POLY_EXP`` (a quarter of P from a cubic) leave O and the LSE
+# bit-identical.
 TREE_MAX = gl.constexpr(1)  # halve the block in registers (log2(BN/8) levels), then reduce 8 columns
 LANE_SUM = gl.constexpr(2)  # row sums kept per thread ([M, 8]: 4 a thread), lanes summed once, at the end
 RESCALE_EARLY = gl.constexpr(4)  # O *= alpha_{j-1} under Q·K_jᵀ, before P_{j-1}·V_{j-1} is issued
