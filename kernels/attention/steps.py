@@ -300,7 +300,7 @@ def exp2_split(x):
 # goes to 16 bits next), fitted here for minimal relative error; FA4's sm100 forward computes
 # part of its exps the same way (a cubic after a round to the nearest integer; flash_attn/cute).
 POLY = (0.05517132207751274, 0.24261054396629333, 0.6932609677314758, 0.9999281167984009)
-C3, C2, C1, C0 = (gl.constexpr(c) for c in POLY)
+COEF3, COEF2, COEF1, COEF0 = (gl.constexpr(c) for c in POLY)
 ROUND = gl.constexpr(12582912.0)  # 1.5·2^23: x + ROUND rounds x to an integer, kept in the low bits
 
 
@@ -313,7 +313,7 @@ def exp2_poly(x):
     x = gl.maximum(x, -125.0)
     t = x + ROUND
     f = x - (t - ROUND)
-    p = ((C3 * f + C2) * f + C1) * f + C0
+    p = ((COEF3 * f + COEF2) * f + COEF1) * f + COEF0
     bits = p.to(gl.int32, bitcast=True) + (t.to(gl.int32, bitcast=True) << 23)
     return bits.to(gl.float32, bitcast=True)
 
