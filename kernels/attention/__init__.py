@@ -56,6 +56,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     (``overlap.py``). ``softmax`` (overlap, fa3): names from ``SOFTMAX_SWITCHES`` ("tree_max",
     "lane_sum": the softmax's shorter chains; "rescale_early": O rescaled under Q·Kᵀ;
     "cond_rescale": FA4's conditional rescaling, O rescaled only when a max moved by > 2^8;
+    "poly_exp": a quarter of the exps as a cubic on the FMA pipe (FA4's move);
     fa3 only: "no_turns", no turns on the tensor cores, "one_release", one arrive a block frees K_j and
     V_{j-1}, "named_turns", the turns on named barriers; ``steps.py``), replacing
     ``host.SOFTMAX_DEFAULT`` (None: the default at d and launch: lane_sum and tree_max at d 256,
@@ -63,8 +64,7 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     one CTA per SM over a list of tiles (``persistent.py``); ``"pairs"``: the same, its causal
     tiles in pairs m, n_m-1-m of one head (``persistent.cta_tile``); an int n: persistent with
     at most n CTAs (tests: many tiles a CTA on small problems); the persistent build takes the
-    softmax switches in ``host.PERSISTENT_SOFTMAX`` (tree_max, lane_sum, no_turns, cond_rescale)
-    and refuses the others. None, with no ``tile`` or ``stages`` named, the default fence and
+    softmax switches in ``host.PERSISTENT_SOFTMAX`` and refuses the others. None, with no ``tile`` or ``stages`` named, the default fence and
     softmax switches from ``host.PERSISTENT_SOFTMAX`` only: ``host.launch_defaults``'s rule (fa3
     causal in pairs up to S 4K at d 64 and S 8448 beyond; not causal persistent at S <= 1K;
     d 64's persistent launches at 128x128); otherwise not persistent.

@@ -72,9 +72,8 @@ def launch_defaults(variant: str, head_dim: int, seqlen: int, causal: bool, *, t
     its TILES entry: None). ``persistent`` comes back as the caller gave it when not None."""
     if persistent is not None:
         return tile, persistent
-    named = (softmax,) if isinstance(softmax, str) else (softmax or ())
     if (tile is not None or stages is not None or fence is not True
-            or any(name not in PERSISTENT_SOFTMAX for name in named)):
+            or any(name not in PERSISTENT_SOFTMAX for name in switch_names(softmax))):
         return tile, False
     on = persistent_default(variant, head_dim, seqlen, causal)
     return (SHORT_TILE.get(head_dim) if on else None), on
@@ -333,11 +332,17 @@ def persistent_args(kernel, persistent: bool | str = False) -> dict:
     return {"PERSISTENT": True, **({"PAIRS": True} if persistent == "pairs" else {})}
 
 
+def switch_names(softmax) -> tuple:
+    """``softmax`` as given to ``attention`` (None, a name, or names) as a tuple of names."""
+    if isinstance(softmax, str):
+        return (softmax,) if softmax else ()
+    return tuple(softmax or ())
+
+
 def check_persistent_softmax(persistent, softmax) -> None:
     """Raises ValueError where a persistent launch (``persistent`` true) names a softmax switch
     the persistent fa3 does not take (PERSISTENT_SOFTMAX)."""
-    named = (softmax,) if isinstance(softmax, str) else (softmax or ())
-    other = [name for name in named if name not in PERSISTENT_SOFTMAX]
+    other = [name for name in switch_names(softmax) if name not in PERSISTENT_SOFTMAX]
     if persistent and other:
         raise ValueError(f"softmax={other!r}: the persistent fa3 takes only "
                          f"{', '.join(PERSISTENT_SOFTMAX)}; pass persistent=False")
@@ -405,10 +410,8 @@ def softmax_bits(softmax=None, head_dim: int | None = None, variant: str | None 
     not; else an iterable of ``SOFTMAX_SWITCHES`` names) as the ``SOFTMAX`` constexpr's bits.
     Raises ValueError for another name."""
     names = softmax_default(variant, head_dim, persistent) if softmax is None else softmax
-    if isinstance(names, str):
-        names = (names,) if names else ()
     bits = 0
-    for name in names:
+    for name in switch_names(names):
         if name not in SOFTMAX_SWITCHES:
             raise ValueError(f"softmax switches are {SOFTMAX_SWITCHES}; got {name!r}")
         bits |= 1 << SOFTMAX_SWITCHES.index(name)

@@ -298,7 +298,8 @@ def exp2_split(x):
 
 # 2^f on [-1/2, 1/2] as a cubic (relative error < 7.5e-5, under fp16's half ulp of 2.4e-4: P
 # goes to 16 bits next), fitted here for minimal relative error; FA4's sm100 forward computes
-# part of its exps the same way (a cubic after a round to the nearest integer; flash_attn/cute).
+# part of its exps the same way (a cubic in the fraction, the integer part into the exponent;
+# flash_attn/cute).
 POLY = (0.05517132207751274, 0.24261054396629333, 0.6932609677314758, 0.9999281167984009)
 COEF3, COEF2, COEF1, COEF0 = (gl.constexpr(c) for c in POLY)
 ROUND = gl.constexpr(12582912.0)  # 1.5·2^23: x + ROUND rounds x to an integer, kept in the low bits

@@ -35,7 +35,7 @@ SOFTMAX_PIECES = 16      # softmax work is queued in pieces so two warpgroups sh
 # exponent's shift-and-add as one IMAD — 8 instructions an exp; Hopper has no .f32x2 pairs).
 # The model charges them to the FMA pipe but not to the warps' issue slots, which it does not
 # count for the softmax: it predicts +5 … +7 % at d 64 where the H100 measured −4 … −10 %
-# (results/h100-attention-grid-poly-exp.json; the lab notebook of 2026-12-06 says why).
+# (results/h100-attention-grid-poly-exp.json).
 POLY_EXP_SHARE = 0.25
 POLY_EXP_FMA = 8.0
 # fa3's SASS after the Q·Kᵀ/P·V issue (results/logs/*_source.log.gz, `python -m fidelity.ledger`):

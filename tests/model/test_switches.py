@@ -4,7 +4,7 @@ order against the kernel's is `test_pairs.py`'s."""
 import pytest
 
 from sim import attention
-from sim.config import SCHEDULE_SWITCHES, AttentionConfig
+from sim.config import PERSISTENT_SWITCHES, SCHEDULE_SWITCHES, AttentionConfig
 from sim.hardware import H200
 
 BLOCKS = 8
@@ -75,6 +75,13 @@ def test_every_switch_is_the_kernels():
     """The model takes only names the kernel's launcher knows (kernels/attention/host.py)."""
     host = pytest.importorskip("kernels.attention.host")
     assert set(SCHEDULE_SWITCHES) <= set(host.SOFTMAX_SWITCHES)
+
+
+def test_persistent_switches_are_the_persistent_kernels():
+    """The persistent model takes only switches the persistent kernel builds
+    (kernels/attention/host.py PERSISTENT_SOFTMAX)."""
+    host = pytest.importorskip("kernels.attention.host")
+    assert set(PERSISTENT_SWITCHES) <= set(host.PERSISTENT_SOFTMAX) & set(SCHEDULE_SWITCHES)
 
 
 def test_the_cli_takes_the_benchs_names(capsys):
