@@ -32,6 +32,9 @@
 #               of the exps as a polynomial): their GPU tests, then the grid beside the default
 #               ($CHAINS_VARIANTS)
 #   consan_persistent the persistent fa3's ConSan test (6 runs)
+#   one_release the persistent fa3 with one arrive a block for K_j and V_{j-1}: its GPU test,
+#               then d 64's grid beside the default
+#   consan_one_release its ConSan test
 #   d64_stages  d 64's short launch (128x128, pairs) with three ring slots and no turns, beside
 #               the default
 #   trace_d64_causal a Proton timeline of fa3's default launch at d 64 S 1K causal (persistent, pairs)
@@ -200,6 +203,14 @@ for step in "$@"; do
   d64_stages)  # d 64's short launch with a third ring slot, without turns (and the short chains)
     TAIL=30 step_run d64_stages 200 python3 -m instruments.bench_attention --grid --dims 64 --variants \
       fa3,fa3:s3@128x128+pairs+no_turns,fa3:s3@128x128+pairs+tree_max+lane_sum+no_turns --out "$OUT" ;;
+  one_release)  # one_release on the persistent fa3: its GPU test, then d 64's grid beside the default
+    TAIL=8 step_run one_release_tests 150 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu \
+      tests/kernels/test_attention_gpu.py -k "test_persistent_one_release"
+    TAIL=30 step_run one_release_grid 100 python3 -m instruments.bench_attention --grid --dims 64 \
+      --variants fa3,fa3+no_turns+one_release --out "$OUT" ;;
+  consan_one_release)  # ConSan on the persistent fa3 with one_release (3 runs)
+    TAIL=8 step_run consan_one_release 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \
+      -m gpu tests/kernels/test_attention_gpu.py -k "consan_persistent_one_release" ;;
   consan_persistent)  # the persistent fa3 under ConSan (d 128/256 with turns, d 64 without)
     TAIL=8 step_run consan_persistent 300 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \
       -m gpu tests/kernels/test_attention_gpu.py -k "consan_persistent" ;;

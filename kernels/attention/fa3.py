@@ -53,8 +53,8 @@ def fa3_kernel(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.
         v_desc = (v_desc, v_tail)
     if PERSISTENT:
         gl.static_assert(not in_pieces(k_desc), "persistent fa3 holds a K/V block in one box")
-        gl.static_assert(not (SOFTMAX & (RESCALE_EARLY | ONE_RELEASE | NAMED_TURNS)),
-                         "rescale_early, one_release, named_turns: the plain grid's fa3 only")
+        gl.static_assert(not (SOFTMAX & (RESCALE_EARLY | NAMED_TURNS)),
+                         "rescale_early, named_turns: the plain grid's fa3 only")
         fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM, STAGES,
                        CONSUMERS, CAUSAL, FENCE, SOFTMAX, PAIRS, PROFILE)
     else:

@@ -43,7 +43,7 @@ from ..ring import Ring, Turns, wait_slot
 from ..roles import warp_specialize
 from . import boxes
 from .partitions import allocate, consumer_regs, producer_regs
-from .steps import NO_TURNS, num_blocks, q_rows
+from .steps import NO_TURNS, ONE_RELEASE, num_blocks, q_rows
 from .tile import Tile
 
 SMEM_LIMIT = 227 * 1024
@@ -129,10 +129,13 @@ def cta_tile(i, n_m, heads, tiles, P, CAUSAL: gl.constexpr, PAIRS: gl.constexpr)
 
 
 @gluon.jit
-def produce_at(desc, ring_smem, full, empty, pos, row0, row, STAGES: gl.constexpr):
+def produce_at(desc, ring_smem, full, empty, pos, row0, row, STAGES: gl.constexpr,
+               LAG: gl.constexpr = 0):
     """Ring position ``pos`` (counted across tiles) <- the block at ``row`` of the sequence at
-    ``row0`` of the 2-D view."""
-    s = wait_slot(empty, pos, STAGES)
+    ``row0`` of the 2-D view, once ``empty`` says so at position ``pos + LAG`` (``one_release``:
+    V's slots come back through K's ``empty``, one position later)."""
+    wait_slot(empty, pos + LAG, STAGES)
+    s = pos % STAGES
     mbarrier.expect(full.index(s), desc.block_type.nbytes)
     boxes.load(desc, row0, row, full.index(s), ring_smem.index(s))
 
@@ -140,8 +143,10 @@ def produce_at(desc, ring_smem, full, empty, pos, row0, row, STAGES: gl.constexp
 @gluon.jit
 def producer(q_desc, k_desc, v_desc, seqlen, BM: gl.constexpr, STAGES: gl.constexpr,
              CONSUMERS: gl.constexpr, CAUSAL: gl.constexpr, q_smem, k_ring, v_ring, q_full,
-             q_empty, k_full, v_full, k_empty, v_empty, PAIRS: gl.constexpr):
+             q_empty, k_full, v_full, k_empty, v_empty, PAIRS: gl.constexpr,
+             SOFTMAX: gl.constexpr):
     BN: gl.constexpr = boxes.box_rows(k_desc)
+    ONE: gl.constexpr = (SOFTMAX & ONE_RELEASE) != 0
     D: gl.constexpr = k_ring.type.shape[2]
     ROWS: gl.constexpr = boxes.box_rows(q_desc)
     n_m, heads, tiles = tile_count(q_desc, seqlen, BM)
@@ -161,7 +166,10 @@ def producer(q_desc, k_desc, v_desc, seqlen, BM: gl.constexpr, STAGES: gl.conste
             n = num_blocks(m0, seqlen, BM, BN, CAUSAL)
             for j in range(n):
                 produce_at(k_desc, k_ring, k_full, k_empty, it + j, row0, j * BN, STAGES)
-                produce_at(v_desc, v_ring, v_full, v_empty, it + j, row0, j * BN, STAGES)
+                if ONE:
+                    produce_at(v_desc, v_ring, v_full, k_empty, it + j, row0, j * BN, STAGES, 1)
+                else:
+                    produce_at(v_desc, v_ring, v_full, v_empty, it + j, row0, j * BN, STAGES)
             it += n
             ti += 1
 
@@ -181,7 +189,10 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
     q = q_smem.index(WG)
     o_buf = o_smem.index(WG % O_BUFS)
     k = Ring(k_ring, k_full, k_empty)
-    v = Ring(v_ring, v_full, v_empty)
+    if SOFTMAX & ONE_RELEASE:  # V's slot j-1 goes back with K's slot j, one arrive (overlap.py)
+        v = Ring(v_ring, v_full, k_empty, LAG=1)
+    else:
+        v = Ring(v_ring, v_full, v_empty)
     turns = Turns(turn, WG, CONSUMERS)
     TURNS: gl.constexpr = not (SOFTMAX & NO_TURNS)  # no_turns: each issues once its K, V are in
     epi_turns = Turns(epi_turn, WG, CONSUMERS)  # one O buffer for all: they take turns
@@ -214,7 +225,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             s = t.wait_qk(s_tok, PENDING=0)
             if n == 1:  # Q read for the last time: the producer may load the next tile's
                 mbarrier.arrive(q_empty)  # (a branch: a predicated arrive still pays its bar.sync)
-            k.release(it)
+            k.release(it)  # one_release: and V's slot of the last tile's last block
             p, alpha, m_i, l_i = t.softmax(s, m_i, l_i, 0)
             p = t.pack(p)
 
@@ -230,7 +241,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
                 s = t.wait_qk(s_tok)                               # the scores only
                 if j == n - 1:
                     mbarrier.arrive(q_empty)
-                k.release(it + j)
+                if not t.ONE_RELEASE:  # (one_release: K_j's slot goes back with V_{j-1}'s)
+                    k.release(it + j)
                 p, alpha, m_i, l_i = t.softmax(s, m_i, l_i, j)
                 if t.FENCE:
                     t.fence()  # or ptxas hoists P·V's wait above the softmax
@@ -245,7 +257,9 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             o_tok = t.pv(p, v, vs, acc, is_async=True)
             if TURNS:
                 turns.pass_turn()
-            acc = t.wait_pv(o_tok, v, it + n - 1)
+            # one_release: this slot goes back with the next tile's first K (the arrive at
+            # position it + n is that K's: made here, it would free the K before its Q·Kᵀ)
+            acc = t.wait_pv(o_tok, v, it + n - 1, RELEASE=not t.ONE_RELEASE)
             if O_BUFS < CONSUMERS:  # one shared O buffer: the warpgroups take turns
                 epi_turns.wait_turn(ti)
             gl.thread_barrier()  # this warpgroup's reads of the buffer (last tile) are done
@@ -266,7 +280,7 @@ def fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM:
     ``q_empty`` (one arrive per consumer) and ``epi_turn``; consumer 0 the default partition."""
     gl.static_assert(FENCE != "hoisted", "persistent fa3: FENCE True or False")
     q_smem, k_ring, v_ring, q_full, k_full, v_full, k_empty, v_empty, turn = allocate(
-        q_desc, k_desc, v_desc, STAGES, CONSUMERS, CONSUMERS, True, True)
+        q_desc, k_desc, v_desc, STAGES, CONSUMERS, CONSUMERS, True, True, SOFTMAX)
     BN: gl.constexpr = k_ring.type.shape[1]
     D: gl.constexpr = k_ring.type.shape[2]
     O_BUFS: gl.constexpr = o_buffers(BM, BN, D, STAGES, CONSUMERS)
@@ -283,5 +297,5 @@ def fa3_persistent(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM:
                    CAUSAL, q_smem, k_ring, v_ring, o_smem, q_full, q_empty, k_full, v_full,
                    k_empty, v_empty, turn, epi_turn, 4, FENCE, SOFTMAX, PAIRS, PROFILE),
         producer, (q_desc, k_desc, v_desc, seqlen, BM, STAGES, CONSUMERS, CAUSAL, q_smem, k_ring,
-                   v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty, PAIRS),
+                   v_ring, q_full, q_empty, k_full, v_full, k_empty, v_empty, PAIRS, SOFTMAX),
         CONSUMERS, consumer_regs(CONSUMERS), producer_regs(CONSUMERS))

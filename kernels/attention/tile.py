@@ -168,12 +168,14 @@ class Tile:
             return acc
 
     @gluon.jit
-    def wait_pv(self, o_tok, v, j):
-        """P_j·V_j done (``warpgroup_mma_wait(0)``): O is in, and V_j's slot goes back."""
+    def wait_pv(self, o_tok, v, j, RELEASE: gl.constexpr = True):
+        """P_j·V_j done (``warpgroup_mma_wait(0)``): O is in, and V_j's slot goes back (not with
+        ``RELEASE`` off: the caller gives it back later)."""
         enter("PV", self.PROFILE)
         acc = warpgroup_mma_wait(0, deps=(o_tok,))
         exit("PV", self.PROFILE)
-        v.release(j)
+        if RELEASE:
+            v.release(j)
         return acc
 
     @gluon.jit

@@ -540,12 +540,12 @@ def test_one_release_producer_waits_on_k_empty_for_both_rings(compiled):
 
 @pytest.mark.parametrize("variant,softmax,persistent", [
     ("overlap", ("no_turns",), False), ("fa3", ("rescale_early",), True), ("overlap", ("one_release",), False),
-    ("overlap", ("named_turns",), False), ("fa3", ("one_release",), True),
+    ("overlap", ("named_turns",), False),
     ("fa3", ("named_turns",), True), ("fa3", ("no_turns", "named_turns"), False),
     ("fa3", ("rescale_early", "cond_rescale"), False)])
 def test_schedule_switches_refused_where_they_do_not_apply(variant, softmax, persistent):
     """overlap has no turns to drop or name and no producer to release to; the persistent fa3
-    has none of these switches but no_turns (the host refuses by name before compiling);
+    has neither rescale_early nor named_turns (the host refuses by name before compiling);
     no_turns and named_turns contradict each other, and the early rescale comes before
     cond_rescale's decision."""
     from triton.compiler.errors import CompilationError
@@ -571,6 +571,25 @@ def test_persistent_no_turns_drops_the_turn_barriers():
                       (r"wgmma\.mma_async", 0), (r"mbarrier\.arrive\.expect_tx", 0),
                       (r"wgmma\.wait_group", 0)):
         assert count(turns.asm["ptx"], op) - count(free.asm["ptx"], op) == fewer, op
+
+
+@pytest.mark.parametrize("d, causal", [(64, True), (64, False), (128, True), (256, False)])
+def test_persistent_one_release_gives_two_slots_back_with_one_arrive(d, causal):
+    """``one_release`` on the persistent fa3: per consumer two fewer arrive sites and their
+    bar.syncs (K_j's own release in the loop; the last P·V's, carried to the next tile's first
+    K), V's ``empty`` barriers not made (its slots come back through K's), the same waits and
+    wgmmas."""
+    tile = (128, 128) if d == 64 else None
+    cfg = config("fa3", d, causal, tile=tile, persistent="pairs" if causal else True)
+    plain, one = (host.compile_sm90(KERNELS["fa3"], cfg, torch.float16, causal, softmax=sm)
+                  for sm in (("no_turns",), ("no_turns", "one_release")))
+    c = cfg.consumers
+    for op, fewer in ((r"mbarrier\.arrive\.shared::cta\.b64", 2 * c),
+                      (r"mbarrier\.init", cfg.stages), (r"mbarrier\.try_wait", 0),
+                      (r"wgmma\.mma_async", 0), (r"mbarrier\.arrive\.expect_tx", 0)):
+        assert count(plain.asm["ptx"], op) - count(one.asm["ptx"], op) == fewer, op
+    # each arrive's warpgroup bar.sync goes with it (at d 256 one more a consumer goes too)
+    assert count(plain.asm["ptx"], r"bar\.sync") - count(one.asm["ptx"], r"bar\.sync") >= 2 * c
 
 
 @pytest.mark.parametrize("d,causal,dtype", [
@@ -656,7 +675,7 @@ def test_default_launch_rule():
         assert ld("fa3", 64, 77, causal, stages=3) == (None, False)
         assert ld("fa3", 64, 77, causal, fence=False) == (None, False)
         assert ld("fa3", 64, 77, causal, softmax=("rescale_early",)) == (None, False)
-        assert ld("fa3", 64, 77, causal, softmax=("tree_max", "one_release")) == (None, False)
+        assert ld("fa3", 64, 77, causal, softmax=("tree_max", "named_turns")) == (None, False)
         assert ld("fa3", 64, 77, causal, softmax="named_turns") == (None, False)
         assert ld("fa3", 64, 1024, causal, softmax=("tree_max", "lane_sum")) == (
             (128, 128), "pairs" if causal else True)
@@ -689,10 +708,10 @@ def test_poly_exp_takes_a_quarter_of_the_exps_off_the_sfu(d, causal, persistent)
 
 
 def test_persistent_refuses_softmax_switches_it_lacks():
-    """The persistent loop has no early rescale, single release or named turns: asked for them,
+    """The persistent loop has no early rescale and no named turns: asked for them,
     ``compile_sm90`` (and ``attention``: test_attention_gpu.py) refuses by name rather than
     build without them."""
-    for names in (("rescale_early",), ("tree_max", "one_release"), "named_turns"):
+    for names in (("rescale_early",), ("tree_max", "named_turns"), "named_turns"):
         for pers in (True, "pairs"):
             with pytest.raises(ValueError, match="persistent fa3 takes only"):
                 host.check_persistent_softmax(pers, names)

@@ -349,7 +349,7 @@ def test_short_launch_with_softmax_switches(causal):
         for sm in builds:
             check("fa3", q * mag, k * mag, v, causal, tol, softmax=sm)
     with pytest.raises(ValueError, match="persistent fa3 takes only"):
-        attention(q, k, v, causal=causal, variant="fa3", softmax=("one_release",),
+        attention(q, k, v, causal=causal, variant="fa3", softmax=("named_turns",),
                   persistent=True)
 
 
@@ -390,6 +390,63 @@ def test_persistent_large_magnitude_and_switches():
               softmax=("tree_max", "lane_sum"))
         q, k, v = (torch.randn(3, 4, 777, 64, device="cuda", dtype=torch.float16) for _ in range(3))
         check("fa3", q, k, v, causal, TOL[torch.float16], persistent=3, softmax=("no_turns",))
+
+
+@PERSISTENT_TIMEOUT
+@pytest.mark.parametrize("d", [64, 128, 256])
+def test_persistent_one_release(d):
+    """``one_release`` on the persistent fa3: K_j's and V_{j-1}'s slots go back with one arrive,
+    and a tile's last V with the next tile's first K. With few CTAs over many tiles (positions
+    and the deferred release carried across tiles; one-block tiles at S 77) and on the default
+    launch: against float64, and bit-identical to the build without it (the same arithmetic;
+    only the barriers differ)."""
+    from kernels.attention import attention
+
+    gen = torch.Generator(device="cuda").manual_seed(hash(("one_release", d)) % 2**31)
+    tile = (128, 128) if d == 64 else None
+    for causal in (False, True):
+        for B, H, S, pers in ((2, 3, 77, 2), (2, 3, 300, 3), (1, 4, 1000, 2), (2, 8, 1000, "pairs"
+                                                                               if causal else True)):
+            q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=torch.float16, generator=gen)
+                       for _ in range(3))
+            for base in ((), ("no_turns",)):
+                sm = base + ("one_release",)
+                check("fa3", q, k, v, causal, TOL[torch.float16], softmax=sm, persistent=pers,
+                      tile=tile)
+                o0 = attention(q, k, v, causal=causal, variant="fa3", softmax=base,
+                               persistent=pers, tile=tile)
+                o1 = attention(q, k, v, causal=causal, variant="fa3", softmax=sm,
+                               persistent=pers, tile=tile)
+                assert torch.equal(o0, o1), (d, causal, S, pers, base)
+
+
+CONSAN_ONE_RELEASE = textwrap.dedent("""
+    import torch, triton
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    from kernels.attention import attention
+    for d, causal, sm in ((64, True, ("no_turns", "one_release")), (64, False, ("one_release",)),
+                          (128, True, ("one_release",))):
+        q, k, v = (torch.randn(1, 3, 300, d, device="cuda", dtype=torch.float16) for _ in range(3))
+        o = attention(q, k, v, causal=causal, variant="fa3", persistent=2, softmax=sm,
+                      tile=(128, 128))
+        torch.cuda.synchronize()
+        ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
+                                                               is_causal=causal)
+        err = ((o.double() - ref).norm() / ref.norm()).item()
+        assert err < 4e-3, (d, causal, err)
+        print(d, causal, "ok", err, flush=True)
+""")
+
+
+def test_consan_persistent_one_release(tmp_path):
+    """ConSan on the persistent fa3 with ``one_release`` (2 CTAs over 9 tiles: the deferred
+    release of a tile's last V, carried to the next tile's first K)."""
+    env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
+               TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", CONSAN_ONE_RELEASE], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=240, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.stdout.count(" ok ") == 3
 
 
 CONSAN_PERSISTENT = textwrap.dedent("""
