@@ -172,6 +172,10 @@ def attention_pairs() -> dict[str, tuple]:
         "fa3 persistent+no_turns": (persistent.consumer, {"turns": False},
                                     Source("kernels/attention/persistent.py", "consumer"),
                                     {"FENCE": True, "TURNS": False}),
+        "fa3 persistent+no_turns+one_release": (
+            persistent.consumer, {"turns": False, "one_release": True},
+            Source("kernels/attention/persistent.py", "consumer"),
+            {"FENCE": True, "TURNS": False, "ONE_RELEASE": True}),
     }
 
 

@@ -69,8 +69,8 @@ BOOKKEEPING_REGS = 32   # per consumer thread beyond the tiles: row max/sum, poi
 SCHEDULE_SWITCHES = {"rescale_early": ("overlap", "fa3"), "no_turns": ("fa3",),
                      "one_release": ("fa3",), "cond_rescale": ("overlap", "fa3"),
                      "poly_exp": ("overlap", "fa3")}
-PERSISTENT_SWITCHES = ("no_turns", "poly_exp")  # the ones the persistent fa3 takes too
-                                                # (kernels/attention/persistent.py)
+# the ones the persistent fa3 takes too (kernels/attention/persistent.py)
+PERSISTENT_SWITCHES = ("no_turns", "poly_exp", "one_release")
 
 
 # FA4's forward on sm_100 (flash_attn/cute/flash_fwd_sm100.py in Dao-AILab/flash-attention,

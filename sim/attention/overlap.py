@@ -44,10 +44,14 @@ def release(cta: AttentionCTA, w: int, ring, j: int, inline_tma: bool):
         cta.release(ring, j)
 
 
-def wait_pv(cta: AttentionCTA, w: int, out, j: int, inline_tma: bool, one_release: bool = False):
+def wait_pv(cta: AttentionCTA, w: int, out, j: int, inline_tma: bool, one_release: bool = False,
+            give_back: bool = True):
     """P_j·V_j done (wgmma_wait<0>): O is in, and V_j's slot goes back (the kernel's
-    `Tile.wait_pv`); ``one_release``: K_{j+1}'s with it, in the same arrive."""
+    `Tile.wait_pv`; not with ``give_back`` off: the caller gives it back later);
+    ``one_release``: K_{j+1}'s with it, in the same arrive."""
     yield out
+    if not give_back:
+        return
     yield from release(cta, w, cta.v, j, inline_tma)
     if one_release and j + 1 < cta.n_blocks:
         cta.release(cta.k, j + 1)

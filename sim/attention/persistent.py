@@ -158,9 +158,12 @@ def producer(cta: PersistentCTA):
 
 def consumer(cta: PersistentCTA, w: int):
     """fa3's consumer (`overlap.consumer` with turns) once per tile, as the kernel's; with the
-    `no_turns` switch, without turns (each issues once its K and V are in)."""
+    `no_turns` switch, without turns (each issues once its K and V are in); with
+    `one_release`, K_j's slot goes back with V_{j-1}'s, and a tile's last V with the next
+    tile's first K (one arrive in the kernel; the bar.sync it saves is no cost here)."""
     me = cta.wg(w)
     turns = "no_turns" not in cta.cfg.switches
+    one_release = "one_release" in cta.cfg.switches
     it = 0      # ring position of this tile's block 0
     for i in range(len(cta.tiles)):
         n, ti = cta.tiles[i][0], i                              # (the kernel's ti: no tile past
@@ -179,6 +182,8 @@ def consumer(cta: PersistentCTA, w: int):
         if n == 1:                                              # Q read for the last time
             cta.q_empty.arrive()
         cta.release(cta.k, it)
+        if one_release and it:                                  # in the same arrive: the last
+            cta.v.empty[cta.v.slot(it - 1)[0]].arrive()         # tile's last V
         yield from cta.softmax(w, it)
         yield from cta.pack(w, it)
 
@@ -195,9 +200,10 @@ def consumer(cta: PersistentCTA, w: int):
             yield from cta.wait_qk(scores, w)                      # wgmma_wait<1>: the scores only
             if j == n - 1:
                 cta.q_empty.arrive()
-            cta.release(cta.k, it + j)
+            if not one_release:
+                cta.release(cta.k, it + j)
             yield from cta.softmax(w, it + j)                   # under P_{j-1} V_{j-1}
-            yield from overlap.wait_pv(cta, w, out, it + j - 1, False)  # wgmma_wait<0>
+            yield from overlap.wait_pv(cta, w, out, it + j - 1, False, one_release)
             yield from cta.rescale(w, it + j)
             yield from cta.pack(w, it + j)
 
@@ -209,7 +215,7 @@ def consumer(cta: PersistentCTA, w: int):
         yield cta.issued(w)
         if turns:
             cta.pass_turn(w)
-        yield from overlap.wait_pv(cta, w, out, it + n - 1, False)
+        yield from overlap.wait_pv(cta, w, out, it + n - 1, False, give_back=not one_release)
         if cta.o_buffers < cta.cfg.consumers:                   # one O buffer: in turns
             yield from cta.wait_turn(w, ti, cta.epi_turns)
         yield from cta.epilogue(w)
