@@ -24,7 +24,10 @@ it: results/traces/attention_fa3_s1k.summary.json has a CTA span 29.1 K clk for 
   consecutive rounds, pairs in head order — the same balance, few heads' K and V in flight.
 * **Phases carried across tiles**: ring position ``it + j`` (``it`` = blocks of this CTA's
   earlier tiles) for K and V; turn ``tk + j`` (``tk`` = this warpgroup's earlier turns, n + 1 a
-  tile); ``q_full``/``q_empty`` at the tile count's parity.
+  tile); ``q_full``/``q_empty`` at the tile count's parity. With ``one_release`` (V's slots
+  come back through K's ``empty``, one position later: one arrive frees K_j and V_{j-1}), a
+  tile's last V goes back with the next tile's first K, after its Q·Kᵀ; the CTA's last V is
+  never given back (no load waits for it).
 * **O staged in its own buffer** (one a warpgroup; at d 256 the 227 KiB hold only one, which the
   warpgroups take in turns, ``epi_turn``), so Q is free after the last Q·Kᵀ. For contiguous
   tensors the store stays a generic masked store (rows past S belong to the next head in the 2-D
