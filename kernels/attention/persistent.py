@@ -262,7 +262,7 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
                 turns.pass_turn()
             # one_release: this slot goes back with the next tile's first K (the arrive at
             # position it + n is that K's: made here, it would free the K before its Q·Kᵀ)
-            acc = t.wait_pv(o_tok, v, it + n - 1, RELEASE=not t.ONE_RELEASE)
+            acc = t.wait_pv(o_tok, v, it + n - 1, GIVE_BACK=not t.ONE_RELEASE)
             if O_BUFS < CONSUMERS:  # one shared O buffer: the warpgroups take turns
                 epi_turns.wait_turn(ti)
             gl.thread_barrier()  # this warpgroup's reads of the buffer (last tile) are done

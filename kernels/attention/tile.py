@@ -168,13 +168,13 @@ class Tile:
             return acc
 
     @gluon.jit
-    def wait_pv(self, o_tok, v, j, RELEASE: gl.constexpr = True):
+    def wait_pv(self, o_tok, v, j, GIVE_BACK: gl.constexpr = True):
         """P_j·V_j done (``warpgroup_mma_wait(0)``): O is in, and V_j's slot goes back (not with
-        ``RELEASE`` off: the caller gives it back later)."""
+        ``GIVE_BACK`` off: the caller gives it back later)."""
         enter("PV", self.PROFILE)
         acc = warpgroup_mma_wait(0, deps=(o_tok,))
         exit("PV", self.PROFILE)
-        if RELEASE:
+        if GIVE_BACK:
             v.release(j)
         return acc
 

@@ -203,7 +203,7 @@ def consumer(cta: PersistentCTA, w: int):
             if not one_release:
                 cta.release(cta.k, it + j)
             yield from cta.softmax(w, it + j)                   # under P_{j-1} V_{j-1}
-            yield from overlap.wait_pv(cta, w, out, it + j - 1, False, one_release)
+            yield from overlap.wait_pv(cta, w, out, it + j - 1, False, one_release)  # <0>
             yield from cta.rescale(w, it + j)
             yield from cta.pack(w, it + j)
 
