@@ -210,7 +210,7 @@ for step in "$@"; do
       --variants fa3,fa3+no_turns+one_release --out "$OUT" ;;
   consan_one_release)  # ConSan on the persistent fa3 with one_release (3 runs)
     TAIL=8 step_run consan_one_release 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \
-      -m gpu tests/kernels/test_attention_gpu.py -k "consan_persistent_one_release" ;;
+      -m gpu tests/kernels/test_attention_gpu.py -k "consan_one_release_persistent" ;;
   consan_persistent)  # the persistent fa3 under ConSan (d 128/256 with turns, d 64 without)
     TAIL=8 step_run consan_persistent 300 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \
       -m gpu tests/kernels/test_attention_gpu.py -k "consan_persistent" ;;

@@ -64,8 +64,9 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     one CTA per SM over a list of tiles (``persistent.py``); ``"pairs"``: the same, its causal
     tiles in pairs m, n_m-1-m of one head (``persistent.cta_tile``); an int n: persistent with
     at most n CTAs (tests: many tiles a CTA on small problems); the persistent build takes the
-    softmax switches in ``host.PERSISTENT_SOFTMAX`` and refuses the others. None, with no ``tile`` or ``stages`` named, the default fence and
-    softmax switches from ``host.PERSISTENT_SOFTMAX`` only: ``host.launch_defaults``'s rule (fa3
+    softmax switches in ``host.PERSISTENT_SOFTMAX`` and refuses the others. None, with no
+    ``tile`` or ``stages`` named, the default fence and softmax switches from
+    ``host.PERSISTENT_SOFTMAX`` only: ``host.launch_defaults``'s rule (fa3
     causal in pairs up to S 4K at d 64 and S 8448 beyond; not causal persistent at S <= 1K;
     d 64's persistent launches at 128x128); otherwise not persistent.
     Raises TypeError/ValueError for anything else. A second call with the same shapes,

@@ -302,7 +302,7 @@ def exp2_split(x):
 # flash_attn/cute).
 POLY = (0.05517132207751274, 0.24261054396629333, 0.6932609677314758, 0.9999281167984009)
 COEF3, COEF2, COEF1, COEF0 = (gl.constexpr(c) for c in POLY)
-ROUND = gl.constexpr(12582912.0)  # 1.5·2^23: x + ROUND rounds x to an integer, kept in the low bits
+ROUND = gl.constexpr(12582912.0)  # 1.5·2^23: x + ROUND rounds x to an integer in the low bits
 
 
 @gluon.jit

@@ -9,16 +9,17 @@ must leave the machine code byte-identical (or say which build moved and why).
 Compiles for sm_90a on a CPU (``host.compile_sm90``), disassembles with the ``cuobjdump`` in
 triton's wheel (``kernels/cuda/compile.py``), and hashes the instructions of every function (the
 function names are left out: a renamed Python function is not a changed kernel). ``compare``
-prints one line a build and exits 1 if any differ. ``sass_main.json``: the builds before
-the aggregates (31d10ae; the GEMM builds before theirs, 5f13f46); ``sass_after.json``: after them — every build identical but persistent
-d 128 non-causal (the same instructions in another order: its PTX differs only in two debug-info
-labels of the deeper inlining), and the d 256 builds recorded again when tree_max joined
-d 256's default softmax (lane_sum + tree_max: ``host.SOFTMAX_DEFAULT``). An attention build is ``variant, head dim, causal`` plus
-the launcher's switches, a GEMM build (named ``gemm ...``) ``variant`` plus ``config``'s keywords,
-``profile`` and ``b_transposed``; ``BUILDS`` holds the default builds first, then the switched
-ones. The layout builds (``LAYOUTS``, ``... strided``: tensors that are not contiguous, through
-rank-4 descriptors; ``gemm ... b_transposed``: B stored transposed) are builds of their own, added
-beside the defaults, which they leave unchanged.
+prints one line a build and exits 1 if any differ. ``sass_main.json``: the builds before the
+aggregates (31d10ae; the GEMM builds before theirs, 5f13f46); ``sass_after.json``: after them —
+every build identical but persistent d 128 non-causal (the same instructions in another order: its
+PTX differs only in two debug-info labels of the deeper inlining), and the d 256 builds recorded
+again when tree_max joined d 256's default softmax (lane_sum + tree_max: ``host.SOFTMAX_DEFAULT``).
+An attention build is ``variant, head dim, causal`` plus the launcher's switches, a GEMM build
+(named ``gemm ...``) ``variant`` plus ``config``'s keywords, ``profile`` and ``b_transposed``;
+``BUILDS`` holds the default builds first, then the switched ones. The layout builds (``LAYOUTS``,
+``... strided``: tensors that are not contiguous, through rank-4 descriptors; ``gemm ...
+b_transposed``: B stored transposed) are builds of their own, added beside the defaults, which they
+leave unchanged.
 """
 from __future__ import annotations
 

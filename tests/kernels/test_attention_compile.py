@@ -278,7 +278,8 @@ def test_softmax_switch_names():
         host.softmax_args(KERNELS["ws"], ("tree_max",))
     assert host.softmax_args(KERNELS["ws"], ()) == {}
     assert host.softmax_args(KERNELS["fa3"], ("tree_max",)) == {"SOFTMAX": 1}
-    # the measured defaults (h200-attention-softmax-ab.json, -grid.json): lane_sum at d 256 only
+    # the measured defaults (host.SOFTMAX_DEFAULT): lane_sum + tree_max at d 256, no_turns on
+    # d 64's persistent launch
     assert host.softmax_args(KERNELS["fa3"], None, 256, "fa3") == {"SOFTMAX": 3}
     assert host.softmax_args(KERNELS["fa3"], None, 256, "fa3", True) == {"SOFTMAX": 3}
     assert host.softmax_args(KERNELS["fa3"], None, 128, "fa3") == {"SOFTMAX": 0}

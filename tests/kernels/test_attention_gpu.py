@@ -4,6 +4,7 @@ large-magnitude inputs, and a ConSan run of the warp-specialized variants. Skipp
 Hopper GPU (tests/conftest.py). Run them with ``-n 8`` (pytest-xdist) to compile in parallel."""
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -420,68 +421,46 @@ def test_persistent_one_release(d):
                 assert torch.equal(o0, o1), (d, causal, S, pers, base)
 
 
-CONSAN_ONE_RELEASE = textwrap.dedent("""
-    import torch, triton
+CONSAN_PERSISTENT = textwrap.dedent("""
+    import json, sys, torch, triton
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     from kernels.attention import attention
-    for d, causal, sm in ((64, True, ("no_turns", "one_release")), (64, False, ("one_release",)),
-                          (128, True, ("one_release",))):
+    for d, causal, kw in json.loads(sys.argv[1]):
         q, k, v = (torch.randn(1, 3, 300, d, device="cuda", dtype=torch.float16) for _ in range(3))
-        o = attention(q, k, v, causal=causal, variant="fa3", persistent=2, softmax=sm,
-                      tile=(128, 128))
+        o = attention(q, k, v, causal=causal, variant="fa3", persistent=2, **kw)
         torch.cuda.synchronize()
         ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
                                                                is_causal=causal)
         err = ((o.double() - ref).norm() / ref.norm()).item()
-        assert err < 4e-3, (d, causal, err)
+        assert err < 4e-3, (d, causal, kw, err)
         print(d, causal, "ok", err, flush=True)
 """)
 
 
-def test_consan_persistent_one_release(tmp_path):
-    """ConSan on the persistent fa3 with ``one_release`` (2 CTAs over 9 tiles: the deferred
-    release of a tile's last V, carried to the next tile's first K)."""
+def consan_persistent(tmp_path, runs):
+    """The persistent fa3 under ConSan, 2 CTAs over 9 tiles (1 x 3 heads x 300 rows), once for
+    each (head dim, causal, ``attention`` keywords) of ``runs``: every run right against
+    float64, none reported."""
     env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
                TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", CONSAN_ONE_RELEASE], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=240, check=False)
+    proc = subprocess.run([sys.executable, "-c", CONSAN_PERSISTENT, json.dumps(runs)], env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=240, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert proc.stdout.count(" ok ") == 3
+    assert proc.stdout.count(" ok ") == len(runs)
 
 
-CONSAN_PERSISTENT = textwrap.dedent("""
-    import torch, triton
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
-    from kernels.attention import attention
-    for d in (128, 256):
-        for causal in (False, True):
-            q, k, v = (torch.randn(1, 3, 300, d, device="cuda", dtype=torch.float16) for _ in range(3))
-            o = attention(q, k, v, causal=causal, variant="fa3", persistent=2)
-            torch.cuda.synchronize()
-            ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
-                                                                   is_causal=causal)
-            err = ((o.double() - ref).norm() / ref.norm()).item()
-            assert err < 4e-3, (d, causal, err)
-            print(d, causal, "ok", err, flush=True)
-    for causal in (False, True):  # d 64's launch without turns
-        q, k, v = (torch.randn(1, 3, 300, 64, device="cuda", dtype=torch.float16) for _ in range(3))
-        o = attention(q, k, v, causal=causal, variant="fa3", persistent=2, tile=(128, 128),
-                      softmax=("no_turns",))
-        torch.cuda.synchronize()
-        ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(),
-                                                               is_causal=causal)
-        err = ((o.double() - ref).norm() / ref.norm()).item()
-        assert err < 4e-3, (64, causal, err)
-        print(64, causal, "ok", err, flush=True)
-""")
+def test_consan_one_release_persistent(tmp_path):
+    """ConSan on the persistent fa3 with ``one_release``: the deferred release of a tile's last
+    V, carried to the next tile's first K."""
+    short = {"tile": [128, 128]}
+    consan_persistent(tmp_path, [(64, True, short | {"softmax": ["no_turns", "one_release"]}),
+                                 (64, False, short | {"softmax": ["one_release"]}),
+                                 (128, True, {"softmax": ["one_release"]})])
 
 
 def test_consan_persistent(tmp_path):
-    """ConSan on persistent fa3 with 2 CTAs over 9 tiles (q_empty, the ring and turn phases
-    across tiles; at d 256 the shared O buffer's turns), and at d 64 without turns."""
-    env = dict(os.environ, TRITON_INSTRUMENTATION_MODE="consan",
-               TRITON_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", CONSAN_PERSISTENT], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=240, check=False)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert proc.stdout.count(" ok ") == 6
+    """ConSan on persistent fa3 (q_empty, the ring and turn phases across tiles; at d 256 the
+    shared O buffer's turns), and at d 64 without turns."""
+    consan_persistent(tmp_path, [(d, causal, {}) for d in (128, 256) for causal in (False, True)]
+                      + [(64, causal, {"tile": [128, 128], "softmax": ["no_turns"]})
+                         for causal in (False, True)])

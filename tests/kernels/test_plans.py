@@ -44,7 +44,8 @@ def attention_launch(variant, D, causal, tile=None, persistent=False, strided=Fa
     if strided:
         q, k, v, o = (t.transpose(1, 2) for t in (q, k, v, o))
     lse = torch.empty(q.shape[:3], dtype=torch.float32)
-    extra = (host.fence_args(kernel, fence) | host.softmax_args(kernel, softmax, D, variant, cfg.persistent)
+    extra = (host.fence_args(kernel, fence)
+             | host.softmax_args(kernel, softmax, D, variant, cfg.persistent)
              | host.persistent_args(kernel, host.persistent_arg(cfg)))
     (qd, kd, vd, oa), tails = host.tail_args(host.make_descriptors(q, k, v, o, cfg))
     args = (qd, kd, vd, oa, lse, q.shape[2], 0.18, cfg.BM, cfg.stages, cfg.consumers, causal)
