@@ -103,6 +103,17 @@ def pass_turn(turn, WG: gl.constexpr, CONSUMERS: gl.constexpr, NAMED_TURNS: gl.c
         mbarrier.arrive(turn.index((WG + 1) % CONSUMERS))
 
 
+@gluon.jit
+def meet_after_arrive():
+    """A warpgroup ``bar.sync`` right after an mbarrier arrive, where Triton's barrier pass sees
+    it. The arrive's own ``bar.sync`` (before it) is made when the arrive is lowered, after that
+    pass, which counts the arrive as a write of shared memory that a later mbarrier wait must
+    wait for: unseen, the pass puts one more ``bar.sync`` before the next wait (the top of the
+    next block). Made here, the warps meet again where they have just met, and the next block's
+    waits need none (``tests/kernels/test_attention_compile.py`` shows both)."""
+    gl.thread_barrier()
+
+
 @aggregate
 class Ring:
     """One operand's ring: its ``slots`` in shared memory and their ``full`` and ``empty``

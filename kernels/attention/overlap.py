@@ -46,11 +46,12 @@ and P_{j-1}·V_{j-1} then accumulates onto the rescaled O — the same products 
         ...
         wgmma_wait(0) -> O;    release(v, j-1);  pack P_j
 
-Two more switches take barriers out of fa3's loop. Triton 3.6's membar pass
-puts a ``bar.sync`` of the warpgroup before an mbarrier arrive that follows another arrive or
-wait (it counts an arrive as touching all of shared memory: ``lib/Analysis/Membar.cpp``), so
-the loop's three arrives — ``pass_turn``, ``release(k, j)``, ``release(v, j-1)`` — cost a
-``bar.sync`` each, and the next block's first wait a fourth.
+Two more switches take barriers out of fa3's loop. Triton 3.6 makes an mbarrier arrive with
+one thread for the warpgroup, after a ``bar.sync`` of the warpgroup that the arrive's lowering
+puts before it; its barrier pass (``lib/Analysis/Membar.cpp``), which runs before that and so
+does not see it, counts the arrive as a write of shared memory and puts one more ``bar.sync``
+before the next mbarrier wait. So the loop's three arrives — ``pass_turn``, ``release(k, j)``,
+``release(v, j-1)`` — cost a ``bar.sync`` each, and the next block's first wait a fourth.
 
 * ``SOFTMAX & ONE_RELEASE`` (``one_release``): no ``release(k, j)`` after the scores' wait; the arrive
   after P_{j-1}·V_{j-1}'s wait, at ring position j of ``k_empty``, frees K_j's slot and V_{j-1}'s
@@ -58,7 +59,9 @@ the loop's three arrives — ``pass_turn``, ``release(k, j)``, ``release(v, j-1)
   K_0 alone, the last one V_{n-1} alone. Safe: when that arrive is made this warpgroup has
   waited for every wgmma it issued (``warpgroup_mma_wait(0)``), the two that read K_j and
   V_{j-1} included, and the producer reloads neither slot before every consumer has arrived.
-  The price: K_j's slot goes back a softmax later than before.
+  The price: K_j's slot goes back a softmax later than before. The fourth ``bar.sync`` is
+  made right after that arrive (``ring.meet_after_arrive``), where the warps have just met,
+  not at the next block's top after the rescale and the pack.
 * ``SOFTMAX & NAMED_TURNS`` (``named_turns``): ``wait_turn``/``pass_turn`` on named barriers
   (``bar.sync``/``bar.arrive``, ``kernels/ring.py``), no mbarrier, so no ``bar.sync`` before
   the hand-over and no turn mbarrier wait.
@@ -68,6 +71,7 @@ from __future__ import annotations
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
+from ..ring import meet_after_arrive
 from .partitions import REFILL_EACH, single_partition
 from .steps import NAMED_TURNS, NO_TURNS, ONE_RELEASE
 from .tile import HOISTED
@@ -91,6 +95,8 @@ def consumer(t, k, v, turns):
         turns.pass_turn()
     s = t.wait_qk(s_tok, PENDING=0)
     k.release(0)
+    if t.ONE_RELEASE:  # the loop's first waits need no meeting (ring.py)
+        meet_after_arrive()
     p, alpha, m_i, l_i = t.softmax(s, m_i, l_i, 0)
     p = t.pack(p)
 

@@ -42,7 +42,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
 
-from ..ring import Ring, Turns, wait_slot
+from ..ring import Ring, Turns, meet_after_arrive, wait_slot
 from ..roles import warp_specialize
 from . import boxes
 from .partitions import allocate, consumer_regs, producer_regs
@@ -229,6 +229,8 @@ def consumer(q_desc, k_desc, v_desc, o_ptr, lse_ptr, seqlen, qk_scale, BM: gl.co
             if n == 1:  # Q read for the last time: the producer may load the next tile's
                 mbarrier.arrive(q_empty)  # (a branch: a predicated arrive still pays its bar.sync)
             k.release(it)  # one_release: and V's slot of the last tile's last block
+            if t.ONE_RELEASE:  # the loop's first waits need no meeting (ring.py)
+                meet_after_arrive()
             p, alpha, m_i, l_i = t.softmax(s, m_i, l_i, 0)
             p = t.pack(p)
 

@@ -261,8 +261,9 @@ def mask(s, cols, rows, seqlen, CAUSAL: gl.constexpr):
                 mask(s[1], cols[1], in_rows_of(rows, s[1]), seqlen, CAUSAL))
     else:
         col = gl.expand_dims(cols, 0)
-        if CAUSAL:
-            valid = (col < seqlen) & (col <= gl.expand_dims(rows, 1))
+        if CAUSAL:  # col <= row < seqlen for every row stored, so no second test: rows past the
+            # end see keys past it too (finite: zeros, or the next head's), and are not stored
+            valid = col <= gl.expand_dims(rows, 1)
         else:
             valid = col < seqlen
         return gl.where(valid, s, -float("inf"))

@@ -17,6 +17,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma_wait
 from triton.language.core import _aggregate as aggregate
 
+from ..ring import meet_after_arrive
 from ..scopes import enter, exit
 from . import boxes, steps
 
@@ -176,6 +177,8 @@ class Tile:
         exit("PV", self.PROFILE)
         if GIVE_BACK:
             v.release(j)
+            if self.ONE_RELEASE:  # the block's one arrive: the next block's waits need no meeting
+                meet_after_arrive()
         return acc
 
     @gluon.jit

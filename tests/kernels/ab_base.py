@@ -2,6 +2,7 @@
 interleaved, beside cuDNN (for a change whose SASS ``sass_builds.py`` shows is not identical).
 
     python tests/kernels/ab_base.py BASE_DIR [--rounds 7] [--dims 64,128,256] [--out DIR]
+    python tests/kernels/ab_base.py BASE_DIR --seqlens 1024,4096 [--causal-only] ...
     python tests/kernels/ab_base.py BASE_DIR --gemm pipelined [--rounds 7] [--out DIR]
 
 ``BASE_DIR/kernels`` is the other tree's kernels package (``git archive <commit> kernels
@@ -9,8 +10,10 @@ sim/tiles.json | tar -x -C BASE_DIR``; without its tile table, this tree's is us
 imported as ``kernels_base`` (its imports are relative). For each head dim, non-causal and
 causal, at FA3 tab. 2's B 4, H 16, S 8448: ``fa3`` and ``fa3`` persistent of both trees and
 SDPA's cuDNN backend, each checked against float64 first, then timed in interleaved rounds
-(``instruments.harness.interleaved``). Prints each side's TFLOP/s and its ratio to the base tree
-and to cuDNN; writes ``ab_base.json`` into ``--out`` (or ``$OUT``).
+(``instruments.harness.interleaved``). ``--seqlens``: the attention grid's shapes instead (B·S
+16K, H·d 2048, ``instruments.bench_attention --grid``), ``fa3`` at its default launch (the
+launcher's rule: persistent or not, the tile) of both trees. Prints each side's TFLOP/s and its
+ratio to the base tree and to cuDNN; writes ``ab_base.json`` into ``--out`` (or ``$OUT``).
 ``--gemm VARIANT``: the GEMM of that name instead, at each ring depth it offers, fp16 and bf16,
 at 8192³ and a short K (8192×8192×1024, where a tile's start weighs most), beside cuBLAS.
 """
@@ -95,6 +98,8 @@ def main(argv=None) -> int:
     p.add_argument("--dims", default="64,128,256")
     p.add_argument("--out", type=Path, default=os.environ.get("OUT"))
     p.add_argument("--gemm", metavar="VARIANT", help="A/B this GEMM schedule instead")
+    p.add_argument("--seqlens", help="the grid's shapes at these S (B = 16K / S, H = 2048 / d)")
+    p.add_argument("--causal-only", action="store_true", help="skip the non-causal settings")
     a = p.parse_args(argv)
     if a.gemm:
         with ClockLog() as clocks:
@@ -105,45 +110,52 @@ def main(argv=None) -> int:
                 {"environment": environment(), "variant": a.gemm, "rows": rows}, indent=1))
         return 0
     base = load_base(a.base)
-    sides = {"fa3": (new, False), "fa3 base": (base, False),
-             "fa3 persistent": (new, True), "fa3 persistent base": (base, True)}
+    if a.seqlens:  # the default launch (persistent=None: the launcher's rule) of each tree
+        sides = {"fa3": (new, None), "fa3 base": (base, None)}
+        shapes = lambda d: [(16384 // s, 2048 // d, s) for s in map(int, a.seqlens.split(","))]
+    else:
+        sides = {"fa3": (new, False), "fa3 base": (base, False),
+                 "fa3 persistent": (new, True), "fa3 persistent base": (base, True)}
+        shapes = lambda d: [(B, H, S)]
     rows = []
     with ClockLog() as clocks:
         gen = torch.Generator(device="cuda").manual_seed(0)
-        for d in (int(x) for x in a.dims.split(",")):
-            for causal in (False, True):
-                q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=torch.float16,
-                                       generator=gen) for _ in range(3))
-                ref = reference(q, k, v, causal)
-                fns = {}
-                for name, (mod, pers) in sides.items():
-                    out = torch.full_like(q, float("nan"))
-                    fn = lambda m=mod, ps=pers, o=out: m.attention(q, k, v, causal=causal,
-                                                                    variant="fa3", out=o,
-                                                                    persistent=ps)
-                    fn()
-                    torch.cuda.synchronize()
-                    err = rel_error(out.reshape(B * H, S, d)[:ref.shape[0]], ref)
-                    if not err < TOL["float16"]:
-                        raise AssertionError(f"{name} d {d} causal={causal}: rel_err {err:.2e}")
-                    fns[name] = fn
-                fns["sdpa_cudnn"] = peer_fn("sdpa_cudnn", q, k, v, causal)
-                f = new.flops(B, H, S, d, causal)
-                timed = interleaved(fns, dict.fromkeys(fns, f), a.rounds, clocks)
-                for name, t in timed.items():
-                    rows.append({"d": d, "causal": causal, "side": name, **t})
-                cudnn = timed["sdpa_cudnn"]["tflops"]
-                for name in sides:
-                    t = timed[name]["tflops"]
-                    vs_base = t / timed[name + " base"]["tflops"] if name + " base" in sides else 1
-                    print(f"d {d:3d} {'causal' if causal else 'full  '} {name:20s} {t:7.1f} "
-                          f"TFLOP/s  vs base {vs_base:6.3f}  vs cuDNN {t / cudnn:6.3f}", flush=True)
-                del q, k, v, ref
+        for d, (b, h, s), causal in ((d, shape, causal) for d in map(int, a.dims.split(","))
+                                     for shape in shapes(d) for causal in (False, True)
+                                     if causal or not a.causal_only):
+            q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16,
+                                   generator=gen) for _ in range(3))
+            ref = reference(q, k, v, causal)
+            fns = {}
+            for name, (mod, pers) in sides.items():
+                out = torch.full_like(q, float("nan"))
+                fn = lambda m=mod, ps=pers, o=out: m.attention(q, k, v, causal=causal,
+                                                                variant="fa3", out=o,
+                                                                persistent=ps)
+                fn()
+                torch.cuda.synchronize()
+                err = rel_error(out.reshape(b * h, s, d)[:ref.shape[0]], ref)
+                if not err < TOL["float16"]:
+                    raise AssertionError(f"{name} d {d} causal={causal}: rel_err {err:.2e}")
+                fns[name] = fn
+            fns["sdpa_cudnn"] = peer_fn("sdpa_cudnn", q, k, v, causal)
+            f = new.flops(b, h, s, d, causal)
+            timed = interleaved(fns, dict.fromkeys(fns, f), a.rounds, clocks)
+            for name, t in timed.items():
+                rows.append({"B": b, "H": h, "S": s, "d": d, "causal": causal, "side": name, **t})
+            cudnn = timed["sdpa_cudnn"]["tflops"]
+            for name in sides:
+                t = timed[name]["tflops"]
+                vs_base = t / timed[name + " base"]["tflops"] if name + " base" in sides else 1
+                print(f"d {d:3d} S {s:5d} {'causal' if causal else 'full  '} {name:20s} "
+                      f"{t:7.1f} TFLOP/s  vs base {vs_base:6.3f}  vs cuDNN {t / cudnn:6.3f}",
+                      flush=True)
+            del q, k, v, ref
     if a.out:
         a.out.mkdir(parents=True, exist_ok=True)
-        (a.out / "ab_base.json").write_text(json.dumps({"environment": environment(),
-                                                        "B": B, "H": H, "S": S, "rows": rows},
-                                                       indent=1))
+        shape = {"seqlens": a.seqlens} if a.seqlens else {"B": B, "H": H, "S": S}
+        (a.out / "ab_base.json").write_text(json.dumps({"environment": environment(), **shape,
+                                                        "rows": rows}, indent=1))
     return 0
 
 

@@ -477,6 +477,54 @@ def test_barrier_switches_drop_a_bar_sync_per_block(compiled, switches, d):
         assert order.index("pv") < order.index("arv") < order.index("scores")
 
 
+@pytest.mark.parametrize("d, persistent", [(64, False), (128, False), (256, False), (64, True)])
+def test_causal_mask_is_one_select_a_score(d, persistent):
+    """``steps.mask``: a causal block masks each score with one compare and one select
+    (col <= row: every row stored is below the sequence's end, so col < S follows), as many
+    ``FSEL … -INF`` as the non-causal build's mask of a ragged end has, not two a score."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    selects = []
+    for causal in (False, True):
+        tile = (128, 128) if d == 64 and persistent else None
+        on = ("pairs" if causal else True) if persistent else False
+        cfg = config("fa3", d, causal, tile=tile, persistent=on)
+        k = host.compile_sm90(KERNELS["fa3"], cfg, torch.float16, causal)
+        selects.append(len(re.findall(r"FSEL \S+, \S+, -INF", cc.sass_of_cubin(k.asm["cubin"]))))
+    assert selects[1] == selects[0] > 0, selects
+
+
+ONE_RELEASE_LOOPS = {"fa3 d64": (64, False, ("one_release",)),
+                     "fa3 d128": (128, False, ("one_release",)),
+                     "persistent d64": (64, True, ("no_turns", "one_release"))}
+
+
+@pytest.mark.parametrize("build", list(ONE_RELEASE_LOOPS))
+def test_one_release_meets_after_its_arrive(compiled, build):
+    """Triton's barrier pass puts a warpgroup ``bar.sync`` before a block's first mbarrier wait
+    when an arrive came before it, the arrive's own ``bar.sync`` being made later, where the
+    pass does not see it: the build without ``one_release`` opens each block with that
+    ``bar.sync``. ``one_release`` meets right after its block's one arrive
+    (``ring.meet_after_arrive``): its loop ends with arrive, ``bar.sync`` and opens with the
+    waits, with the same ``bar.sync`` count a block as before (``BARRIER_BUILDS``)."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    d, persistent, switches = ONE_RELEASE_LOOPS[build]
+    base = tuple(s for s in switches if s != "one_release")
+    for sw, opens_with_sync in ((base, True), (switches, False)):
+        if persistent:
+            cfg = config("fa3", d, True, tile=(128, 128), persistent="pairs")
+            k = host.compile_sm90(KERNELS["fa3"], cfg, torch.float16, True, softmax=sw)
+        else:
+            cfg, k = compiled("fa3", d, softmax=sw)
+        loops = loop_barriers(cc.sass_of_cubin(k.asm["cubin"]))
+        assert len(loops) == cfg.consumers
+        for loop in loops:
+            assert isinstance(loop[0], tuple) == opens_with_sync, (sw, loop)
+            if not opens_with_sync:
+                assert loop[-2:] == ["arrive", ("sync", loop[-1][1], 128)], loop
+
+
 def bar_ids(ptx: str) -> set[int]:
     return {int(x) for x in re.findall(r"\b(?:bar|barrier)\.(?:sync|arrive)\s+(\d+)", ptx)}
 
