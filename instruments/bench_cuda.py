@@ -12,7 +12,9 @@ with FA4's conditional rescaling (``cuda_fa3_cond``, ``cuda_fa3_128x176_cond``;
 instead of all that, the grid of ``bench_attention --grid`` (d 64/128/256 x S 1K/4K/16K x full/
 causal, B·S 16K, H·d 2048, fp16) with the peers, Gluon ``fa3`` and the CUDA twin at every tile
 of kernels.cuda.ATTENTION_TILES (``cuda_fa3_<bm>x<bn>``: FA3's 192x128, 128x176, 128x80 and
-128x128, 128x64; ``..._cond`` beside each at kernels.cuda.COND_RESCALE_DIMS), into
+128x128, 128x64; ``..._cond`` beside each at kernels.cuda.COND_RESCALE_DIMS) and its persistent
+launch at every tile of kernels.cuda.PERSISTENT_TILES (``cuda_fa3_<bm>x<bn>_persistent``; causal:
+the tiles in pairs, as the Gluon fa3 runs them by default at S 1K-4K), into
 ``<gpu>-cuda-tiles.json`` (``--dims 128``: that head dim only, into
 ``<gpu>-cuda-tiles-d128.json``); the model's prediction for it is in results/lab-notebook.md,
 "FA3's own tiles: the model's prediction before any kernel exists".
@@ -72,10 +74,19 @@ def twin_tiles(D: int, tiles, prefix: str = "cuda_fa3") -> dict:
             for cond in conds for suffix, tile in tiles.items()}
 
 
-def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log, D=128, tiles=None):
+def persistent_twins(D: int, prefix: str = "cuda_fa3") -> dict:
+    """{name: (bm, bn)}: the twin's persistent launch at each tile of
+    kernels.cuda.PERSISTENT_TILES[D], as ``<prefix>_<bm>x<bn>_persistent``."""
+    from kernels import cuda
+
+    return {f"{prefix}_{bm}x{bn}_persistent": (bm, bn) for bm, bn in cuda.PERSISTENT_TILES[D]}
+
+
+def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log, D=128, tiles=None,
+                      persistent=None):
     """One attention setting; ``tiles``: the CUDA twin's instances to time, {name: ((bm, bn),
     cond_rescale)} (default: cuda_fa3 = 128x128 and cuda_fa3_128x176, d 128, each also with
-    conditional rescaling)."""
+    conditional rescaling); ``persistent``: more, launched persistent, {name: (bm, bn)}."""
     import torch
 
     from instruments.bench_attention import PEERS, TOL, check, peer_fn, reference
@@ -94,6 +105,9 @@ def attention_setting(B, H, S, causal, dtype, gen, rows, rounds, clock_log, D=12
     for name, (tile, cond) in tiles.items():
         cands[name] = lambda tile=tile, cond=cond: cuda.attention(q, k, v, causal=causal, out=out,
                                                                   tile=tile, cond_rescale=cond)
+    for name, tile in (persistent or {}).items():
+        cands[name] = lambda tile=tile: cuda.attention(q, k, v, causal=causal, out=out, tile=tile,
+                                                       persistent=True)
     rows += check_then_time({n: (fn, {}) for n, fn in cands.items()},
                             check(out, ref, B, H, S, D), TOL[dname], f,
                             {"B": B, "H": H, "S": S, "d": D, "causal": causal, "dtype": dname,
@@ -147,7 +161,8 @@ def tiles_grid(args, env, gen) -> int:
             for S in Ss:
                 for causal in (False, True):
                     attention_setting(16384 // S, 2048 // D, S, causal, torch.float16, gen,
-                                      a_rows, rounds, clock_log, D=D, tiles=named)
+                                      a_rows, rounds, clock_log, D=D, tiles=named,
+                                      persistent=persistent_twins(D))
     env["clocks_after"] = smi("clocks.sm,clocks.mem")
     env["power_field"] = clock_log.power_field
     written = now()
@@ -174,7 +189,8 @@ def main(argv=None) -> int:
     p.add_argument("--gemm", action="store_true", help="GEMM settings only (no attention)")
     p.add_argument("--tiles", action="store_true",
                    help="only the attention grid (d 64/128/256 x S 1K/4K/16K x causal, fp16) "
-                        "with the CUDA twin at every tile of kernels.cuda.ATTENTION_TILES")
+                        "with the CUDA twin at every tile of kernels.cuda.ATTENTION_TILES and "
+                        "persistent at kernels.cuda.PERSISTENT_TILES")
     p.add_argument("--dims", type=int, nargs="+", choices=(64, 128, 256), default=None,
                    help="--tiles: these head dims only")
     p.add_argument("--seed", type=int, default=0)

@@ -7,7 +7,8 @@
     gemm.cuh             what both GEMMs share: producer, ring layout, tile order, host launch
     attention_fa3.cu     the ``fa3`` attention forward: producer + 2 (or 3) consumers, K and V
                          rings, intra-warpgroup overlap, pingpong on named barriers; the tile
-                         a template parameter: d 128 at 128x128 and FA3's tiles (ATTENTION_TILES)
+                         a template parameter: d 128 at 128x128 and FA3's tiles (ATTENTION_TILES);
+                         a persistent launch at PERSISTENT_TILES (the Gluon fa3's tile order)
     attention.cuh        its consumer's steps: qk, softmax, rescale, pack, pv
     ring.cuh             produce / acquire / release on a ring, wait_turn / pass_turn
     staging.cuh          the epilogue's swizzled staging of an accumulator
@@ -25,6 +26,7 @@ layout a TMA descriptor can address).
 >>> o, lse = cuda.attention(q, k, v, causal=True, return_lse=True)   # (B, H, S, 128)
 >>> o = cuda.attention(q, k, v, tile="fa3")            # FA3's own tile: 128x176 at d 128
 >>> o = cuda.attention(q, k, v, cond_rescale=True)     # FA4's conditional rescaling (d 128)
+>>> o = cuda.attention(q, k, v, causal=True, persistent=True)  # one CTA an SM, tiles in pairs
 """
 from __future__ import annotations
 
@@ -50,12 +52,18 @@ HEAD_DIM = 128  # the head dim of the first twin (its default tile: 128 x 128)
 # builds the same list). FA3_TILES: FlashAttention-3's own tiles, the "fa3" table of sim/tiles.json
 # (non-causal; kernels/tiles.py reads it); 176 and 80 are no powers of two, which Gluon's layouts
 # cannot hold: the top rung of the ladder only raw PTX reaches.
-ATTENTION_TILES = {64: ((192, 128),), 128: ((128, 128), (128, 176)), 256: ((128, 80), (128, 64))}
+ATTENTION_TILES = {64: ((192, 128), (128, 128)), 128: ((128, 128), (128, 176)),
+                   256: ((128, 80), (128, 64))}
 FA3_TILES = {d: (t.block_m, t.block_n) for d, t in TILES["fa3"]["full"].items()}
 # The head dims at which the twin is also built with FA4's conditional rescaling (attention.cuh:
 # RESCALE_THRESHOLD; attention_fa3.cu: cond_rescale_built), at every tile of that dim. Off by
 # default: cuda.attention(..., cond_rescale=True) picks it.
 COND_RESCALE_DIMS = (128,)
+# The tiles the twin is also built persistent at (attention_fa3.cu: persistent_built): min(SMs,
+# tiles) CTAs walking the tiles in the Gluon persistent fa3's order (kernels/attention/
+# persistent.py; causal: "pairs"), without turns. d 64's 128x128 is the Gluon fa3's persistent
+# tile there (kernels/attention/host.py: SHORT_TILE). cuda.attention(..., persistent=True).
+PERSISTENT_TILES = {64: ((128, 128), (192, 128)), 128: ((128, 128),), 256: ((128, 80), (128, 64))}
 # ws only, stages 3: A/B variants for the benchmark (gemm_ws.cu, enum Ablation; their rows in
 # results/h200-cuda.json). "stsm": the epilogue staged with stmatrix.x4 (the default stages with
 # st.shared.b32); "lockstep": both consumers bar.sync each k-step and one thread releases the
@@ -81,7 +89,7 @@ def library() -> ctypes.CDLL:
     lib.twin_gemm_ws_pingpong.argtypes = [p, p, p, i, i, i, b, i, i, p]
     for fn in (lib.twin_gemm_ws, lib.twin_gemm_ws_pingpong):
         fn.restype = ctypes.c_char_p
-    lib.twin_attention_fa3.argtypes = [p, p, p, p, p, i, i, i, i, i, f, b, b, b, p]
+    lib.twin_attention_fa3.argtypes = [p, p, p, p, p, i, i, i, i, i, f, b, b, b, b, i, p]
     lib.twin_attention_fa3.restype = ctypes.c_char_p
     return lib
 
@@ -167,17 +175,41 @@ def resolve_tile(d: int, tile: tuple[int, int] | str | None = None) -> tuple[int
     return tuple(tile)
 
 
+def check_persistent(d: int, tile: tuple[int, int], persistent: bool, cond_rescale: bool,
+                     sms: int | None) -> None:
+    """Raise TypeError/ValueError unless ``persistent`` (a bool) has a build at head dim d and
+    ``tile`` (PERSISTENT_TILES, no conditional rescaling), and ``sms`` (the persistent grid's
+    CTAs at most; None: the device's SMs) is None or a positive int given with persistent."""
+    if not isinstance(persistent, bool):
+        raise TypeError(f"persistent must be a bool; got {type(persistent).__name__}")
+    if sms is not None:
+        if not persistent:
+            raise ValueError("sms is the persistent grid's size: pass it with persistent=True")
+        if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
+            raise ValueError(f"sms must be a positive int; got {sms!r}")
+    if not persistent:
+        return
+    if tile not in PERSISTENT_TILES.get(d, ()):
+        raise ValueError(f"persistent=True is built at head dim {d} for tiles "
+                         f"{PERSISTENT_TILES.get(d, ())} only; got {tile}")
+    if cond_rescale:
+        raise ValueError("cond_rescale has no persistent build: pass persistent=False")
+
+
 def attention(q, k, v, causal: bool = False, scale: float | None = None,
               return_lse: bool = False, out=None, tile: tuple[int, int] | str | None = None,
-              cond_rescale: bool = False):
+              cond_rescale: bool = False, persistent: bool = False, sms: int | None = None):
     """Attention forward with the CUDA ``fa3`` twin. q, k, v: (batch, heads, seq, d), d 64, 128
     or 256, all fp16 or all bf16, the same shape, contiguous, 16-byte aligned, on one CUDA sm_90
     device; any seq >= 1. ``tile``: (block_m, block_n), one of ATTENTION_TILES[d]; None: the
     first of them (d 128: 128 x 128, the twin results/h200-cuda.json measures); "fa3": FA3's
     own (FA3_TILES). ``scale`` defaults to 1/sqrt(d). ``cond_rescale``: FA4's conditional
     rescaling (a row keeps a stale max within 2^8 of the true one; a warp whose rows all kept
-    theirs skips O *= alpha), head dims COND_RESCALE_DIMS only. Returns O, or (O, LSE) with LSE
-    float32 (batch, heads, seq), natural log. Raises TypeError/ValueError otherwise."""
+    theirs skips O *= alpha), head dims COND_RESCALE_DIMS only. ``persistent``: min(SMs, tiles)
+    CTAs each walking tiles in the Gluon persistent fa3's order (causal: in pairs), at the tiles
+    of PERSISTENT_TILES; ``sms`` caps that grid below the device's SM count (the tests force many
+    tiles a CTA with it). Returns O, or (O, LSE) with LSE float32 (batch, heads, seq), natural
+    log. Raises TypeError/ValueError otherwise."""
     from kernels.attention import check_inputs, host
     from kernels.hopper import require_hopper
 
@@ -193,6 +225,7 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
         raise TypeError(f"cond_rescale must be a bool; got {type(cond_rescale).__name__}")
     if cond_rescale and D not in COND_RESCALE_DIMS:
         raise ValueError(f"cond_rescale is built at head dim {COND_RESCALE_DIMS} only; got {D}")
+    check_persistent(D, tile, persistent, cond_rescale, sms)
     scale = host.default_scale(D) if scale is None else float(scale)
     if not scale > 0:
         raise ValueError(f"scale must be positive; got {scale}")
@@ -205,13 +238,16 @@ def attention(q, k, v, causal: bool = False, scale: float | None = None,
         raise ValueError(f"out must be a contiguous {tuple(q.shape)} {q.dtype} tensor on {q.device}")
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
     lib = library()
+    sms = _sm_count(q.device.index) if sms is None else sms
     with torch.cuda.device(q.device):
         err = lib.twin_attention_fa3(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(),
                                      lse.data_ptr(), B * H, S, D, *tile, scale, causal,
-                                     q.dtype == torch.bfloat16, cond_rescale, _stream(q.device))
+                                     q.dtype == torch.bfloat16, cond_rescale, persistent, sms,
+                                     _stream(q.device))
     _raise_on(err, "cuda attention_fa3")
     return (out, lse) if return_lse else out
 
 
-__all__ = ["ATTENTION_TILES", "COND_RESCALE_DIMS", "FA3_TILES", "GEMM_ABLATIONS", "GEMM_STAGES", "GEMM_VARIANTS", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "SOURCES", "attention", "gemm",
-           "library"]
+__all__ = ["ATTENTION_TILES", "COND_RESCALE_DIMS", "FA3_TILES", "GEMM_ABLATIONS", "GEMM_STAGES",
+           "GEMM_VARIANTS", "HEADERS", "HEAD_DIM", "NVCC_FLAGS", "PERSISTENT_TILES", "SOURCES",
+           "attention", "gemm", "library"]

@@ -150,12 +150,12 @@ def softmax_under_pv(sass: str) -> list[int]:
 
 def fa3_instance(mangled: str) -> dict:
     """The template arguments of an attention_fa3_kernel<D, BM, BN, BF16, CAUSAL, STAGES,
-    COND_RESCALE> instance, from its mangled name: {"d", "block_m", "block_n", "bf16", "causal",
-    "stages", "cond_rescale"}."""
+    COND_RESCALE, PERSISTENT> instance, from its mangled name: {"d", "block_m", "block_n",
+    "bf16", "causal", "stages", "cond_rescale", "persistent"}."""
     m = re.search(r"attention_fa3_kernelILi(\d+)ELi(\d+)ELi(\d+)ELb([01])ELb([01])ELi(\d+)"
-                  r"ELb([01])EE", mangled)
+                  r"ELb([01])ELb([01])EE", mangled)
     if m is None:
         raise ValueError(f"not an attention_fa3_kernel instance: {mangled}")
-    d, bm, bn, bf16, causal, stages, cond = (int(x) for x in m.groups())
+    d, bm, bn, bf16, causal, stages, cond, persistent = (int(x) for x in m.groups())
     return {"d": d, "block_m": bm, "block_n": bn, "bf16": bool(bf16), "causal": bool(causal),
-            "stages": stages, "cond_rescale": bool(cond)}
+            "stages": stages, "cond_rescale": bool(cond), "persistent": bool(persistent)}

@@ -22,8 +22,11 @@ const char* twin_gemm_ws_pingpong(const void* a, const void* b, void* c, int M, 
 
 // O = softmax(Q K^T * scale) V and LSE (natural log), q/k/v/o (batch*heads, S, D) row-major,
 // with the instance of tile block_m x block_n at head dim D (attention_fa3.cu lists them; an
-// unknown one returns a message); cond_rescale: FA4's conditional rescaling (d 128 only).
+// unknown one returns a message); cond_rescale: FA4's conditional rescaling (d 128 only);
+// persistent: min(num_sms, tiles) CTAs walking the tiles (causal: in pairs), at the tiles
+// attention_fa3.cu's persistent_built lists.
 const char* twin_attention_fa3(const void* q, const void* k, const void* v, void* o, float* lse,
                                int BH, int S, int D, int block_m, int block_n, float scale,
-                               bool causal, bool bf16, bool cond_rescale, cudaStream_t stream);
+                               bool causal, bool bf16, bool cond_rescale, bool persistent,
+                               int num_sms, cudaStream_t stream);
 }

@@ -21,8 +21,9 @@ COMMON = ("HGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "WARPGROUP")
 TURNS = ("BAR.SYNC", "BAR.ARV")  # the pingpong turns: bar.sync / bar.arrive on named barriers
 # kernel name -> (instances: fp16/bf16 x ring depths [x causal], SASS it must hold, wgmma N)
 # (attention: fp16/bf16 x full/causal x the tiles of cuda.ATTENTION_TILES, and again with
-# cond_rescale at cuda.COND_RESCALE_DIMS; its wgmma Ns are the instance's BN (Q K^T) and d (P V):
-# None here, read from the mangled name)
+# cond_rescale at cuda.COND_RESCALE_DIMS and persistent at cuda.PERSISTENT_TILES, which takes no
+# turns (PLAIN_ONLY); its wgmma Ns are the instance's BN (Q K^T) and d (P V): None here, read
+# from the mangled name)
 # ws: fp16/bf16 x (s2, s3, the stsm and lockstep ablations of s3; l2_128 runs s3's code)
 EXPECT = {
     "gemm_ws.cu": {"gemm_ws_kernel": (8, COMMON, 256)},
@@ -30,9 +31,15 @@ EXPECT = {
     # + the exp2 of the softmax
     "attention_fa3.cu": {"attention_fa3_kernel": (
         4 * sum(len(t) * (1 + (d in cuda.COND_RESCALE_DIMS))
-                for d, t in cuda.ATTENTION_TILES.items()),
+                for d, t in cuda.ATTENTION_TILES.items())
+        + 4 * sum(len(t) for t in cuda.PERSISTENT_TILES.values()),
         COMMON + TURNS + ("MUFU.EX2",), None)},
 }
+PLAIN_ONLY = TURNS  # what the persistent attention instances lack (no turns)
+
+
+def persistent(mangled: str, source: str) -> bool:
+    return source == "attention_fa3.cu" and cc.fa3_instance(mangled)["persistent"]
 
 
 def kind(mangled: str, source: str) -> str:
@@ -63,6 +70,8 @@ def test_sass_has_the_hopper_pieces(built, source):
         name = kind(mangled, source)
         seen[name] = seen.get(name, 0) + 1
         _, ops, n = EXPECT[source][name]
+        if persistent(mangled, source):
+            ops = tuple(op for op in ops if op not in PLAIN_ONLY)
         missing = [op for op in ops if op not in sass]
         assert not missing, f"{source} {name}: SASS lacks {missing}"
         # the wgmma shape the design needs (m64n256 for ws, m64n128 for pingpong; attention:
@@ -145,7 +154,8 @@ def test_pingpong_turns_use_named_barriers(built):
     for source in cuda.SOURCES:
         cubin, _ = built[source]
         for mangled, sass in cc.sass_by_function(cubin).items():
-            if TURNS[0] not in EXPECT[source][kind(mangled, source)][1]:
+            if (TURNS[0] not in EXPECT[source][kind(mangled, source)][1]
+                    or persistent(mangled, source)):
                 continue
             assert re.search(r"BAR\.SYNC\S*\s+\w+,\s*0x100\b", sass), f"{mangled}: no turn wait"
             assert re.search(r"BAR\.ARV\s+\w+,\s*0x100\b", sass), f"{mangled}: no hand-over"

@@ -1,7 +1,8 @@
 """CPU-only checks of the CUDA fa3 twin at FA3's own tiles: the tile is a
 template parameter of attention_fa3_kernel<D, BM, BN, ...> (kernels/cuda/attention.cuh), and the
 instances kernels.cuda.ATTENTION_TILES lists -- FA3's 192x128 at d 64, 128x176 at d 128, 128x80
-at d 256, beside 128x128 (d 128) and 128x64 (d 256) -- compile for sm_90a with what their names
+at d 256, beside 128x128 (d 128, and d 64: the Gluon fa3's persistent tile) and 128x64 (d 256) --
+compile for sm_90a with what their names
 claim: the score GEMM a wgmma of n = BN (HGMMA.64x176x16 at 128x176), P V one of n = d, the
 consumers' register cap FA3's (240 with 2 consumer warpgroups, 160 with 3), no spills, and
 shared memory within the 227 KiB a CTA may opt into; at the head dims of
@@ -36,13 +37,16 @@ def builds(d: int) -> tuple[bool, ...]:
 
 @pytest.fixture(scope="module")
 def fa3():
-    """{(d, bm, bn, bf16, causal, cond_rescale): (SASS, ptxas lines of that instance)}."""
+    """{(d, bm, bn, bf16, causal, cond_rescale): (SASS, ptxas lines of that instance)}, the
+    plain (not persistent) instances."""
     nvcc = cc.find_nvcc()
     assert nvcc is not None, "no nvcc: `pip install -e .[dev]` brings the nvidia-cuda-nvcc wheel"
     cubin, report = cc.compile_cubin("attention_fa3.cu", nvcc)
     out = {}
     for mangled, sass in cc.sass_by_function(cubin).items():
         i = cc.fa3_instance(mangled)
+        if i["persistent"]:  # tests/kernels/test_cuda_persistent_compile.py
+            continue
         ptxas = report.split(f"Compiling entry function '{mangled}'")[1].split("Compile time")[0]
         out[(i["d"], i["block_m"], i["block_n"], i["bf16"], i["causal"], i["cond_rescale"])] = (
             sass, ptxas)

@@ -1,8 +1,8 @@
 """The CUDA fa3 twin at every tile of kernels.cuda.ATTENTION_TILES -- FA3's own 192x128 (d 64),
-128x176 (d 128), 128x80 (d 256), and 128x64 (d 256) -- on a Hopper GPU against a float64
-reference, on fresh random inputs with poisoned outputs: S = 1, ragged S (S not a multiple of
-BN: at 176 or 80 even S = 1024 leaves a partial last block), full and causal, fp16/bf16, O and
-the LSE. Skipped without a Hopper GPU
+128x176 (d 128), 128x80 (d 256), and 128x128 (d 64), 128x64 (d 256) -- on a Hopper GPU against
+a float64 reference, on fresh random inputs with poisoned outputs: S = 1, ragged S (S not a
+multiple of BN: at 176 or 80 even S = 1024 leaves a partial last block), full and causal,
+fp16/bf16, O and the LSE. Skipped without a Hopper GPU
 (tests/conftest.py). The CPU side: tests/kernels/test_cuda_tiles_compile.py."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.gpu
 
 ATTN_TOL = {torch.float16: 4e-3, torch.bfloat16: 2.5e-2}
 LSE_TOL = 2e-3
-TILES = [(64, 192, 128), (128, 128, 176), (256, 128, 80), (256, 128, 64)]
+TILES = [(64, 192, 128), (64, 128, 128), (128, 128, 176), (256, 128, 80), (256, 128, 64)]
 # one block, partial tiles, S a multiple of 128 but not of 176 or 80 (1024), of 176 (1056),
 # many blocks and a tail; (B, H, S)
 SHAPES = ((1, 1, 1), (1, 2, 77), (2, 3, 300), (1, 2, 1024), (1, 1, 1056), (2, 2, 1029),
