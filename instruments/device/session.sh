@@ -37,8 +37,9 @@
 #   consan_one_release its ConSan test
 #   mask_ab     fa3's default launch of this tree against the tree unpacked in ab_base_mask/ (an
 #               untracked folder: `git archive <commit> kernels sim/tiles.json | tar -x -C
-#               ab_base_mask`) at the grid's causal S 1K and 4K points, beside cuDNN; the causal
-#               GPU tests first
+#               ab_base_mask`) at the grid's causal S 1K and 4K points, beside cuDNN; then the
+#               causal GPU tests
+#   twin_persistent the CUDA twin's persistent launch: its GPU tests, then `bench_cuda --tiles`
 #   d64_stages  d 64's short launch (128x128, pairs) with three ring slots and no turns, beside
 #               the default
 #   trace_d64_causal a Proton timeline of fa3's default launch at d 64 S 1K causal (persistent, pairs)
@@ -215,11 +216,18 @@ for step in "$@"; do
   consan_one_release)  # ConSan on the persistent fa3 with one_release (3 runs)
     TAIL=8 step_run consan_one_release 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \
       -m gpu tests/kernels/test_attention_gpu.py -k "consan_one_release_persistent" ;;
-  mask_ab)  # a change to every causal build: its GPU tests, then A/B at the short causal points
+  mask_ab)  # a change to every causal build: A/B at the short causal points (each side checked
+            # against float64 first), then the causal GPU tests (ragged lengths, layouts)
+    TAIL=14 step_run mask_ab 150 python3 tests/kernels/ab_base.py ab_base_mask --seqlens 1024,4096 \
+      --causal-only --rounds 5 --out "$OUT"
     TAIL=8 step_run mask_tests 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu \
-      -n 8 tests/kernels/test_attention_gpu.py tests/kernels/test_layouts_gpu.py -k "causal"
-    TAIL=30 step_run mask_ab 300 python3 tests/kernels/ab_base.py ab_base_mask --seqlens 1024,4096 \
-      --causal-only --rounds 5 --out "$OUT" ;;
+      -n 12 tests/kernels/test_attention_gpu.py tests/kernels/test_layouts_gpu.py \
+      -k "causal and not consan" ;;
+  twin_persistent)  # the CUDA twin's persistent launch: its GPU tests (a lost phase hangs: -x
+                    # under the step's timeout), then every tile on the grid beside Gluon fa3
+    TAIL=8 step_run twin_tests 150 python3 -m pytest -q -x -rf --tb=short -p no:cacheprovider \
+      -m gpu -n 8 tests/kernels/test_cuda_persistent_gpu.py tests/kernels/test_cuda_tiles_gpu.py
+    TAIL=4 step_run twin_bench 170 python3 -m instruments.bench_cuda --tiles --out "$OUT" ;;
   consan_persistent)  # the persistent fa3 under ConSan (d 128/256 with turns, d 64 without)
     TAIL=8 step_run consan_persistent 300 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \
       -m gpu tests/kernels/test_attention_gpu.py -k "consan_persistent" ;;
