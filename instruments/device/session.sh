@@ -40,6 +40,8 @@
 #               ab_base_mask`) at the grid's causal S 1K and 4K points, beside cuDNN; then the
 #               causal GPU tests
 #   twin_persistent the CUDA twin's persistent launch: its GPU tests, then `bench_cuda --tiles`
+#   live_half   causal blocks whose right half is all masked take the left half alone: its GPU
+#               test, then d 64 / d 128 at S 1K and 4K beside the default
 #   d64_stages  d 64's short launch (128x128, pairs) with three ring slots and no turns, beside
 #               the default
 #   trace_d64_causal a Proton timeline of fa3's default launch at d 64 S 1K causal (persistent, pairs)
@@ -223,6 +225,13 @@ for step in "$@"; do
     TAIL=8 step_run mask_tests 240 python3 -m pytest -q -rf --tb=short -p no:cacheprovider -m gpu \
       -n 12 tests/kernels/test_attention_gpu.py tests/kernels/test_layouts_gpu.py \
       -k "causal and not consan" ;;
+  live_half)  # the live half of a causal block: float64 first, then beside the default build
+    TAIL=8 step_run live_half_tests 150 python3 -m pytest -q -rf --tb=short -p no:cacheprovider \
+      -m gpu tests/kernels/test_attention_gpu.py -k "live_half"
+    TAIL=20 step_run live_half_64 100 python3 -m instruments.bench_attention --grid --dims 64 \
+      --seqlens 1024,4096 --variants fa3,fa3+no_turns+live_half --out "$OUT/live_half_64"
+    TAIL=20 step_run live_half_128 100 python3 -m instruments.bench_attention --grid --dims 128 \
+      --seqlens 1024,4096 --variants fa3,fa3+live_half --out "$OUT/live_half_128" ;;
   twin_persistent)  # the CUDA twin's persistent launch: its GPU tests (a lost phase hangs: -x
                     # under the step's timeout), then every tile on the grid beside Gluon fa3
     TAIL=8 step_run twin_tests 150 python3 -m pytest -q -x -rf --tb=short -p no:cacheprovider \

@@ -372,11 +372,11 @@ def fence_args(kernel, fence=True) -> dict:
 # steps.py's SOFTMAX bits, by name (the i-th is bit 1 << i); no_turns, one_release and
 # named_turns are fa3's alone
 SOFTMAX_SWITCHES = ("tree_max", "lane_sum", "rescale_early", "no_turns", "one_release",
-                    "named_turns", "cond_rescale", "poly_exp")
+                    "named_turns", "cond_rescale", "poly_exp", "live_half")
 # The ones the persistent fa3 (persistent.py) takes: rescale_early reorders overlap.py's loop,
 # which persistent.py does not have, and named_turns is the plain grid's alone.
 PERSISTENT_SOFTMAX = ("tree_max", "lane_sum", "no_turns", "cond_rescale", "poly_exp",
-                      "one_release")
+                      "one_release", "live_half")
 # Which of them the launcher turns on unless asked, by head dim, and for the persistent
 # launch by head dim (a key's third entry; it names the build's full list):
 # lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th;

@@ -116,8 +116,10 @@ ONE_RELEASE = gl.constexpr(16)  # one arrive a block frees K_j's and V_{j-1}'s s
 NAMED_TURNS = gl.constexpr(32)  # the turns on named barriers, not mbarriers (kernels/ring.py)
 COND_RESCALE = gl.constexpr(64)  # FA4's conditional rescaling: O rescaled only when a max moved far
 POLY_EXP = gl.constexpr(128)  # FA4's exps on the FMA pipe: a quarter of a block's as a polynomial
+LIVE_HALF = gl.constexpr(256)  # causal: a block whose right half is all masked takes its left alone
 SOFTMAX_BITS = {"tree_max": 1, "lane_sum": 2, "rescale_early": 4, "no_turns": 8,
-                "one_release": 16, "named_turns": 32, "cond_rescale": 64, "poly_exp": 128}
+                "one_release": 16, "named_turns": 32, "cond_rescale": 64, "poly_exp": 128,
+                "live_half": 256}
 # COND_RESCALE: a row keeps its running max until a block's max passes it by more than this
 # (base 2), so every P = 2^(s - m) stays <= 2^8 = 256, which fp16 and bf16 hold; FA4's own
 # forward passes rescale_threshold 8.0 for 16-bit inputs (flash_attn/cute, the sm100 forward).
@@ -206,12 +208,55 @@ def pv(p, v_slot, acc, is_async: gl.constexpr = False):
         return warpgroup_mma(p, v_slot, acc, is_async=is_async)
 
 
+# The softmax switches ``LIVE_HALF``'s path (``live_half``) does not carry: with any of them a
+# causal block is taken whole.
+WHOLE_ONLY = gl.constexpr(TREE_MAX | LANE_SUM | COND_RESCALE | POLY_EXP)
+
+
 @gluon.jit
 def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL: gl.constexpr,
             SOFTMAX: gl.constexpr = 0):
     """Online softmax of block j: mask (only blocks that reach past the sequence's end or, causal,
     the diagonal), new row max, P = exp2(S·qk_scale − m), the rescale factor, the row sum.
-    Returns (P in fp32, alpha, m, l); a block in pieces: S and P pieces, one m and l."""
+    Returns (P in fp32, alpha, m, l); a block in pieces: S and P pieces, one m and l. With
+    ``LIVE_HALF``, causal, a block whose right half lies right of every row's diagonal
+    (warpgroup 0's on the diagonal at BM = BN with two consumers) takes ``live_half``: the same
+    P, half the exps."""
+    M: gl.constexpr = s.type.shape[0] if not boxes.in_pieces(s) else 0
+    if CAUSAL and (SOFTMAX & LIVE_HALF) and M > 0 and not (SOFTMAX & WHOLE_ONLY):
+        if j * BN + BN // 2 > m0 + M - 1:
+            p, alpha, m_new, l_new = live_half(s, m_i, l_i, j * BN, rows, qk_scale)
+        else:
+            p, alpha, m_new, l_new = whole(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN,
+                                           CAUSAL, SOFTMAX)
+        return p, alpha, m_new, l_new
+    else:
+        return whole(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN, CAUSAL, SOFTMAX)
+
+
+@gluon.jit
+def live_half(s, m_i, l_i, col0, rows, qk_scale):
+    """``whole``'s result for a causal block whose columns [N/2, N) all lie right of every row's
+    diagonal: those are -inf after the mask, so their P is 0, and the row max and sum are the
+    left half's. Only the left half is masked and exponentiated; the halves split and join on
+    the top column bit, which a thread holds in its registers (``halve``): no data moves."""
+    M: gl.constexpr = s.type.shape[0]
+    N: gl.constexpr = s.type.shape[1]
+    lo, hi = gl.split(gl.reshape(s, [M, 2, N // 2]).permute((0, 2, 1)))
+    lo = mask(lo, col0 + gl.arange(0, N // 2, gl.SliceLayout(0, lo.type.layout)),
+              in_rows_of(rows, lo), 0, True)
+    m_new = gl.maximum(m_i, gl.convert_layout(gl.max(lo, 1), m_i.type.layout) * qk_scale)
+    p_lo = gl.exp2(lo * qk_scale - gl.expand_dims(in_rows_of(m_new, lo), 1))
+    p = gl.reshape(gl.join(p_lo, gl.zeros_like(p_lo)).permute((0, 2, 1)), [M, N])
+    alpha = gl.exp2(m_i - m_new)
+    l_i = l_i * alpha + gl.convert_layout(gl.sum(p_lo, 1), l_i.type.layout)
+    return gl.convert_layout(p, s.type.layout), alpha, m_new, l_i
+
+
+@gluon.jit
+def whole(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL: gl.constexpr,
+          SOFTMAX: gl.constexpr = 0):
+    """The softmax of block j over all its columns (``softmax``)."""
     cols = columns(s, j * BN)
     last_col = j * BN + BN - 1
     needs_mask = last_col >= seqlen

@@ -494,6 +494,29 @@ def test_causal_mask_is_one_select_a_score(d, persistent):
     assert selects[1] == selects[0] > 0, selects
 
 
+@pytest.mark.parametrize("d, persistent", [(64, True), (128, False)])
+def test_live_half_has_half_the_exps(d, persistent):
+    """``live_half`` (``steps.live_half``): where a causal block's right half lies right of every
+    row's diagonal (warpgroup 0 on the diagonal block, BM = BN = 128), the softmax takes the left
+    half alone: each softmax site has, beside the default build's BN/2 + 2 ``MUFU.EX2`` a thread
+    (the scores' and the rescale factor's of its two rows), a path with BN/4 + 2, and BN/4
+    selects of the mask."""
+    if cc.find_cuobjdump() is None:
+        pytest.skip("no cuobjdump (triton's wheel carries one)")
+    base = ("no_turns",) if persistent else ()
+    cfg = config("fa3", d, True, tile=(128, 128), persistent="pairs" if persistent else False)
+    exps, selects = [], []
+    for sw in (base, base + ("live_half",)):
+        k = host.compile_sm90(KERNELS["fa3"], cfg, torch.float16, True, softmax=sw)
+        sass = cc.sass_of_cubin(k.asm["cubin"])
+        exps.append(sass.count("MUFU.EX2"))
+        selects.append(len(re.findall(r"FSEL \S+, \S+, -INF", sass)))
+    sites = 2 * cfg.consumers
+    assert exps[0] == sites * (cfg.BN // 2 + 2), exps
+    assert exps[1] - exps[0] == sites * (cfg.BN // 4 + 2), exps
+    assert selects[1] - selects[0] == sites * cfg.BN // 4, selects
+
+
 ONE_RELEASE_LOOPS = {"fa3 d64": (64, False, ("one_release",)),
                      "fa3 d128": (128, False, ("one_release",)),
                      "persistent d64": (64, True, ("no_turns", "one_release"))}

@@ -370,6 +370,26 @@ def test_poly_exp_on_the_grid_launch(d, causal):
 
 
 @PERSISTENT_TIMEOUT
+@pytest.mark.parametrize("d", [64, 128])
+def test_live_half_against_float64(d):
+    """``live_half`` (a causal block whose right half is all masked takes its left half alone):
+    the default launch (d 64 persistent in pairs beside its no_turns, d 128 in pairs) and the
+    plain grid, fp16 and bf16, ragged lengths and tile edges, large scores, against float64."""
+    from kernels.attention import host
+
+    gen = torch.Generator(device="cuda").manual_seed(hash(("live_half", d)) % 2**31)
+    base = host.softmax_default("fa3", d, persistent=True)
+    for B, H, S, dtype, mag in ((1, 2, 77, torch.float16, 1), (2, 3, 300, torch.bfloat16, 1),
+                                (2, 5, 1000, torch.float16, 1), (1, 3, 385, torch.float16, 1),
+                                (1, 4, 1024, torch.float16, 20)):
+        q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=dtype, generator=gen) * m
+                   for m in (mag, mag, 1))
+        tol = TOL[dtype] if mag == 1 else 2e-2
+        check("fa3", q, k, v, True, tol, softmax=base + ("live_half",))
+        check("fa3", q, k, v, True, tol, softmax=("live_half",), persistent=False)
+
+
+@PERSISTENT_TIMEOUT
 @pytest.mark.parametrize("d", [64, 128, 256])
 def test_persistent_lengths_on_tile_edges(d):
     """One row (S = 1: one block, q_empty released at block 0), exact multiples of the tiles,
