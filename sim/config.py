@@ -68,9 +68,9 @@ BOOKKEEPING_REGS = 32   # per consumer thread beyond the tiles: row max/sum, poi
 # nothing here has measured, so the model does not take it either.
 SCHEDULE_SWITCHES = {"rescale_early": ("overlap", "fa3"), "no_turns": ("fa3",),
                      "one_release": ("fa3",), "cond_rescale": ("overlap", "fa3"),
-                     "poly_exp": ("overlap", "fa3")}
+                     "poly_exp": ("overlap", "fa3"), "live_half": ("overlap", "fa3")}
 # the ones the persistent fa3 takes too (kernels/attention/persistent.py)
-PERSISTENT_SWITCHES = ("no_turns", "poly_exp", "one_release")
+PERSISTENT_SWITCHES = ("no_turns", "poly_exp", "one_release", "live_half")
 
 
 # FA4's forward on sm_100 (flash_attn/cute/flash_fwd_sm100.py in Dao-AILab/flash-attention,
@@ -220,6 +220,9 @@ def check_attention(cfg: AttentionConfig, hw: Hardware, live_s: int, live_p: int
     if {"rescale_early", "cond_rescale"} <= set(cfg.switches):
         raise ValueError("switches: rescale_early and cond_rescale do not go together (the "
                          "early rescale runs before the block's max is known)")
+    if "live_half" in cfg.switches and {"cond_rescale", "poly_exp"} & set(cfg.switches):
+        raise ValueError("switches: live_half does not go with cond_rescale or poly_exp (the "
+                         "kernel's half-block path carries neither)")
     if cfg.persistent:
         if cfg.variant != "fa3":
             raise ValueError(f"persistent: only fa3 has a persistent schedule; got {cfg.variant!r}")

@@ -377,6 +377,8 @@ SOFTMAX_SWITCHES = ("tree_max", "lane_sum", "rescale_early", "no_turns", "one_re
 # which persistent.py does not have, and named_turns is the plain grid's alone.
 PERSISTENT_SOFTMAX = ("tree_max", "lane_sum", "no_turns", "cond_rescale", "poly_exp",
                       "one_release", "live_half")
+# The switches live_half's half-block path does not carry (steps.py WHOLE_ONLY): refused beside it.
+WHOLE_ONLY = ("tree_max", "lane_sum", "cond_rescale", "poly_exp")
 # Which of them the launcher turns on unless asked, by head dim, and for the persistent
 # launch by head dim (a key's third entry; it names the build's full list):
 # lane_sum measured +2.5..+3.8 % at d 256 in 5 of the grid's 6 settings (0 % in the 6th;
@@ -416,6 +418,10 @@ def softmax_bits(softmax=None, head_dim: int | None = None, variant: str | None 
         if name not in SOFTMAX_SWITCHES:
             raise ValueError(f"softmax switches are {SOFTMAX_SWITCHES}; got {name!r}")
         bits |= 1 << SOFTMAX_SWITCHES.index(name)
+    whole = set(switch_names(names)) & set(WHOLE_ONLY)
+    if "live_half" in switch_names(names) and whole:
+        raise ValueError(f"softmax switches: live_half does not go with {sorted(whole)} (its "
+                         f"half-block path carries none of {', '.join(WHOLE_ONLY)})")
     return bits
 
 

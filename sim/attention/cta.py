@@ -59,6 +59,21 @@ class AttentionCTA(CTA):
         """Block j straddles the diagonal or the end of the sequence (its scores are masked)."""
         return j >= self.n_blocks - self.masked_blocks
 
+    def live_half(self, w: int, j: int) -> bool:
+        """With ``live_half``, causal: block j's right half lies right of every row of warpgroup
+        w (the tile's last row on the last block's last column), so its softmax takes the left
+        half alone (kernels/attention/steps.py `live_half`): warpgroup 0's on the diagonal block
+        at BM = BN with two consumers."""
+        cfg = self.cfg
+        if "live_half" not in cfg.switches or not cfg.causal or not self.masked(j):
+            return False
+        first_col = cfg.block_m - (self.n_blocks - j) * cfg.block_n  # from the tile's first row
+        return first_col + cfg.block_n // 2 >= (w + 1) * self.rows
+
+    def softmax_elems(self, w: int, j: int) -> int:
+        """The scores warpgroup w's softmax of block j takes (``live_half``: the left half)."""
+        return self.rows * self.cfg.block_n // (2 if self.live_half(w, j) else 1)
+
     # --- waits (the kernel's steps of the same names) -----------------------------------------
     def wait_q(self, actor: str, phase: int):
         """The CTA's Q tile has landed (phase ``phase`` of ``q_full``)."""
@@ -138,7 +153,7 @@ class AttentionCTA(CTA):
         MUFU stream on the SFU). With ``poly_exp`` a quarter of the exps go to the FMA pipe
         (POLY_EXP_FMA instructions each)."""
         hw = self.hw
-        elems = self.rows * self.cfg.block_n
+        elems = self.softmax_elems(w, j)
         masked = self.masked(j)
         yield from self.stall(w, "softmax: row max", (elems * (2 if masked else 1) / hw.fma_lanes_per_clk
                                                       + hw.row_reduce_clk) * self.stretch())

@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton.experimental.gluon")
 
-from kernels.attention import KERNELS, VARIANTS, attention, check_inputs, config, host
+from kernels.attention import KERNELS, VARIANTS, attention, check_inputs, config, host, steps
 from kernels.cuda import compile as cc
 
 WS = ("ws", "ws_pingpong", "fa3")
@@ -272,8 +272,13 @@ def test_softmax_switch_names():
     assert host.softmax_bits(("lane_sum", "no_turns")) == 10
     assert host.softmax_bits(("one_release", "named_turns")) == 48
     assert host.softmax_bits("cond_rescale") == 64
+    assert host.softmax_bits(("no_turns", "live_half")) == 264
     with pytest.raises(ValueError, match="softmax switches"):
         host.softmax_bits(("fast",))
+    for name in host.WHOLE_ONLY:  # live_half's path carries none of them (steps.WHOLE_ONLY)
+        with pytest.raises(ValueError, match=f"live_half does not go with \\['{name}'\\]"):
+            host.softmax_bits(("live_half", name))
+    assert steps.WHOLE_ONLY.value == host.softmax_bits(host.WHOLE_ONLY)
     with pytest.raises(ValueError, match="only the overlapped variants"):
         host.softmax_args(KERNELS["ws"], ("tree_max",))
     assert host.softmax_args(KERNELS["ws"], ()) == {}

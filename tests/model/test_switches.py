@@ -111,3 +111,32 @@ def test_one_release_gives_k_back_with_v():
     assert together == n > 0
     together, n = k_with_v(())
     assert together == 0 < n
+
+
+def test_live_half_halves_warpgroup_0s_diagonal_softmax():
+    """live_half, causal at BM = BN = 128 with two consumers: warpgroup 0's softmax of the
+    diagonal block (the tile's last, masked) takes half its scores; warpgroup 1's and every
+    other block's take all; at BM 192 (three consumers, two masked blocks) the last block's
+    right half is right of warpgroups 0's and 1's rows; refused beside cond_rescale or
+    poly_exp, as the kernel's."""
+    import simpy
+
+    from sim.attention.cta import AttentionCTA
+    from sim.trace import Trace
+
+    def elems(bm, consumers, switches, masked):
+        cfg = attention.prepare(AttentionConfig(variant="fa3", headdim=64, block_m=bm,
+                                                block_n=128, consumers=consumers, causal=True,
+                                                switches=switches), H200)
+        cta = AttentionCTA(simpy.Environment(), H200, cfg, Trace(), BLOCKS, masked)
+        return [[cta.softmax_elems(w, j) for j in range(BLOCKS)] for w in range(consumers)]
+    whole = 64 * 128
+    assert elems(128, 2, ("no_turns",), 1) == [[whole] * BLOCKS] * 2
+    assert elems(128, 2, ("no_turns", "live_half"), 1) == [[whole] * 7 + [whole // 2],
+                                                          [whole] * BLOCKS]
+    assert elems(192, 3, ("live_half",), 2) == [[whole] * 7 + [whole // 2]] * 2 + [
+        [whole] * BLOCKS]
+    for other in ("cond_rescale", "poly_exp"):
+        with pytest.raises(ValueError, match="live_half does not go with"):
+            attention.prepare(AttentionConfig(variant="fa3", causal=True,
+                                              switches=("live_half", other)), H200)
