@@ -12,8 +12,10 @@ function names are left out: a renamed Python function is not a changed kernel).
 prints one line a build and exits 1 if any differ. ``sass_main.json``: the builds before the
 aggregates (31d10ae; the GEMM builds before theirs, 5f13f46); ``sass_after.json``: after them —
 every build identical but persistent d 128 non-causal (the same instructions in another order: its
-PTX differs only in two debug-info labels of the deeper inlining), and the d 256 builds recorded
-again when tree_max joined d 256's default softmax (lane_sum + tree_max: ``host.SOFTMAX_DEFAULT``).
+PTX differs only in two debug-info labels of the deeper inlining), the d 256 builds recorded
+again when tree_max joined d 256's default softmax (lane_sum + tree_max: ``host.SOFTMAX_DEFAULT``),
+the causal builds when the causal mask became one test a score (``steps.mask``) and the
+one_release builds when they met after their arrive (``ring.meet_after_arrive``).
 An attention build is ``variant, head dim, causal`` plus the launcher's switches, a GEMM build
 (named ``gemm ...``) ``variant`` plus ``config``'s keywords, ``profile`` and ``b_transposed``;
 ``BUILDS`` holds the default builds first, then the switched ones. The layout builds (``LAYOUTS``,
