@@ -18,9 +18,10 @@ FA3 does (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp, ``warp_scheduler_barrier_syn
 warpgroup w's turn is named barrier ``TURN_BARRIER + w`` over 256 threads, completed by its own
 128 threads' ``bar.sync`` and its predecessor's 128 ``bar.arrive``. Gluon 3.6 has no named-barrier
 op, so they are inline PTX; Triton 3.6 itself uses ids 0-3 here (0 and 2-3: a partition's own
-``bar.sync id, 128``, 1: the CTA-wide one around the partitions). Triton's membar pass sees no
-shared memory in an inline asm, so unlike an mbarrier arrive a ``bar.arrive`` gets no warpgroup
-``bar.sync`` before it (``tests/kernels/test_attention_compile.py`` counts them).
+``bar.sync id, 128``, 1: the CTA-wide one around the partitions). An mbarrier arrive is made by
+one thread after a warpgroup ``bar.sync`` its lowering puts before it; an inline-asm
+``bar.arrive`` gets none, and Triton's barrier pass sees no shared memory in it
+(``tests/kernels/test_attention_compile.py`` counts them; ``meet_after_arrive`` below).
 """
 
 from triton.experimental import gluon

@@ -221,7 +221,7 @@ def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL
     Returns (P in fp32, alpha, m, l); a block in pieces: S and P pieces, one m and l. With
     ``LIVE_HALF``, causal, a block whose right half lies right of every row's diagonal
     (warpgroup 0's on the diagonal at BM = BN with two consumers) takes ``live_half``: the same
-    P, half the exps."""
+    P, half the exps (a block in pieces is taken whole)."""
     M: gl.constexpr = s.type.shape[0] if not boxes.in_pieces(s) else 0
     if CAUSAL and (SOFTMAX & LIVE_HALF) and M > 0 and not (SOFTMAX & WHOLE_ONLY):
         if j * BN + BN // 2 > m0 + M - 1:
