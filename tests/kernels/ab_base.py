@@ -85,6 +85,18 @@ def gemm_ab(base_dir: Path, variant: str, rounds: int, clocks) -> list[dict]:
     return rows
 
 
+def settings(dims: str, seqlens: str | None = None, causal_only: bool = False) -> list:
+    """(d, (B, H, S), causal) of each attention setting: FA3 tab. 2's shape at each head dim, or
+    with ``seqlens`` the grid's (B = 16K / S, H = 2048 / d); non-causal first unless
+    ``causal_only``."""
+    def shapes(d):
+        if not seqlens:
+            return [(B, H, S)]
+        return [(16384 // s, 2048 // d, s) for s in map(int, seqlens.split(","))]
+    return [(d, shape, causal) for d in map(int, dims.split(",")) for shape in shapes(d)
+            for causal in (False, True) if causal or not causal_only]
+
+
 def main(argv=None) -> int:
     import torch
 
@@ -112,17 +124,13 @@ def main(argv=None) -> int:
     base = load_base(a.base)
     if a.seqlens:  # the default launch (persistent=None: the launcher's rule) of each tree
         sides = {"fa3": (new, None), "fa3 base": (base, None)}
-        shapes = lambda d: [(16384 // s, 2048 // d, s) for s in map(int, a.seqlens.split(","))]
     else:
         sides = {"fa3": (new, False), "fa3 base": (base, False),
                  "fa3 persistent": (new, True), "fa3 persistent base": (base, True)}
-        shapes = lambda d: [(B, H, S)]
     rows = []
     with ClockLog() as clocks:
         gen = torch.Generator(device="cuda").manual_seed(0)
-        for d, (b, h, s), causal in ((d, shape, causal) for d in map(int, a.dims.split(","))
-                                     for shape in shapes(d) for causal in (False, True)
-                                     if causal or not a.causal_only):
+        for d, (b, h, s), causal in settings(a.dims, a.seqlens, a.causal_only):
             q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16,
                                    generator=gen) for _ in range(3))
             ref = reference(q, k, v, causal)

@@ -36,3 +36,16 @@ def test_the_check_can_fail(tmp_path):
     bad.write_text("def f():\n    from instruments.bench import environment\n")
     (module, name), = imported(bad)
     assert not resolves(module, name)
+
+
+def test_settings_of_the_grid_and_of_tab_2():
+    """`--seqlens` takes the grid's shapes (B·S 16K, H·d 2048) at the default launch; without
+    it FA3 tab. 2's B 4, H 16, S 8448 at every head dim, non-causal and causal."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("ab_base", SCRIPT)
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
+    assert ab.settings("64,128", "1024,4096", causal_only=True) == [
+        (64, (16, 32, 1024), True), (64, (4, 32, 4096), True),
+        (128, (16, 16, 1024), True), (128, (4, 16, 4096), True)]
+    assert ab.settings("256") == [(256, (4, 16, 8448), False), (256, (4, 16, 8448), True)]
