@@ -56,8 +56,9 @@ def attention(q, k, v, causal: bool = False, variant: str = "fa3", scale: float 
     (``overlap.py``). ``softmax`` (overlap, fa3): names from ``SOFTMAX_SWITCHES`` ("tree_max",
     "lane_sum": the softmax's shorter chains; "rescale_early": O rescaled under Q·Kᵀ;
     "cond_rescale": FA4's conditional rescaling, O rescaled only when a max moved by > 2^8;
-    "poly_exp": a quarter of the exps as a cubic on the FMA pipe (FA4's move);
-    fa3 only: "no_turns", no turns on the tensor cores, "one_release", one arrive a block frees K_j and
+    "poly_exp": a quarter of the exps as a cubic on the FMA pipe (FA4's move); "live_half":
+    causal, a block whose right half is all masked takes its left half alone; fa3 only:
+    "no_turns", no turns on the tensor cores, "one_release", one arrive a block frees K_j and
     V_{j-1}, "named_turns", the turns on named barriers; ``steps.py``), replacing
     ``host.SOFTMAX_DEFAULT`` (None: the default at d and launch: lane_sum and tree_max at d 256,
     no_turns on d 64's persistent launch). ``persistent`` (fa3):
