@@ -126,13 +126,14 @@ struct Schedule {
   }
 };
 
-// Producer: the K and V blocks of one tile, block j at ring position it + j (it: the blocks of
-// the CTA's earlier tiles, so the ring's phases carry on across a persistent CTA's tiles).
+// Producer: the K and V blocks j0 ... n_blocks-1 of one tile, block j at ring position it + j
+// (it: the blocks of the CTA's earlier tiles, so the ring's phases carry on across a persistent
+// CTA's tiles).
 template <class T, int STAGES>
 __device__ __forceinline__ void produce_tile(const Smem<T, STAGES>& sm, const CUtensorMap* k_map,
-                                             const CUtensorMap* v_map, int it, int n_blocks,
-                                             int bh) {
-  for (int j = 0; j < n_blocks; ++j) {
+                                             const CUtensorMap* v_map, int it, int j0,
+                                             int n_blocks, int bh) {
+  for (int j = j0; j < n_blocks; ++j) {
     produce(sm.k_ring, it + j, T::KV_BYTES, [&](int s, uint64_t* full) {
       load_block<T>(sm.k + s * T::KV_BYTES, k_map, full, j, bh);
     });
@@ -142,9 +143,12 @@ __device__ __forceinline__ void produce_tile(const Smem<T, STAGES>& sm, const CU
   }
 }
 
-// Producer, persistent: per tile of the Schedule, wait until every consumer has stored the
+// Producer, persistent: per tile of the Schedule, block 0's K and V (their slots come back as
+// the consumers finish the last tile's blocks), then wait until every consumer has stored the
 // last tile's O out of the Q buffer (q_empty at the tile count's parity; a fresh barrier passes
-// parity 1), load Q, then the tile's blocks at ring positions counted on.
+// parity 1), load Q, then the tile's other blocks, at ring positions counted on. Block 0 goes
+// first because Q's buffer is freed late, after the O stores that are staged in it: so its
+// K and V land under the epilogue.
 template <class T, bool CAUSAL, int STAGES>
 __device__ __forceinline__ void produce_tiles(const Smem<T, STAGES>& sm, const CUtensorMap* q_map,
                                               const CUtensorMap* k_map,
@@ -155,9 +159,10 @@ __device__ __forceinline__ void produce_tiles(const Smem<T, STAGES>& sm, const C
     int bh, pid_m;
     if (!sched.tile(i, bh, pid_m)) continue;
     const int n_blocks = num_blocks<T, CAUSAL>(pid_m * T::BM, seqlen);
+    produce_tile(sm, k_map, v_map, it, 0, 1, bh);
     mbar_wait(sm.q_empty, (ti & 1) ^ 1);
     load_q<T>(sm.q, q_map, sm.q_full, pid_m * T::BM, bh);
-    produce_tile(sm, k_map, v_map, it, n_blocks, bh);
+    produce_tile(sm, k_map, v_map, it, 1, n_blocks, bh);
     it += n_blocks;
     ++ti;
   }
@@ -380,7 +385,7 @@ __global__ void __launch_bounds__(Tile<D, BM, BN>::THREADS, 1)
         produce_tiles<T, CAUSAL>(sm, &q_map, &k_map, &v_map, seqlen, heads);
       } else {
         load_q<T>(sm.q, &q_map, q_full, m0, bh);
-        produce_tile(sm, &k_map, &v_map, 0, n_blocks, bh);
+        produce_tile(sm, &k_map, &v_map, 0, 0, n_blocks, bh);
       }
     }
     return;
