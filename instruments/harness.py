@@ -207,6 +207,20 @@ def interleaved(fns: dict, flops: dict, rounds: int = 5, clock_log: ClockLog | N
     return out
 
 
+def attention_reference(q, k, v, causal: bool, scale: float):
+    """(O, LSE) in float64 for (batch, heads, seq, d) inputs: softmax(Q·Kᵀ·scale, keys right of
+    the diagonal masked when causal) · V, and each row's natural-log logsumexp."""
+    import torch
+
+    qd, kd, vd = q.double(), k.double(), v.double()
+    s = (qd @ kd.transpose(-1, -2)) * scale
+    if causal:
+        S = q.shape[2]
+        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device=q.device).triu(1),
+                          float("-inf"))
+    return torch.softmax(s, dim=-1) @ vd, torch.logsumexp(s, dim=-1)
+
+
 def rel_error(out, ref) -> float:
     """||out - ref|| / ||ref|| in float64; NaN (e.g. an unwritten poisoned element) gives inf."""
     import torch

@@ -222,9 +222,8 @@ def softmax(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN: gl.constexpr, CAUSAL
     ``LIVE_HALF``, causal, a block whose right half lies right of every row's diagonal
     (warpgroup 0's on the diagonal at BM = BN with two consumers) takes ``live_half``: the same
     P, half the exps (a block in pieces is taken whole)."""
-    M: gl.constexpr = s.type.shape[0] if not boxes.in_pieces(s) else 0
-    if CAUSAL and (SOFTMAX & LIVE_HALF) and M > 0 and not (SOFTMAX & WHOLE_ONLY):
-        if j * BN + BN // 2 > m0 + M - 1:
+    if CAUSAL and (SOFTMAX & LIVE_HALF) and not (SOFTMAX & WHOLE_ONLY) and not boxes.in_pieces(s):
+        if j * BN + BN // 2 >= m0 + s.type.shape[0]:  # past this warpgroup's last row
             p, alpha, m_new, l_new = live_half(s, m_i, l_i, j * BN, rows, qk_scale)
         else:
             p, alpha, m_new, l_new = whole(s, m_i, l_i, j, m0, rows, seqlen, qk_scale, BN,

@@ -159,3 +159,18 @@ def fa3_instance(mangled: str) -> dict:
     d, bm, bn, bf16, causal, stages, cond, persistent = (int(x) for x in m.groups())
     return {"d": d, "block_m": bm, "block_n": bn, "bf16": bool(bf16), "causal": bool(causal),
             "stages": stages, "cond_rescale": bool(cond), "persistent": bool(persistent)}
+
+
+FA3_KEY = ("d", "block_m", "block_n", "bf16", "causal", "cond_rescale", "persistent")
+
+
+def fa3_builds(nvcc: Path | None = None) -> dict[tuple, tuple[str, str]]:
+    """attention_fa3.cu compiled (``compile_cubin``), by instance: {(its FA3_KEY values of
+    ``fa3_instance``): (its SASS, its lines of the ptxas report)}."""
+    cubin, report = compile_cubin("attention_fa3.cu", nvcc)
+    out = {}
+    for mangled, sass in sass_by_function(cubin).items():
+        i = fa3_instance(mangled)
+        ptxas = report.split(f"Compiling entry function '{mangled}'")[1].split("Compile time")[0]
+        out[tuple(i[k] for k in FA3_KEY)] = (sass, ptxas)
+    return out

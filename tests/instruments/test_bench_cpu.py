@@ -250,3 +250,25 @@ def test_without_a_gpu_each_bench_says_so_and_stops(bench, argv, capsys, monkeyp
     assert module.main(argv) == 2
     out, err = capsys.readouterr()
     assert err.strip() == "no CUDA GPU: nothing to measure" and out == ""
+
+
+def test_attention_reference_and_rel_error():
+    """``harness.attention_reference``: O and the natural-log LSE of each row, causal masking
+    keys right of the diagonal (row 0 attends to key 0 alone), against a loop over rows;
+    ``rel_error``: 0 for itself, inf (not NaN) for an unwritten poisoned output."""
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(1, 2, 7, 16, generator=gen) for _ in range(3))
+    for causal in (False, True):
+        o, lse = harness.attention_reference(q, k, v, causal, 0.25)
+        for i in range(7):
+            keys = i + 1 if causal else 7
+            s = (q[..., i:i + 1, :].double() @ k[..., :keys, :].double().transpose(-1, -2))
+            s = s[..., 0, :] * 0.25  # (1, 2, keys): row i's scores
+            assert torch.allclose(lse[..., i], torch.logsumexp(s, -1))
+            p = torch.softmax(s, -1).unsqueeze(-2)
+            assert torch.allclose(o[..., i, :], (p @ v[..., :keys, :].double())[..., 0, :])
+        if causal:
+            assert torch.allclose(o[..., 0, :], v[..., 0, :].double())
+        assert harness.rel_error(o, o) == 0.0
+        assert harness.rel_error(torch.full_like(o, float("nan")), o) == float("inf")

@@ -23,16 +23,10 @@ def instances():
     """{(d, bm, bn, bf16, causal, cond_rescale): SASS as [(address, instruction)]}."""
     nvcc = cc.find_nvcc()
     assert nvcc is not None, "no nvcc: `pip install -e .[dev]` brings the nvidia-cuda-nvcc wheel"
-    cubin, _ = cc.compile_cubin("attention_fa3.cu", nvcc)
-    out = {}
-    for mangled, sass in cc.sass_by_function(cubin).items():
-        i = cc.fa3_instance(mangled)
-        if i["persistent"]:  # built without conditional rescaling (test_cuda_persistent_compile)
-            continue
-        key = (i["d"], i["block_m"], i["block_n"], i["bf16"], i["causal"], i["cond_rescale"])
-        out[key] = [(int(a, 16), t) for a, t in
-                    re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", sass)]
-    return out
+    # (the persistent ones are built without conditional rescaling: test_cuda_persistent_compile)
+    return {key[:6]: [(int(a, 16), t) for a, t in
+                      re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", sass)]
+            for key, (sass, _) in cc.fa3_builds(nvcc).items() if not key[6]}
 
 
 def branch(text: str) -> tuple[bool, int] | None:

@@ -13,6 +13,7 @@ import math
 
 import pytest
 
+from instruments.harness import attention_reference, rel_error
 from kernels import cuda
 
 torch = pytest.importorskip("torch")
@@ -29,27 +30,13 @@ SHAPES = ((1, 1, 1), (1, 2, 77), (2, 3, 300), (1, 2, 1024), (1, 1, 1056), (2, 2,
 TILES = [(d, bm, bn) for d in cuda.COND_RESCALE_DIMS for bm, bn in cuda.ATTENTION_TILES[d]]
 
 
-def rel_err(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
-
-
-def reference(q, k, v, causal, scale):
-    qd, kd, vd = q.double(), k.double(), v.double()
-    s = (qd @ kd.transpose(-1, -2)) * scale
-    if causal:
-        S = q.shape[2]
-        above = torch.ones(S, S, dtype=torch.bool, device=q.device).triu(1)
-        s = s.masked_fill(above, float("-inf"))
-    return torch.softmax(s, dim=-1) @ vd, torch.logsumexp(s, dim=-1)
-
-
 def check(q, k, v, causal, scale, bm, bn, tol, lse_tol, what):
     out = torch.full_like(q, float("nan"))  # poisoned: an unwritten row fails
     o, lse = cuda.attention(q, k, v, causal=causal, scale=scale, return_lse=True, out=out,
                             tile=(bm, bn), cond_rescale=True)
-    ref, ref_lse = reference(q, k, v, causal, scale)
+    ref, ref_lse = attention_reference(q, k, v, causal, scale)
     assert not torch.isnan(o).any(), f"{what}: NaN in O"
-    err = rel_err(o, ref)
+    err = rel_error(o, ref)
     lse_err = (lse.double() - ref_lse).abs().max().item()
     assert err < tol, f"{what}: rel err {err:.2e}"
     assert lse_err < lse_tol, f"{what}: LSE err {lse_err:.2e}"
@@ -93,7 +80,7 @@ def test_growing_row_max(dtype, growth, d, bm, bn):
             what = f"growth {growth} d {d} {bm}x{bn} {(B, H, S)} causal={causal} {dtype}"
             o = check(q, k, v, causal, 1 / math.sqrt(d), bm, bn, ATTN_TOL[dtype], LSE_TOL, what)
             plain = cuda.attention(q, k, v, causal=causal, tile=(bm, bn))
-            assert rel_err(o, plain.double()) < ATTN_TOL[dtype], what
+            assert rel_error(o, plain.double()) < ATTN_TOL[dtype], what
 
 
 @pytest.mark.parametrize("d,bm,bn", TILES, ids=[f"d{d}-{bm}x{bn}" for d, bm, bn in TILES])

@@ -72,14 +72,7 @@ def built():
     """(nvcc, {(d, bm, bn, bf16, causal, cond_rescale, persistent): (SASS, ptxas lines)})."""
     nvcc = cc.find_nvcc()
     assert nvcc is not None, "no nvcc: `pip install -e .[dev]` brings the nvidia-cuda-nvcc wheel"
-    cubin, report = cc.compile_cubin("attention_fa3.cu", nvcc)
-    out = {}
-    for mangled, sass in cc.sass_by_function(cubin).items():
-        i = cc.fa3_instance(mangled)
-        ptxas = report.split(f"Compiling entry function '{mangled}'")[1].split("Compile time")[0]
-        out[(i["d"], i["block_m"], i["block_n"], i["bf16"], i["causal"], i["cond_rescale"],
-             i["persistent"])] = (sass, ptxas)
-    return nvcc, out
+    return nvcc, cc.fa3_builds(nvcc)
 
 
 def test_persistent_tiles():

@@ -12,6 +12,8 @@ import math
 
 import pytest
 
+from instruments.harness import attention_reference, rel_error
+
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.gpu
@@ -26,20 +28,6 @@ SHAPES = ((1, 1, 1), (2, 3, 1000), (1, 4, 1024), (1, 3, 1100), (1, 1, 4096), (3,
 SMS = (None, 7)  # the device's SMs; 7 CTAs (odd: pairs and rounds do not divide evenly)
 
 
-def rel_err(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
-
-
-def reference(q, k, v, causal, scale):
-    qd, kd, vd = q.double(), k.double(), v.double()
-    s = (qd @ kd.transpose(-1, -2)) * scale
-    if causal:
-        S = q.shape[2]
-        above = torch.ones(S, S, dtype=torch.bool, device=q.device).triu(1)
-        s = s.masked_fill(above, float("-inf"))
-    return torch.softmax(s, dim=-1) @ vd, torch.logsumexp(s, dim=-1)
-
-
 @pytest.mark.parametrize("d,bm,bn", TILES, ids=IDS)
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
@@ -50,14 +38,14 @@ def test_persistent_matches_float64(dtype, causal, d, bm, bn):
     for B, H, S in SHAPES:
         q, k, v = (torch.randn(B, H, S, d, device="cuda", dtype=dtype, generator=gen)
                    for _ in range(3))
-        ref, ref_lse = reference(q, k, v, causal, 1 / math.sqrt(d))
+        ref, ref_lse = attention_reference(q, k, v, causal, 1 / math.sqrt(d))
         for sms in SMS:
             out = torch.full_like(q, float("nan"))  # poisoned: an unwritten row fails
             o, lse = cuda.attention(q, k, v, causal=causal, return_lse=True, out=out,
                                     tile=(bm, bn), persistent=True, sms=sms)
             what = f"d {d} {bm}x{bn} {(B, H, S)} causal={causal} {dtype} sms={sms}"
             assert not torch.isnan(o).any(), f"{what}: NaN in O"
-            err = rel_err(o, ref)
+            err = rel_error(o, ref)
             lse_err = (lse.double() - ref_lse).abs().max().item()
             assert err < ATTN_TOL[dtype], f"{what}: rel err {err:.2e}"
             assert lse_err < LSE_TOL, f"{what}: LSE err {lse_err:.2e}"
@@ -92,6 +80,6 @@ def test_persistent_grid_larger_than_the_tiles():
     q, k, v = (torch.randn(1, 3, 100, 128, device="cuda", dtype=torch.float16)
                for _ in range(3))
     for causal in (False, True):
-        ref, _ = reference(q, k, v, causal, 1 / math.sqrt(128))
+        ref, _ = attention_reference(q, k, v, causal, 1 / math.sqrt(128))
         o = cuda.attention(q, k, v, causal=causal, persistent=True, sms=1000)
-        assert rel_err(o, ref) < ATTN_TOL[torch.float16], causal
+        assert rel_error(o, ref) < ATTN_TOL[torch.float16], causal

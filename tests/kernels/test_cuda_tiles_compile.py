@@ -41,16 +41,8 @@ def fa3():
     plain (not persistent) instances."""
     nvcc = cc.find_nvcc()
     assert nvcc is not None, "no nvcc: `pip install -e .[dev]` brings the nvidia-cuda-nvcc wheel"
-    cubin, report = cc.compile_cubin("attention_fa3.cu", nvcc)
-    out = {}
-    for mangled, sass in cc.sass_by_function(cubin).items():
-        i = cc.fa3_instance(mangled)
-        if i["persistent"]:  # tests/kernels/test_cuda_persistent_compile.py
-            continue
-        ptxas = report.split(f"Compiling entry function '{mangled}'")[1].split("Compile time")[0]
-        out[(i["d"], i["block_m"], i["block_n"], i["bf16"], i["causal"], i["cond_rescale"])] = (
-            sass, ptxas)
-    return out
+    # (the persistent ones: tests/kernels/test_cuda_persistent_compile.py)
+    return {key[:6]: built for key, built in cc.fa3_builds(nvcc).items() if not key[6]}
 
 
 def test_fa3_tiles_are_instances():

@@ -10,6 +10,8 @@ import math
 
 import pytest
 
+from instruments.harness import attention_reference, rel_error
+
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.gpu
@@ -21,19 +23,6 @@ TILES = [(64, 192, 128), (64, 128, 128), (128, 128, 176), (256, 128, 80), (256, 
 # many blocks and a tail; (B, H, S)
 SHAPES = ((1, 1, 1), (1, 2, 77), (2, 3, 300), (1, 2, 1024), (1, 1, 1056), (2, 2, 1029),
           (1, 1, 2048))
-
-
-def rel_err(out, ref):
-    return ((out.double() - ref).norm() / ref.norm()).item()
-
-
-def reference(q, k, v, causal, scale):
-    qd, kd, vd = q.double(), k.double(), v.double()
-    s = (qd @ kd.transpose(-1, -2)) * scale
-    if causal:
-        S = q.shape[2]
-        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
-    return torch.softmax(s, dim=-1) @ vd, torch.logsumexp(s, dim=-1)
 
 
 @pytest.mark.parametrize("d,bm,bn", TILES, ids=[f"d{d}-{bm}x{bn}" for d, bm, bn in TILES])
@@ -49,10 +38,10 @@ def test_tile_matches_float64(dtype, causal, d, bm, bn):
         out = torch.full_like(q, float("nan"))  # poisoned: an unwritten row fails
         o, lse = cuda.attention(q, k, v, causal=causal, return_lse=True, out=out,
                                 tile=(bm, bn))
-        ref, ref_lse = reference(q, k, v, causal, 1 / math.sqrt(d))
+        ref, ref_lse = attention_reference(q, k, v, causal, 1 / math.sqrt(d))
         what = f"d {d} {bm}x{bn} {(B, H, S)} causal={causal} {dtype}"
         assert not torch.isnan(o).any(), f"{what}: NaN in O"
-        err = rel_err(o, ref)
+        err = rel_error(o, ref)
         lse_err = (lse.double() - ref_lse).abs().max().item()
         assert err < ATTN_TOL[dtype], f"{what}: rel err {err:.2e}"
         assert lse_err < LSE_TOL, f"{what}: LSE err {lse_err:.2e}"
@@ -70,9 +59,9 @@ def test_tile_large_inputs_and_repeatable(d, bm, bn):
     for causal in (False, True):
         o, lse = cuda.attention(q, k, v, causal=causal, scale=0.05, return_lse=True,
                                 tile=(bm, bn))
-        ref, ref_lse = reference(q, k, v, causal, 0.05)
+        ref, ref_lse = attention_reference(q, k, v, causal, 0.05)
         assert not torch.isnan(o).any()
-        assert rel_err(o, ref) < ATTN_TOL[torch.float16]
+        assert rel_error(o, ref) < ATTN_TOL[torch.float16]
         assert (lse.double() - ref_lse).abs().max().item() < 5e-2  # |LSE| ~ 1e3 here
     q, k, v = (torch.randn(2, 4, 3000, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     for causal in (False, True):
@@ -90,4 +79,4 @@ def test_fa3_tile_agrees_with_the_default_tile():
     for causal in (False, True):
         a = cuda.attention(q, k, v, causal=causal)
         b = cuda.attention(q, k, v, causal=causal, tile="fa3")
-        assert rel_err(b, a.double()) < 2e-3, causal
+        assert rel_error(b, a.double()) < 2e-3, causal
